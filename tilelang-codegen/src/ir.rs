@@ -1,0 +1,344 @@
+//! The tile IR: a checked, typed kernel. Names are resolved to ids, every expression has a
+//! dtype, every tile operand is known to be a global region or a buffer of a given scope.
+//!
+//! What the IR deliberately does *not* contain: thread mappings, layouts and barriers. A
+//! backend derives those (the CPU backend needs none: it runs the block-sequential semantics
+//! directly; a GPU backend maps `parallel` loops onto threads and inserts barriers).
+
+pub use crate::ast::{BinOp, Dtype, UnOp};
+use proc_macro2::Span;
+use syn::Ident;
+
+pub type VarId = usize;
+pub type BufId = usize;
+pub type ParamId = usize;
+
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub name: Ident,
+    pub vis: syn::Visibility,
+    /// Outer attributes of the function (docs, `#[allow]`), kept on the launcher.
+    pub attrs: Vec<syn::Attribute>,
+    /// Const generics, in declaration order.
+    pub consts: Vec<Ident>,
+    /// Shape symbols, in order of first appearance in the parameters.
+    pub symbols: Vec<Ident>,
+    pub params: Vec<Param>,
+    pub grid: Vec<Expr>,
+    pub threads: Expr,
+    pub configs: Vec<Config>,
+    /// `(arch, index into configs)`; archs not listed use `configs[0]`.
+    pub defaults: Vec<(String, usize)>,
+    /// Launch-time conditions with their source text.
+    pub requires: Vec<(Expr, String)>,
+    pub vars: Vec<Var>,
+    pub buffers: Vec<Buffer>,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub name: Ident,
+    /// One value per const generic, in `Kernel::consts` order.
+    pub values: Vec<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: Ident,
+    pub kind: ParamKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum ParamKind {
+    Tensor {
+        dtype: Dtype,
+        dims: Vec<DimRef>,
+        mutable: bool,
+    },
+    Scalar {
+        dtype: Dtype,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DimRef {
+    /// Bound at launch from the tensor; index into `Kernel::symbols`.
+    Sym(usize),
+    /// Must equal a const generic's value in the chosen config; index into `Kernel::consts`.
+    Const(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: Ident,
+    pub ty: Dtype,
+    pub mutable: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One copy per block, visible to all its threads.
+    Shared,
+    /// One copy per block, spread over the threads' registers; indexed only in `parallel` loops.
+    Fragment,
+    /// Private to one iteration of the enclosing `parallel` loop (one thread's registers).
+    Local,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Shared => "shared",
+            Scope::Fragment => "fragment",
+            Scope::Local => "local",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Buffer {
+    pub name: Ident,
+    pub scope: Scope,
+    pub dtype: Dtype,
+    /// Constant expressions (literals and const generics only).
+    pub shape: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Dtype,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MathFn {
+    Exp,
+    Exp2,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Abs,
+    Max,
+    Min,
+}
+
+impl MathFn {
+    pub fn from_name(s: &str) -> Option<MathFn> {
+        Some(match s {
+            "exp" => MathFn::Exp,
+            "exp2" => MathFn::Exp2,
+            "log" => MathFn::Log,
+            "sqrt" => MathFn::Sqrt,
+            "rsqrt" => MathFn::Rsqrt,
+            "abs" => MathFn::Abs,
+            "max" => MathFn::Max,
+            "min" => MathFn::Min,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Log => "log",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Abs => "abs",
+            MathFn::Max => "max",
+            MathFn::Min => "min",
+        }
+    }
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Max | MathFn::Min => 2,
+            _ => 1,
+        }
+    }
+    /// Functions defined on floats only.
+    pub fn float_only(self) -> bool {
+        !matches!(self, MathFn::Abs | MathFn::Max | MathFn::Min)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Const(usize),
+    Sym(usize),
+    Scalar(ParamId),
+    Var(VarId),
+    BlockIdx(u8),
+    Load(Access),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Cast(Box<Expr>),
+    Math(MathFn, Vec<Expr>),
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    DivCeil(Box<Expr>, Box<Expr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Tensor(ParamId),
+    Buffer(BufId),
+}
+
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub target: Target,
+    pub index: Vec<Expr>,
+}
+
+/// A tile operand of `copy`.
+#[derive(Debug, Clone)]
+pub enum Tile {
+    Buffer(BufId),
+    /// The region of a global tensor starting at `offsets`, shaped like the other operand.
+    Region {
+        tensor: ParamId,
+        offsets: Vec<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+}
+
+#[derive(Debug, Clone)]
+pub enum LoopKind {
+    /// Iterations are independent and spread over the block's threads; extents are constants.
+    Parallel {
+        extents: Vec<Expr>,
+    },
+    Serial {
+        start: Expr,
+        end: Expr,
+    },
+    /// Sequential; a GPU backend overlaps the copies of later iterations with this one.
+    Pipelined {
+        extent: Expr,
+        stages: Expr,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum StmtKind {
+    Let {
+        var: VarId,
+        init: Expr,
+    },
+    Assign {
+        var: VarId,
+        value: Expr,
+    },
+    Store {
+        access: Access,
+        value: Expr,
+    },
+    Alloc(BufId),
+    For {
+        kind: LoopKind,
+        vars: Vec<VarId>,
+        body: Vec<Stmt>,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
+    Copy {
+        src: Tile,
+        dst: Tile,
+    },
+    Fill {
+        buf: BufId,
+        value: Expr,
+    },
+    Gemm {
+        a: BufId,
+        b: BufId,
+        c: BufId,
+    },
+    Reduce {
+        op: ReduceOp,
+        src: BufId,
+        dst: BufId,
+        dim: usize,
+    },
+    AtomicAdd {
+        access: Access,
+        value: Expr,
+    },
+}
+
+impl Kernel {
+    pub fn config_value(&self, config: usize, konst: usize) -> u64 {
+        self.configs[config].values[konst]
+    }
+}
+
+/// Evaluates a constant expression (literals, const generics, integer arithmetic) under a config.
+/// `None` when the expression is not constant or does not evaluate (overflow, division by zero).
+pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
+    Some(match &e.kind {
+        ExprKind::Int(v) => *v,
+        ExprKind::Const(i) => consts[*i] as i128,
+        ExprKind::Cast(inner) if e.ty.is_int() => eval_const(inner, consts)?,
+        ExprKind::Unary(UnOp::Neg, x) => -eval_const(x, consts)?,
+        ExprKind::DivCeil(a, b) => {
+            let (a, b) = (eval_const(a, consts)?, eval_const(b, consts)?);
+            if b == 0 {
+                return None;
+            }
+            (a + b - 1).div_euclid(b)
+        }
+        ExprKind::Math(MathFn::Max, a) => {
+            eval_const(&a[0], consts)?.max(eval_const(&a[1], consts)?)
+        }
+        ExprKind::Math(MathFn::Min, a) => {
+            eval_const(&a[0], consts)?.min(eval_const(&a[1], consts)?)
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (eval_const(a, consts)?, eval_const(b, consts)?);
+            match op {
+                BinOp::Add => a.checked_add(b)?,
+                BinOp::Sub => a.checked_sub(b)?,
+                BinOp::Mul => a.checked_mul(b)?,
+                BinOp::Div => a.checked_div(b)?,
+                BinOp::Rem => a.checked_rem(b)?,
+                BinOp::BitAnd => a & b,
+                BinOp::BitOr => a | b,
+                BinOp::BitXor => a ^ b,
+                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
+                BinOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Whether an expression involves only literals and const generics.
+pub fn is_const(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Const(_) => true,
+        ExprKind::Cast(x) | ExprKind::Unary(_, x) => is_const(x),
+        ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => is_const(a) && is_const(b),
+        ExprKind::Math(_, args) => args.iter().all(is_const),
+        ExprKind::Select(c, a, b) => is_const(c) && is_const(a) && is_const(b),
+        _ => false,
+    }
+}

@@ -1,0 +1,239 @@
+//! The typed, safe launcher generated for each kernel: a function with the kernel's name that
+//! uses the device's default config, and a module of the same name with the configs, an explicit
+//! `launch(dev, config, ..)` and the checks every launch runs before any work starts.
+
+use crate::emit_cpu::{self, ExprEmitter};
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The parameters of the public launch functions: `a: &Tensor<f16>, scale: f32`.
+pub fn public_params(k: &Kernel) -> Vec<TokenStream> {
+    k.params
+        .iter()
+        .map(|p| match &p.kind {
+            ParamKind::Tensor { dtype, mutable, .. } => {
+                public_param(&p.name, Some(*mutable), *dtype)
+            }
+            ParamKind::Scalar { dtype } => public_param(&p.name, None, *dtype),
+        })
+        .collect()
+}
+
+/// The same, from the parsed (not validated) kernel, for the fallback launcher.
+pub fn fallback_params(def: &crate::ast::KernelDef) -> Vec<TokenStream> {
+    def.params
+        .iter()
+        .map(|p| match &p.kind {
+            crate::ast::ParamKind::Tensor { dtype, mutable, .. } => {
+                public_param(&p.name, Some(*mutable), *dtype)
+            }
+            crate::ast::ParamKind::Scalar { dtype } => public_param(&p.name, None, *dtype),
+        })
+        .collect()
+}
+
+/// `tensor`: `Some(mutable)` for a tensor parameter, `None` for a scalar.
+fn public_param(name: &syn::Ident, tensor: Option<bool>, dtype: Dtype) -> TokenStream {
+    let t = emit_cpu::ty(dtype);
+    match tensor {
+        Some(true) => quote!(#name: &mut ::tilelang::Tensor<#t>),
+        Some(false) => quote!(#name: &::tilelang::Tensor<#t>),
+        None if dtype == Dtype::Index => quote!(#name: usize),
+        None => quote!(#name: #t),
+    }
+}
+
+pub fn emit(k: &Kernel) -> TokenStream {
+    let name = &k.name;
+    let name_str = name.to_string();
+    let vis = &k.vis;
+    let attrs = &k.attrs;
+    let params = public_params(k);
+    let args: Vec<_> = k.params.iter().map(|p| &p.name).collect();
+    let consts = &k.consts;
+    let config_names: Vec<String> = k.configs.iter().map(|c| c.name.to_string()).collect();
+    let defaults = k.defaults.iter().map(|(arch, c)| {
+        let c = k.configs[*c].name.to_string();
+        quote!((#arch, #c))
+    });
+    let arms = k.configs.iter().map(|c| {
+        let n = c.name.to_string();
+        let vals = c.values.iter().map(|v| *v as usize);
+        quote!(#n => __launch::<#(#vals),*>(__dev, #n, #(#args),*))
+    });
+    let symbols: Vec<String> = k.symbols.iter().map(|s| s.to_string()).collect();
+    let e = ExprEmitter { k };
+
+    // Shape binding, per tensor.
+    let mut bind = Vec::new();
+    let mut ranges = Vec::new();
+    let mut views = Vec::new();
+    let mut cpu_args = Vec::new();
+    for (i, p) in k.params.iter().enumerate() {
+        let pname = &p.name;
+        let pstr = pname.to_string();
+        match &p.kind {
+            ParamKind::Tensor {
+                dtype,
+                dims,
+                mutable,
+            } => {
+                let specs = dims.iter().map(|d| match d {
+                    DimRef::Sym(s) => quote!(::tilelang::__private::launch::DimSpec::Sym(#s)),
+                    DimRef::Const(c) => {
+                        let cn = &k.consts[*c];
+                        let cs = cn.to_string();
+                        quote!(::tilelang::__private::launch::DimSpec::Const(#cs, #cn))
+                    }
+                });
+                bind.push(quote!(__binder.tensor(__dev, #pstr, &*#pname, &[#(#specs),*])?;));
+                ranges.push(quote!(::tilelang::__private::launch::ArgRange { name: #pstr, range: #pname.address_range(), written: #mutable }));
+                let (t, r, id) = (
+                    emit_cpu::ty(*dtype),
+                    dims.len(),
+                    emit_cpu::tensor_ident(k, i),
+                );
+                if *mutable {
+                    views.push(quote! {
+                        let __shape = #pname.shape().to_vec();
+                        let #id = ::tilelang::__private::cpu::Out::<#t, #r>::new(__KERNEL, #pstr, #pname.host_mut(), &__shape);
+                    });
+                } else {
+                    views.push(quote!(let #id = ::tilelang::__private::cpu::In::<#t, #r>::new(__KERNEL, #pstr, #pname.host(), #pname.shape());));
+                }
+                cpu_args.push(quote!(#id));
+            }
+            ParamKind::Scalar { dtype } => {
+                let id = emit_cpu::scalar_ident(k, i);
+                if *dtype == Dtype::Index {
+                    bind.push(quote!(let #id: i64 = #pname as i64;));
+                } else {
+                    bind.push(quote!(let #id = #pname;));
+                }
+                cpu_args.push(quote!(#id));
+            }
+        }
+    }
+    let sym_lets = (0..k.symbols.len()).map(|i| {
+        let s = emit_cpu::sym_ident(k, i);
+        quote!(let #s: i64 = __binder.value(#i);)
+    });
+    let sym_vals = (0..k.symbols.len()).map(|i| emit_cpu::sym_ident(k, i));
+    let const_desc = k.consts.iter().map(|c| {
+        let s = format!(", {c} = {{}}");
+        quote!(__desc.push_str(&format!(#s, #c));)
+    });
+    let const_desc = quote!(#(#const_desc)*);
+    let requires = k.requires.iter().map(|(cond, text)| {
+        let c = e.expr(cond);
+        quote! {
+            if !(#c) {
+                let mut __desc = __binder.describe();
+                #const_desc
+                return ::core::result::Result::Err(::tilelang::Error::Requirement {
+                    kernel: __KERNEL, config: __config, condition: #text, values: __desc,
+                });
+            }
+        }
+    });
+    let mut grid: Vec<TokenStream> = k.grid.iter().map(|g| e.expr(g)).collect();
+    while grid.len() < 3 {
+        grid.push(quote!(1i64));
+    }
+    let cpu_fn = emit_cpu::cpu_fn(k);
+    let mod_doc =
+        format!("Configs, defaults and the explicit launcher of the `{name_str}` kernel.");
+    let fn_doc = format!(
+        "\n\nLaunches `{name_str}` with the default config for the device's arch (configs: {}). \
+         Shapes, devices and aliasing are checked first; a failed check returns an error and \
+         leaves every tensor untouched.",
+        config_names.join(", ")
+    );
+
+    quote! {
+        #(#attrs)*
+        #[doc = #fn_doc]
+        #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+            #name::launch(__dev, #name::default_config(__dev.arch()), #(#args),*)
+        }
+
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, clippy::all)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            const __KERNEL: &str = #name_str;
+            /// The kernel's name.
+            pub const NAME: &str = #name_str;
+            /// The names of the compiled configs; the first is the default where `DEFAULTS` names none.
+            pub const CONFIGS: &[&str] = &[#(#config_names),*];
+            /// The default config per target arch.
+            pub const DEFAULTS: &[(&str, &str)] = &[#(#defaults),*];
+            /// The shape symbols bound at launch.
+            pub const SYMBOLS: &[&str] = &[#(#symbols),*];
+
+            /// The config a launch on `arch` uses by default.
+            pub fn default_config(arch: &str) -> &'static str {
+                ::tilelang::__private::launch::default_config(DEFAULTS, CONFIGS, arch)
+            }
+
+            /// Launches with an explicit config (one of [`CONFIGS`]).
+            pub fn launch(__dev: &::tilelang::Device, config: &str, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+                match config {
+                    #(#arms,)*
+                    _ => ::core::result::Result::Err(::tilelang::Error::UnknownConfig {
+                        kernel: __KERNEL,
+                        config: config.to_string(),
+                        available: CONFIGS.to_vec(),
+                    }),
+                }
+            }
+
+            #[allow(unused_variables, unused_mut, unused_parens, non_snake_case)]
+            fn __launch<#(const #consts: usize),*>(__dev: &::tilelang::Device, __config: &'static str, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+                let mut __binder = ::tilelang::__private::launch::Binder::new(__KERNEL, SYMBOLS);
+                #(#bind)*
+                #(#sym_lets)*
+                #(#requires)*
+                ::tilelang::__private::launch::check_aliasing(__KERNEL, &[#(#ranges),*])?;
+                let __grid = ::tilelang::__private::launch::check_grid(__KERNEL, [#(#grid),*])?;
+                match __dev.backend() {
+                    ::tilelang::Backend::Cpu => {
+                        #(#views)*
+                        __cpu::<#(#consts),*>(#(#cpu_args,)* [#(#sym_vals),*], __grid)
+                    }
+                    #[allow(unreachable_patterns)]
+                    _ => ::core::result::Result::Err(::tilelang::Error::NoDevice(format!("{}: no backend for {:?}", __KERNEL, __dev))),
+                }
+            }
+
+            #cpu_fn
+        }
+    }
+}
+
+/// On errors: the public launcher with the same signature (when the parameters could be read)
+/// so code calling the kernel still type-checks; it returns an error if ever called.
+pub fn fallback(
+    name: &syn::Ident,
+    vis: &syn::Visibility,
+    params: Option<Vec<TokenStream>>,
+) -> TokenStream {
+    let Some(params) = params else {
+        return quote!();
+    };
+    let msg = format!("kernel `{name}` failed to compile");
+    let modname = format_ident!("{}", name);
+    quote! {
+        #[allow(unused_variables)]
+        #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+            ::core::result::Result::Err(::tilelang::Error::NoDevice(#msg.to_string()))
+        }
+        #[allow(non_snake_case)]
+        #vis mod #modname {
+            pub const CONFIGS: &[&str] = &[];
+        }
+    }
+}

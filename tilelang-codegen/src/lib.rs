@@ -1,0 +1,72 @@
+//! The tilelang compiler. Pure and deterministic: token streams in, token streams (and, later,
+//! HIP C++ sources) out; no I/O. Both the `#[tile_kernel]` macro and the build script call it.
+//!
+//! The passes, each in its own module:
+//!
+//! 1. [`parse`] and [`attr`]: `syn` syntax → [`ast`]; unsupported Rust is rejected here.
+//! 2. [`validate`]: [`ast`] → typed [`ir`]; names, dtypes, the tile model's rules, per-config checks.
+//! 3. [`emit_cpu`] + [`launcher`]: [`ir`] → the Rust CPU implementation and the safe launcher.
+//!
+//! Errors are collected in a [`ctxt::Ctxt`] by every pass and reported together.
+
+pub mod ast;
+pub mod attr;
+pub mod ctxt;
+pub mod emit_cpu;
+pub mod ir;
+pub mod launcher;
+pub mod parse;
+pub mod validate;
+
+pub use ctxt::Diagnostic;
+use proc_macro2::TokenStream;
+
+/// Parses and checks one kernel: the attribute's tokens and the function item's tokens.
+pub fn compile(attr: TokenStream, item: TokenStream) -> Result<ir::Kernel, Vec<Diagnostic>> {
+    compile_inner(attr, item).0
+}
+
+fn compile_inner(
+    attr: TokenStream,
+    item: TokenStream,
+) -> (Result<ir::Kernel, Vec<Diagnostic>>, Option<syn::ItemFn>) {
+    let mut cx = ctxt::Ctxt::new();
+    let item: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => {
+            cx.error_hint(
+                e.span(),
+                format!("#[tile_kernel] applies to a function: {e}"),
+                "write `#[tile_kernel(..)] pub fn name(..) { .. }`",
+            );
+            return (Err(cx.into_diagnostics()), None);
+        }
+    };
+    let attr = attr::parse(&mut cx, attr);
+    let def = parse::kernel(&mut cx, &item);
+    let kernel = def.and_then(|def| validate::kernel(&mut cx, &def, &attr));
+    match kernel {
+        Some(k) if !cx.has_errors() => (Ok(k), Some(item)),
+        _ => (Err(cx.into_diagnostics()), Some(item)),
+    }
+}
+
+/// What `#[tile_kernel]` expands to: the launcher and CPU implementation, or on error the
+/// diagnostics plus a fallback launcher so the rest of the crate still type-checks.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let (result, item) = compile_inner(attr, item);
+    match result {
+        Ok(k) => launcher::emit(&k),
+        Err(diags) => {
+            let mut out = ctxt::to_compile_errors(&diags);
+            if let Some(item) = item {
+                let mut cx = ctxt::Ctxt::new();
+                let params = parse::kernel(&mut cx, &item)
+                    .filter(|def| def.params.len() == item.sig.inputs.len())
+                    .map(|def| launcher::fallback_params(&def));
+                out.extend(launcher::fallback(&item.sig.ident, &item.vis, params));
+            }
+            out
+        }
+    }
+}

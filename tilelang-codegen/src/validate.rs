@@ -1,0 +1,1764 @@
+//! Pass 2, validate: [`ast`] → [`ir`]. Resolves names, infers and checks dtypes, enforces the
+//! rules of the tile model (who may write what, where fragments may be indexed, which extents
+//! must be constant), then checks every config's constants (shapes agree, extents positive).
+//! All problems are collected; the IR is returned only when there were none.
+
+use crate::ast::{self, Dtype};
+use crate::attr::KernelAttr;
+use crate::ctxt::Ctxt;
+use crate::ir::{self, *};
+use proc_macro2::Span;
+use std::collections::HashMap;
+use syn::Ident;
+
+const PRIMITIVES: &[&str] = &[
+    "copy",
+    "fill",
+    "clear",
+    "gemm",
+    "reduce_sum",
+    "reduce_max",
+    "atomic_add",
+];
+const FUNCTIONS: &str = "exp, exp2, log, sqrt, rsqrt, abs, max, min, if_then_else, block_idx";
+
+#[derive(Clone, Copy)]
+enum Binding {
+    Var(VarId),
+    Buffer(BufId),
+    Tensor(ParamId),
+    Scalar(ParamId),
+    Const(usize),
+    Sym(usize),
+}
+
+struct Checker<'a> {
+    cx: &'a mut Ctxt,
+    scopes: Vec<HashMap<String, Binding>>,
+    params: Vec<ir::Param>,
+    vars: Vec<Var>,
+    /// Parallel-loop depth at which each var was declared.
+    var_depth: Vec<usize>,
+    buffers: Vec<Buffer>,
+    buf_mutable: Vec<bool>,
+    parallel_depth: usize,
+    loop_depth: usize,
+    grid_rank: usize,
+}
+
+pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<ir::Kernel> {
+    let mut globals: HashMap<String, Binding> = HashMap::new();
+    let consts: Vec<Ident> = def.consts.clone();
+    for (i, c) in consts.iter().enumerate() {
+        if globals.insert(c.to_string(), Binding::Const(i)).is_some() {
+            cx.error(c.span(), format!("const generic `{c}` is declared twice"));
+        }
+    }
+    // Shape symbols come from the tensor types, in order of first appearance.
+    let mut symbols: Vec<Ident> = Vec::new();
+    let mut params = Vec::new();
+    for p in &def.params {
+        let kind = match &p.kind {
+            ast::ParamKind::Tensor {
+                dtype,
+                shape,
+                mutable,
+            } => {
+                let dims = shape
+                    .iter()
+                    .filter_map(|d| match d {
+                        ast::Dim::Sym(id) => match globals.get(&id.to_string()) {
+                            Some(Binding::Const(i)) => Some(DimRef::Const(*i)),
+                            Some(Binding::Sym(i)) => Some(DimRef::Sym(*i)),
+                            _ => {
+                                if !id.to_string().chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                                    cx.error_hint(id.span(), format!("shape symbol `{id}` should start with an upper-case letter"), "name dimensions like `M`, `N`, `K` or `SEQ`");
+                                }
+                                symbols.push(id.clone());
+                                globals.insert(id.to_string(), Binding::Sym(symbols.len() - 1));
+                                Some(DimRef::Sym(symbols.len() - 1))
+                            }
+                        },
+                        ast::Dim::Lit(_, span) => {
+                            cx.error_hint(*span, "literal dimensions are not supported", "use a symbol and `requires = [N == 7]`");
+                            None
+                        }
+                    })
+                    .collect();
+                ParamKind::Tensor {
+                    dtype: *dtype,
+                    dims,
+                    mutable: *mutable,
+                }
+            }
+            ast::ParamKind::Scalar { dtype } => ParamKind::Scalar { dtype: *dtype },
+        };
+        params.push(ir::Param {
+            name: p.name.clone(),
+            kind,
+        });
+    }
+    for (i, p) in params.iter().enumerate() {
+        let name = p.name.to_string();
+        if let Some(prev) = globals.get(&name) {
+            let what = match prev {
+                Binding::Const(_) => "a const generic",
+                Binding::Sym(_) => "a shape symbol",
+                _ => "another parameter",
+            };
+            cx.error_hint(
+                p.name.span(),
+                format!("parameter `{name}` has the same name as {what}"),
+                "rename the parameter",
+            );
+            continue;
+        }
+        let b = match p.kind {
+            ParamKind::Tensor { .. } => Binding::Tensor(i),
+            ParamKind::Scalar { .. } => Binding::Scalar(i),
+        };
+        globals.insert(name, b);
+    }
+
+    let mut ck = Checker {
+        cx,
+        scopes: vec![globals],
+        params,
+        vars: Vec::new(),
+        var_depth: Vec::new(),
+        buffers: Vec::new(),
+        buf_mutable: Vec::new(),
+        parallel_depth: 0,
+        loop_depth: 0,
+        grid_rank: attr.grid.len(),
+    };
+
+    // The launch geometry: grid over symbols, consts and scalars; threads constant.
+    let grid: Vec<Expr> = attr
+        .grid
+        .iter()
+        .filter_map(|g| ck.expr_as(g, Dtype::Index, "a grid dimension"))
+        .collect();
+    let threads = attr.threads.as_ref().and_then(|t| {
+        let e = ck.expr_as(t, Dtype::Index, "`threads`")?;
+        if !is_const(&e) {
+            ck.cx.error_hint(
+                t.span,
+                "`threads` must be a constant",
+                "use a literal or a const generic, e.g. `threads = 128`",
+            );
+        }
+        Some(e)
+    });
+    let requires: Vec<(Expr, String)> = attr
+        .requires
+        .iter()
+        .filter_map(|r| {
+            let e = ck.expr_as(r, Dtype::Bool, "a `requires` condition")?;
+            Some((e, expr_text(r)))
+        })
+        .collect();
+
+    let body = ck.block(&def.body);
+
+    // Configs.
+    let mut configs = Vec::new();
+    if attr.configs.is_empty() {
+        if !consts.is_empty() {
+            ck.cx.error_hint(
+                def.name.span(),
+                format!("kernel `{}` has const generics but no `configs`", def.name),
+                format!(
+                    "add `configs = [default({})]` to the attribute",
+                    consts
+                        .iter()
+                        .map(|c| format!("{c} = .."))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+        configs.push(Config {
+            name: Ident::new("default", Span::call_site()),
+            values: Vec::new(),
+        });
+    }
+    for c in &attr.configs {
+        let mut values = vec![None; consts.len()];
+        for (k, v, span) in &c.values {
+            match consts.iter().position(|x| x == k) {
+                Some(i) => values[i] = Some(*v),
+                None => ck.cx.error_hint(
+                    k.span(),
+                    format!("`{k}` is not a const generic of this kernel"),
+                    format!(
+                        "the const generics are: {}",
+                        if consts.is_empty() {
+                            "none".to_string()
+                        } else {
+                            consts
+                                .iter()
+                                .map(|c| c.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    ),
+                ),
+            }
+            let _ = span;
+        }
+        let missing: Vec<String> = consts
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.is_none())
+            .map(|(c, _)| c.to_string())
+            .collect();
+        if !missing.is_empty() {
+            ck.cx.error_hint(
+                c.name.span(),
+                format!("config `{}` does not set {}", c.name, missing.join(", ")),
+                "every config gives a value to every const generic",
+            );
+            continue;
+        }
+        configs.push(Config {
+            name: c.name.clone(),
+            values: values.into_iter().map(|v| v.unwrap()).collect(),
+        });
+    }
+    let mut defaults = Vec::new();
+    for (arch, cfg) in &attr.defaults {
+        match configs.iter().position(|c| c.name == *cfg) {
+            Some(i) => defaults.push((arch.to_string(), i)),
+            None => ck.cx.error_hint(
+                cfg.span(),
+                format!("unknown config `{cfg}`"),
+                format!(
+                    "the configs are: {}",
+                    attr.configs
+                        .iter()
+                        .map(|c| c.name.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+        }
+    }
+
+    let Checker {
+        cx,
+        params,
+        vars,
+        buffers,
+        ..
+    } = ck;
+    let threads = threads?;
+    if cx.has_errors() {
+        return None;
+    }
+    let k = ir::Kernel {
+        name: def.name.clone(),
+        vis: def.vis.clone(),
+        attrs: def.attrs.clone(),
+        consts,
+        symbols,
+        params,
+        grid,
+        threads,
+        configs,
+        defaults,
+        requires,
+        vars,
+        buffers,
+        body,
+    };
+    check_configs(cx, &k, attr);
+    (!cx.has_errors()).then_some(k)
+}
+
+/// Source text of an attribute expression, for error messages at launch.
+fn expr_text(e: &ast::Expr) -> String {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Int(v, _) => v.to_string(),
+        K::Float(v, _) => v.to_string(),
+        K::Bool(b) => b.to_string(),
+        K::Var(id) => id.to_string(),
+        K::Binary(op, a, b) => format!("{} {} {}", expr_text_p(a), op.symbol(), expr_text_p(b)),
+        K::Unary(ast::UnOp::Neg, a) => format!("-{}", expr_text_p(a)),
+        K::Unary(ast::UnOp::Not, a) => format!("!{}", expr_text_p(a)),
+        K::Cast(a, t) => format!("{} as {}", expr_text_p(a), t),
+        K::Call(f, args) => format!(
+            "{}({})",
+            f,
+            args.iter().map(expr_text).collect::<Vec<_>>().join(", ")
+        ),
+        K::DivCeil(a, b) => format!("{}.div_ceil({})", expr_text_p(a), expr_text(b)),
+        _ => "..".to_string(),
+    }
+}
+
+fn expr_text_p(e: &ast::Expr) -> String {
+    match e.kind {
+        ast::ExprKind::Binary(..) | ast::ExprKind::Cast(..) => format!("({})", expr_text(e)),
+        _ => expr_text(e),
+    }
+}
+
+fn is_untyped_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int(_, None) | ast::ExprKind::Float(_, None) => true,
+        ast::ExprKind::Unary(ast::UnOp::Neg, x) => is_untyped_literal(x),
+        _ => false,
+    }
+}
+
+impl Checker<'_> {
+    fn lookup(&self, name: &Ident) -> Option<Binding> {
+        let s = name.to_string();
+        self.scopes.iter().rev().find_map(|sc| sc.get(&s).copied())
+    }
+
+    fn unknown_name(&mut self, name: &Ident) {
+        let s = name.to_string();
+        let hint = if s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+            "shape symbols come from tensor types (e.g. `a: &Tensor<f32, (M, N)>` defines `M` and `N`); tile sizes are const generics".to_string()
+        } else if PRIMITIVES.contains(&s.as_str()) || MathFn::from_name(&s).is_some() {
+            format!("`{s}` is a function; call it")
+        } else {
+            "declare it with `let` before this point, or add a parameter".to_string()
+        };
+        self.cx
+            .error_hint(name.span(), format!("unknown name `{s}`"), hint);
+    }
+
+    fn bind(&mut self, name: &Ident, b: Binding) {
+        self.scopes.last_mut().unwrap().insert(name.to_string(), b);
+    }
+
+    fn new_var(&mut self, name: &Ident, ty: Dtype, mutable: bool) -> VarId {
+        self.vars.push(Var {
+            name: name.clone(),
+            ty,
+            mutable,
+        });
+        self.var_depth.push(self.parallel_depth);
+        let id = self.vars.len() - 1;
+        self.bind(name, Binding::Var(id));
+        id
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
+        self.scopes.push(HashMap::new());
+        let out = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        self.scopes.pop();
+        out
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
+        match s {
+            ast::Stmt::Let {
+                name,
+                mutable,
+                ty,
+                init,
+            } => {
+                let e = match ty {
+                    Some((t, _)) => self.expr_as(init, *t, "this `let`")?,
+                    None => self.expr(init, None)?,
+                };
+                let var = self.new_var(name, e.ty, *mutable);
+                Some(Stmt {
+                    kind: StmtKind::Let { var, init: e },
+                    span: name.span(),
+                })
+            }
+            ast::Stmt::Alloc {
+                name,
+                mutable,
+                scope,
+                dtype,
+                shape,
+                span,
+            } => {
+                let scope = match scope {
+                    ast::Scope::Shared => Scope::Shared,
+                    ast::Scope::Fragment => Scope::Fragment,
+                    ast::Scope::Local => Scope::Local,
+                };
+                match scope {
+                    Scope::Shared | Scope::Fragment if self.loop_depth > 0 => {
+                        self.cx.error_hint(
+                            *span,
+                            format!(
+                                "{} buffers are allocated once per block, outside every loop",
+                                scope.name()
+                            ),
+                            "move the allocation to the top level of the kernel",
+                        );
+                    }
+                    Scope::Local if self.parallel_depth == 0 => {
+                        self.cx.error_hint(*span, "`alloc_local` is per-thread storage and must be inside a `parallel` loop", "allocate it inside `for i in parallel(..)`, or use `alloc_fragment` for a block-level tile");
+                    }
+                    _ => {}
+                }
+                let dims_in = shape.len();
+                let shape: Vec<Expr> = shape
+                    .iter()
+                    .filter_map(|d| {
+                        let e = self.expr_as(d, Dtype::Index, "a buffer dimension")?;
+                        if !is_const(&e) {
+                            self.cx.error_hint(d.span, "buffer dimensions must be constants", "use literals and const generics; shapes known only at launch belong to tensors");
+                            return None;
+                        }
+                        Some(e)
+                    })
+                    .collect::<Vec<_>>();
+                if shape.len() != dims_in {
+                    return None;
+                }
+                self.buffers.push(Buffer {
+                    name: name.clone(),
+                    scope,
+                    dtype: *dtype,
+                    shape,
+                    span: *span,
+                });
+                self.buf_mutable.push(*mutable);
+                let id = self.buffers.len() - 1;
+                self.bind(name, Binding::Buffer(id));
+                Some(Stmt {
+                    kind: StmtKind::Alloc(id),
+                    span: *span,
+                })
+            }
+            ast::Stmt::Assign {
+                target,
+                op,
+                value,
+                span,
+            } => self.assign(target, *op, value, *span),
+            ast::Stmt::For {
+                vars,
+                iter,
+                body,
+                span,
+            } => self.for_loop(vars, iter, body, *span),
+            ast::Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
+                let cond = self.expr_as(cond, Dtype::Bool, "an `if` condition");
+                let then = self.block(then);
+                let els = els.as_ref().map(|e| self.block(e)).unwrap_or_default();
+                Some(Stmt {
+                    kind: StmtKind::If {
+                        cond: cond?,
+                        then,
+                        els,
+                    },
+                    span: *span,
+                })
+            }
+            ast::Stmt::Call { func, args, span } => self.call_stmt(func, args, *span),
+        }
+    }
+
+    fn assign(
+        &mut self,
+        target: &ast::Place,
+        op: Option<BinOp>,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<Stmt> {
+        match target {
+            ast::Place::Var(name) => {
+                let b = match self.lookup(name) {
+                    Some(b) => b,
+                    None => {
+                        self.unknown_name(name);
+                        return None;
+                    }
+                };
+                let var = match b {
+                    Binding::Var(v) => v,
+                    Binding::Buffer(_) | Binding::Tensor(_) => {
+                        self.cx.error_hint(name.span(), format!("cannot assign to `{name}` as a whole"), format!("assign elements: `{name}[(i, j)] = ..`, or use `fill(&mut {name}, value)`"));
+                        return None;
+                    }
+                    Binding::Scalar(_) | Binding::Const(_) | Binding::Sym(_) => {
+                        self.cx.error_hint(name.span(), format!("cannot assign to `{name}`: it is a parameter, shape symbol or const generic"), format!("copy it into a local first: `let mut {} = {name};`", name.to_string().to_lowercase()));
+                        return None;
+                    }
+                };
+                if !self.vars[var].mutable {
+                    self.cx.error_hint(
+                        name.span(),
+                        format!("cannot assign twice to immutable variable `{name}`"),
+                        format!("declare it `let mut {name}`"),
+                    );
+                }
+                if self.var_depth[var] < self.parallel_depth {
+                    self.cx.error_hint(
+                        name.span(),
+                        format!("`{name}` is declared outside this `parallel` loop; assigning to it from the loop is a data race"),
+                        "declare the variable inside the loop, store into a buffer element, or use `reduce_sum` / `reduce_max`",
+                    );
+                }
+                let ty = self.vars[var].ty;
+                let v = self.expr_as(value, ty, "this assignment")?;
+                let value = match op {
+                    None => v,
+                    Some(op) => self.compound(
+                        op,
+                        Expr {
+                            kind: ExprKind::Var(var),
+                            ty,
+                            span: name.span(),
+                        },
+                        v,
+                        span,
+                    )?,
+                };
+                Some(Stmt {
+                    kind: StmtKind::Assign { var, value },
+                    span,
+                })
+            }
+            ast::Place::Elem {
+                base,
+                index,
+                span: espan,
+            } => {
+                let access = self.access(base, index, true, *espan)?;
+                let ty = self.target_dtype(access.target);
+                let v = self.expr_as(value, ty, "this store")?;
+                let value = match op {
+                    None => v,
+                    Some(op) => {
+                        let old = Expr {
+                            kind: ExprKind::Load(access.clone()),
+                            ty,
+                            span: *espan,
+                        };
+                        self.compound(op, old, v, span)?
+                    }
+                };
+                Some(Stmt {
+                    kind: StmtKind::Store { access, value },
+                    span,
+                })
+            }
+        }
+    }
+
+    fn compound(&mut self, op: BinOp, old: Expr, v: Expr, span: Span) -> Option<Expr> {
+        self.check_binary_types(op, old.ty, span)?;
+        Some(Expr {
+            ty: old.ty,
+            kind: ExprKind::Binary(op, Box::new(old), Box::new(v)),
+            span,
+        })
+    }
+
+    fn target_dtype(&self, t: Target) -> Dtype {
+        match t {
+            Target::Tensor(p) => match self.params[p].kind {
+                ParamKind::Tensor { dtype, .. } => dtype,
+                ParamKind::Scalar { dtype } => dtype,
+            },
+            Target::Buffer(b) => self.buffers[b].dtype,
+        }
+    }
+
+    fn target_rank(&self, t: Target) -> usize {
+        match t {
+            Target::Tensor(p) => match &self.params[p].kind {
+                ParamKind::Tensor { dims, .. } => dims.len(),
+                ParamKind::Scalar { .. } => 0,
+            },
+            Target::Buffer(b) => self.buffers[b].shape.len(),
+        }
+    }
+
+    /// Resolves an element access `base[index]`, checking rank, index types and the rules on
+    /// writes and fragments.
+    fn access(
+        &mut self,
+        base: &Ident,
+        index: &[ast::Expr],
+        write: bool,
+        span: Span,
+    ) -> Option<Access> {
+        let target = match self.lookup(base) {
+            None => {
+                self.unknown_name(base);
+                return None;
+            }
+            Some(Binding::Tensor(p)) => {
+                if write {
+                    if let ParamKind::Tensor { mutable: false, .. } = self.params[p].kind {
+                        self.cx.error_hint(
+                            base.span(),
+                            format!("cannot write to `{base}`: it is a read-only tensor"),
+                            format!("declare the parameter as `{base}: &mut Tensor<..>`"),
+                        );
+                    }
+                }
+                Target::Tensor(p)
+            }
+            Some(Binding::Buffer(b)) => {
+                if write && !self.buf_mutable[b] {
+                    self.cx.error_hint(
+                        base.span(),
+                        format!("cannot write to buffer `{base}`: it is not declared `mut`"),
+                        format!("declare it `let mut {base} = ...`"),
+                    );
+                }
+                if self.buffers[b].scope == Scope::Fragment && self.parallel_depth == 0 {
+                    self.cx.error_hint(
+                        base.span(),
+                        format!("fragment `{base}` is indexed outside a `parallel` loop"),
+                        "a fragment is spread over the threads' registers: index it inside `for .. in parallel(..)`, or use a shared buffer",
+                    );
+                }
+                Target::Buffer(b)
+            }
+            Some(_) => {
+                self.cx.error_hint(
+                    base.span(),
+                    format!("`{base}` is a scalar and cannot be indexed"),
+                    "only tensors and tile buffers have elements",
+                );
+                return None;
+            }
+        };
+        let rank = self.target_rank(target);
+        if rank != index.len() {
+            self.cx.error_hint(
+                span,
+                format!(
+                    "`{base}` has {rank} dimension{}, but {} index{} given",
+                    if rank == 1 { "" } else { "s" },
+                    index.len(),
+                    if index.len() == 1 { " is" } else { "es are" }
+                ),
+                format!(
+                    "write {} index{}: `{base}[{}]`",
+                    rank,
+                    if rank == 1 { "" } else { "es" },
+                    if rank == 1 {
+                        "i".to_string()
+                    } else {
+                        format!("({})", ["i", "j", "k", "l"][..rank.min(4)].join(", "))
+                    }
+                ),
+            );
+            return None;
+        }
+        let idx: Vec<Expr> = index
+            .iter()
+            .filter_map(|i| self.expr_as(i, Dtype::Index, "an index"))
+            .collect();
+        (idx.len() == index.len()).then_some(Access { target, index: idx })
+    }
+
+    fn for_loop(
+        &mut self,
+        vars: &[Ident],
+        iter: &ast::LoopIter,
+        body: &[ast::Stmt],
+        span: Span,
+    ) -> Option<Stmt> {
+        let kind = match iter {
+            ast::LoopIter::Parallel {
+                extents,
+                span: ispan,
+            } => {
+                if self.parallel_depth > 0 {
+                    self.cx.error_hint(*ispan, "`parallel` loops cannot be nested", "use one multi-dimensional loop: `for (i, j) in parallel(BM, BN)`, or a `serial` loop inside");
+                }
+                if vars.len() != extents.len() {
+                    self.cx.error_hint(
+                        span,
+                        format!(
+                            "`parallel` has {} extent{} but {} loop variable{}",
+                            extents.len(),
+                            if extents.len() == 1 { "" } else { "s" },
+                            vars.len(),
+                            if vars.len() == 1 { "" } else { "s" }
+                        ),
+                        "give one variable per extent: `for (i, j) in parallel(BM, BN)`",
+                    );
+                }
+                let ex: Vec<Expr> = extents
+                    .iter()
+                    .filter_map(|e| {
+                        let x = self.expr_as(e, Dtype::Index, "a `parallel` extent")?;
+                        if !is_const(&x) {
+                            self.cx.error_hint(e.span, "a `parallel` extent must be a constant", "use literals and const generics (tile sizes); guard the tail with `if` inside the loop");
+                            return None;
+                        }
+                        Some(x)
+                    })
+                    .collect();
+                if ex.len() != extents.len() {
+                    return None;
+                }
+                LoopKind::Parallel { extents: ex }
+            }
+            ast::LoopIter::Serial { start, end, .. } => {
+                if vars.len() != 1 {
+                    self.cx.error_hint(
+                        span,
+                        "a `serial` loop has one loop variable",
+                        "write `for k in serial(n)`",
+                    );
+                }
+                let s = match start {
+                    Some(s) => self.expr_as(s, Dtype::Index, "a loop bound"),
+                    None => Some(Expr {
+                        kind: ExprKind::Int(0),
+                        ty: Dtype::Index,
+                        span,
+                    }),
+                };
+                let e = self.expr_as(end, Dtype::Index, "a loop bound");
+                LoopKind::Serial { start: s?, end: e? }
+            }
+            ast::LoopIter::Pipelined { extent, stages, .. } => {
+                if vars.len() != 1 {
+                    self.cx.error_hint(
+                        span,
+                        "a `pipelined` loop has one loop variable",
+                        "write `for k in pipelined(n, STAGES)`",
+                    );
+                }
+                if self.parallel_depth > 0 {
+                    self.cx.error_hint(
+                        span,
+                        "`pipelined` loops cannot be inside a `parallel` loop",
+                        "pipeline the block-level loop that issues the copies",
+                    );
+                }
+                let e = self.expr_as(extent, Dtype::Index, "a loop bound");
+                let s = self.expr_as(stages, Dtype::Index, "the number of stages");
+                if let Some(s) = &s {
+                    if !is_const(s) {
+                        self.cx.error_hint(
+                            stages.span,
+                            "the number of pipeline stages must be a constant",
+                            "use a literal or a const generic",
+                        );
+                    }
+                }
+                LoopKind::Pipelined {
+                    extent: e?,
+                    stages: s?,
+                }
+            }
+        };
+        let parallel = matches!(kind, LoopKind::Parallel { .. });
+        self.scopes.push(HashMap::new());
+        if parallel {
+            self.parallel_depth += 1;
+        }
+        self.loop_depth += 1;
+        let ids: Vec<VarId> = vars
+            .iter()
+            .map(|v| self.new_var(v, Dtype::Index, false))
+            .collect();
+        let body = self.block(body);
+        self.loop_depth -= 1;
+        if parallel {
+            self.parallel_depth -= 1;
+        }
+        self.scopes.pop();
+        Some(Stmt {
+            kind: StmtKind::For {
+                kind,
+                vars: ids,
+                body,
+            },
+            span,
+        })
+    }
+
+    /// A buffer operand `&x` / `&mut x`.
+    fn buffer_arg(
+        &mut self,
+        e: &ast::Expr,
+        write: bool,
+        func: &Ident,
+        what: &str,
+    ) -> Option<BufId> {
+        let (name, is_mut) = match &e.kind {
+            ast::ExprKind::Ref(n, m) => (n, *m),
+            ast::ExprKind::Var(n) => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`{func}` takes {what} by reference"),
+                    format!("write `{}{n}`", if write { "&mut " } else { "&" }),
+                );
+                return None;
+            }
+            _ => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`{func}` expects {what} here"),
+                    format!(
+                        "pass a tile buffer: `{}tile`",
+                        if write { "&mut " } else { "&" }
+                    ),
+                );
+                return None;
+            }
+        };
+        let b = match self.lookup(name) {
+            Some(Binding::Buffer(b)) => b,
+            Some(Binding::Tensor(_)) => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`{func}` expects a tile buffer, but `{name}` is a global tensor"),
+                    format!("copy a tile of it first: `copy({name}.at((..)), &mut tile)`"),
+                );
+                return None;
+            }
+            Some(_) => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`{func}` expects a tile buffer, but `{name}` is a scalar"),
+                    "allocate a buffer with `alloc_shared` or `alloc_fragment`",
+                );
+                return None;
+            }
+            None => {
+                self.unknown_name(name);
+                return None;
+            }
+        };
+        if write && !is_mut {
+            self.cx.error_hint(
+                e.span,
+                format!("`{func}` writes {what}"),
+                format!("pass it as `&mut {name}`"),
+            );
+        }
+        if write && !self.buf_mutable[b] {
+            self.cx.error_hint(
+                name.span(),
+                format!("cannot write to buffer `{name}`: it is not declared `mut`"),
+                format!("declare it `let mut {name} = ...`"),
+            );
+        }
+        Some(b)
+    }
+
+    fn tile_arg(&mut self, e: &ast::Expr, write: bool) -> Option<Tile> {
+        let copy = Ident::new("copy", e.span);
+        match &e.kind {
+            ast::ExprKind::Region {
+                tensor,
+                offsets,
+                mutable,
+            } => {
+                let p = match self.lookup(tensor) {
+                    Some(Binding::Tensor(p)) => p,
+                    Some(Binding::Buffer(_)) => {
+                        self.cx.error_hint(
+                            e.span,
+                            format!(
+                                "`.at()` applies to global tensors; `{tensor}` is a tile buffer"
+                            ),
+                            format!("pass the buffer itself: `&{tensor}`"),
+                        );
+                        return None;
+                    }
+                    Some(_) => {
+                        self.cx.error_hint(
+                            e.span,
+                            format!("`{tensor}` is not a tensor"),
+                            "`.at((..))` takes a tile of a tensor parameter",
+                        );
+                        return None;
+                    }
+                    None => {
+                        self.unknown_name(tensor);
+                        return None;
+                    }
+                };
+                if write && !mutable {
+                    self.cx.error_hint(
+                        e.span,
+                        "the destination of `copy` must be writable",
+                        format!("write `{tensor}.at_mut((..))`"),
+                    );
+                }
+                if !write && *mutable {
+                    self.cx.error_hint(
+                        e.span,
+                        "the source of `copy` is read, not written",
+                        format!("write `{tensor}.at((..))`"),
+                    );
+                }
+                if write {
+                    if let ParamKind::Tensor { mutable: false, .. } = self.params[p].kind {
+                        self.cx.error_hint(
+                            tensor.span(),
+                            format!("cannot write to `{tensor}`: it is a read-only tensor"),
+                            format!("declare the parameter as `{tensor}: &mut Tensor<..>`"),
+                        );
+                    }
+                }
+                let rank = self.target_rank(Target::Tensor(p));
+                if offsets.len() != rank {
+                    self.cx.error_hint(
+                        e.span,
+                        format!(
+                            "`{tensor}` has {rank} dimensions, but {} offsets are given",
+                            offsets.len()
+                        ),
+                        format!(
+                            "give one offset per dimension: `{tensor}.at(({}))`",
+                            vec!["0"; rank].join(", ")
+                        ),
+                    );
+                    return None;
+                }
+                let offs: Vec<Expr> = offsets
+                    .iter()
+                    .filter_map(|o| self.expr_as(o, Dtype::Index, "a tile offset"))
+                    .collect();
+                (offs.len() == offsets.len()).then_some(Tile::Region {
+                    tensor: p,
+                    offsets: offs,
+                })
+            }
+            ast::ExprKind::Var(name) if matches!(self.lookup(name), Some(Binding::Tensor(_))) => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`copy` moves tiles; pass a tile of `{name}`"),
+                    format!(
+                        "write `{name}.{}((row, col))` for the tile at that element offset",
+                        if write { "at_mut" } else { "at" }
+                    ),
+                );
+                None
+            }
+            _ => self
+                .buffer_arg(
+                    e,
+                    write,
+                    &copy,
+                    if write { "a destination" } else { "a source" },
+                )
+                .map(Tile::Buffer),
+        }
+    }
+
+    fn arity(
+        &mut self,
+        func: &Ident,
+        args: &[ast::Expr],
+        n: usize,
+        usage: &str,
+        span: Span,
+    ) -> bool {
+        if args.len() != n {
+            self.cx.error_hint(
+                span,
+                format!(
+                    "`{func}` takes {n} argument{}, found {}",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+                format!("write `{usage}`"),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn call_stmt(&mut self, func: &Ident, args: &[ast::Expr], span: Span) -> Option<Stmt> {
+        let name = func.to_string();
+        let kind = match name.as_str() {
+            "copy" => {
+                if !self.arity(func, args, 2, "copy(src, &mut dst)", span) {
+                    return None;
+                }
+                let src = self.tile_arg(&args[0], false);
+                let dst = self.tile_arg(&args[1], true);
+                let (src, dst) = (src?, dst?);
+                if matches!((&src, &dst), (Tile::Region { .. }, Tile::Region { .. })) {
+                    self.cx.error_hint(
+                        span,
+                        "`copy` between two global tensors is not supported",
+                        "stage the tile through a shared or fragment buffer",
+                    );
+                    return None;
+                }
+                StmtKind::Copy { src, dst }
+            }
+            "fill" => {
+                if !self.arity(func, args, 2, "fill(&mut tile, value)", span) {
+                    return None;
+                }
+                let buf = self.buffer_arg(&args[0], true, func, "a buffer")?;
+                let value = self.expr_as(&args[1], self.buffers[buf].dtype, "the fill value")?;
+                StmtKind::Fill { buf, value }
+            }
+            "clear" => {
+                if !self.arity(func, args, 1, "clear(&mut tile)", span) {
+                    return None;
+                }
+                let buf = self.buffer_arg(&args[0], true, func, "a buffer")?;
+                let ty = self.buffers[buf].dtype;
+                let zero = if ty.is_float() {
+                    ExprKind::Float(0.0)
+                } else {
+                    ExprKind::Int(0)
+                };
+                StmtKind::Fill {
+                    buf,
+                    value: Expr {
+                        kind: zero,
+                        ty,
+                        span,
+                    },
+                }
+            }
+            "gemm" => {
+                if !self.arity(func, args, 3, "gemm(&a, &b, &mut acc)", span) {
+                    return None;
+                }
+                let a = self.buffer_arg(&args[0], false, func, "the A tile");
+                let b = self.buffer_arg(&args[1], false, func, "the B tile");
+                let c = self.buffer_arg(&args[2], true, func, "the accumulator");
+                let (a, b, c) = (a?, b?, c?);
+                let (ba, bb, bc) = (&self.buffers[a], &self.buffers[b], &self.buffers[c]);
+                if bc.scope != Scope::Fragment {
+                    self.cx.error_hint(
+                        args[2].span,
+                        format!(
+                            "`gemm` accumulates into a fragment, but `{}` is a {} buffer",
+                            bc.name,
+                            bc.scope.name()
+                        ),
+                        format!(
+                            "allocate `{}` with `alloc_fragment::<f32, (BM, BN)>()`",
+                            bc.name
+                        ),
+                    );
+                }
+                for (buf, arg) in [(ba, &args[0]), (bb, &args[1])] {
+                    if buf.scope == Scope::Local {
+                        self.cx.error_hint(
+                            arg.span,
+                            format!(
+                                "`gemm` operands are block tiles, but `{}` is a local buffer",
+                                buf.name
+                            ),
+                            "use a shared or fragment buffer",
+                        );
+                    }
+                }
+                if ba.dtype != bb.dtype {
+                    self.cx.error_hint(
+                        span,
+                        format!(
+                            "`gemm` operands have different dtypes: {} and {}",
+                            ba.dtype, bb.dtype
+                        ),
+                        "convert one operand into a buffer of the other's dtype first",
+                    );
+                }
+                if !ba.dtype.is_float() || !bc.dtype.is_float() {
+                    self.cx.error_hint(
+                        span,
+                        "`gemm` works on floating-point tiles",
+                        "dequantize integer tiles into f16 buffers first",
+                    );
+                }
+                for (buf, arg) in [(ba, &args[0]), (bb, &args[1]), (bc, &args[2])] {
+                    if buf.shape.len() != 2 {
+                        self.cx.error_hint(
+                            arg.span,
+                            format!(
+                                "`gemm` operands are 2-D tiles, but `{}` has {} dimensions",
+                                buf.name,
+                                buf.shape.len()
+                            ),
+                            "allocate it with a shape `(ROWS, COLS)`",
+                        );
+                    }
+                }
+                StmtKind::Gemm { a, b, c }
+            }
+            "reduce_sum" | "reduce_max" => {
+                if !self.arity(func, args, 3, &format!("{name}(&src, &mut dst, dim)"), span) {
+                    return None;
+                }
+                let src = self.buffer_arg(&args[0], false, func, "the source tile");
+                let dst = self.buffer_arg(&args[1], true, func, "the destination");
+                let dim = match &args[2].kind {
+                    ast::ExprKind::Int(v, _) => Some(*v as usize),
+                    _ => {
+                        self.cx.error_hint(
+                            args[2].span,
+                            "the reduced dimension must be an integer literal",
+                            format!("write `{name}(&src, &mut dst, 1)` to reduce along columns"),
+                        );
+                        None
+                    }
+                };
+                let (src, dst, dim) = (src?, dst?, dim?);
+                let (bs, bd) = (&self.buffers[src], &self.buffers[dst]);
+                if dim >= bs.shape.len() {
+                    self.cx.error_hint(
+                        args[2].span,
+                        format!(
+                            "`{}` has {} dimensions; there is no dimension {dim}",
+                            bs.name,
+                            bs.shape.len()
+                        ),
+                        format!("reduce along 0..{}", bs.shape.len()),
+                    );
+                    return None;
+                }
+                let want = bs.shape.len().saturating_sub(1).max(1);
+                if bd.shape.len() != want {
+                    self.cx.error_hint(args[1].span, format!("reducing a {}-D tile gives a {want}-D result, but `{}` has {} dimensions", bs.shape.len(), bd.name, bd.shape.len()), "drop the reduced dimension from the destination's shape");
+                    return None;
+                }
+                if bs.dtype != bd.dtype {
+                    self.cx.error_hint(
+                        span,
+                        format!(
+                            "`{name}` source is {} but destination is {}",
+                            bs.dtype, bd.dtype
+                        ),
+                        "reduce into a buffer of the same dtype",
+                    );
+                }
+                if bd.scope == Scope::Local || bs.scope == Scope::Local {
+                    self.cx.error_hint(
+                        span,
+                        format!("`{name}` works on block tiles, not local buffers"),
+                        "use shared or fragment buffers",
+                    );
+                }
+                StmtKind::Reduce {
+                    op: if name == "reduce_sum" {
+                        ReduceOp::Sum
+                    } else {
+                        ReduceOp::Max
+                    },
+                    src,
+                    dst,
+                    dim,
+                }
+            }
+            "atomic_add" => {
+                if !self.arity(func, args, 2, "atomic_add(&mut c[(i, j)], value)", span) {
+                    return None;
+                }
+                let (base, index) = match &args[0].kind {
+                    ast::ExprKind::ElemRef(b, i) => (b, i),
+                    _ => {
+                        self.cx.error_hint(
+                            args[0].span,
+                            "`atomic_add` takes a mutable reference to an element",
+                            "write `atomic_add(&mut c[(i, j)], value)`",
+                        );
+                        return None;
+                    }
+                };
+                let access = self.access(base, index, true, args[0].span)?;
+                if let Target::Buffer(b) = access.target {
+                    if self.buffers[b].scope != Scope::Shared {
+                        self.cx.error_hint(
+                            args[0].span,
+                            "`atomic_add` applies to global tensors and shared buffers",
+                            "atomics on registers make no sense; add directly",
+                        );
+                    }
+                }
+                let ty = self.target_dtype(access.target);
+                let value = self.expr_as(&args[1], ty, "the added value")?;
+                StmtKind::AtomicAdd { access, value }
+            }
+            _ => {
+                if MathFn::from_name(&name).is_some()
+                    || name == "if_then_else"
+                    || name == "block_idx"
+                {
+                    self.cx.error_hint(
+                        span,
+                        format!("the value of `{name}(..)` is unused"),
+                        format!("bind it: `let x = {name}(..);`"),
+                    );
+                } else {
+                    self.cx.error_hint(
+                        func.span(),
+                        format!("unknown primitive `{name}`"),
+                        format!(
+                            "the primitives are {}; the functions are {FUNCTIONS}",
+                            PRIMITIVES.join(", ")
+                        ),
+                    );
+                }
+                return None;
+            }
+        };
+        Some(Stmt { kind, span })
+    }
+
+    /// Checks `e` and requires its dtype to be `ty`.
+    fn expr_as(&mut self, e: &ast::Expr, ty: Dtype, what: &str) -> Option<Expr> {
+        let x = self.expr(e, Some(ty))?;
+        if x.ty != ty {
+            let hint = if ty == Dtype::Bool {
+                "use a comparison such as `x > 0.0`".to_string()
+            } else if x.ty == Dtype::Bool {
+                format!("convert with `if_then_else(cond, 1, 0)` or `cond as {ty}`")
+            } else {
+                format!("add a cast: `(..) as {ty}`")
+            };
+            self.cx.error_hint(
+                e.span,
+                format!("dtype mismatch: {what} must be {ty}, found {}", x.ty),
+                hint,
+            );
+            return None;
+        }
+        Some(x)
+    }
+
+    fn check_binary_types(&mut self, op: BinOp, ty: Dtype, span: Span) -> Option<()> {
+        let ok = if op.is_logical() {
+            ty == Dtype::Bool
+        } else if op.is_bitwise() {
+            ty.is_int() || (ty == Dtype::Bool && !matches!(op, BinOp::Shl | BinOp::Shr))
+        } else if op.is_comparison() {
+            true
+        } else {
+            ty != Dtype::Bool
+        };
+        if !ok {
+            let hint = if op.is_bitwise() {
+                "bit operations apply to integers; cast first, e.g. `(x as u32)`"
+            } else if op.is_logical() {
+                "`&&` and `||` combine booleans (comparisons)"
+            } else {
+                "arithmetic applies to numbers, not booleans"
+            };
+            self.cx.error_hint(
+                span,
+                format!("operator `{}` cannot be applied to {ty}", op.symbol()),
+                hint,
+            );
+            return None;
+        }
+        Some(())
+    }
+
+    fn expr(&mut self, e: &ast::Expr, expect: Option<Dtype>) -> Option<Expr> {
+        use ast::ExprKind as K;
+        let span = e.span;
+        let mk = |kind, ty| Some(Expr { kind, ty, span });
+        match &e.kind {
+            K::Int(v, suffix) => {
+                let ty = suffix
+                    .or(expect.filter(|t| *t != Dtype::Bool))
+                    .unwrap_or(Dtype::Index);
+                if ty.is_float() {
+                    return mk(ExprKind::Float(*v as f64), ty);
+                }
+                if !int_fits(*v as i128, ty) {
+                    self.cx.error_hint(
+                        span,
+                        format!("literal `{v}` does not fit in {ty}"),
+                        "use a smaller value or a wider type",
+                    );
+                    return None;
+                }
+                mk(ExprKind::Int(*v as i128), ty)
+            }
+            K::Float(v, suffix) => {
+                let ty = match (suffix, expect) {
+                    (Some(t), _) => *t,
+                    (None, Some(t)) if t.is_float() => t,
+                    (None, Some(t)) if t.is_int() => {
+                        self.cx.error_hint(
+                            span,
+                            format!("float literal where {t} is expected"),
+                            format!("write an integer, or cast: `{v} as {t}`"),
+                        );
+                        return None;
+                    }
+                    _ => Dtype::F32,
+                };
+                mk(ExprKind::Float(*v), ty)
+            }
+            K::Bool(b) => mk(ExprKind::Bool(*b), Dtype::Bool),
+            K::Var(name) => match self.lookup(name) {
+                None => {
+                    self.unknown_name(name);
+                    None
+                }
+                Some(Binding::Var(v)) => mk(ExprKind::Var(v), self.vars[v].ty),
+                Some(Binding::Const(i)) => mk(ExprKind::Const(i), Dtype::Index),
+                Some(Binding::Sym(i)) => mk(ExprKind::Sym(i), Dtype::Index),
+                Some(Binding::Scalar(p)) => {
+                    mk(ExprKind::Scalar(p), self.target_dtype(Target::Tensor(p)))
+                }
+                Some(Binding::Buffer(_)) | Some(Binding::Tensor(_)) => {
+                    self.cx.error_hint(
+                        span,
+                        format!("`{name}` is a tile, not a value"),
+                        format!(
+                            "index it (`{name}[(i, j)]`) or pass it to a primitive (`&{name}`)"
+                        ),
+                    );
+                    None
+                }
+            },
+            K::Binary(op, l, r) => {
+                let operand_expect = if op.is_comparison() {
+                    None
+                } else if op.is_logical() {
+                    Some(Dtype::Bool)
+                } else {
+                    expect
+                };
+                let (l, r) = if is_untyped_literal(l) && !is_untyped_literal(r) {
+                    let r = self.expr(r, operand_expect)?;
+                    let l = self.expr(l, Some(r.ty))?;
+                    (l, r)
+                } else {
+                    let l = self.expr(l, operand_expect);
+                    let r = self.expr(r, l.as_ref().map(|l| l.ty).or(operand_expect));
+                    (l?, r?)
+                };
+                if l.ty != r.ty {
+                    self.cx.error_hint(
+                        span,
+                        format!("dtype mismatch in `{}`: left is {}, right is {}", op.symbol(), l.ty, r.ty),
+                        format!("the kernel language never converts implicitly; cast one side, e.g. `(..) as {}`", if l.ty == Dtype::Index { r.ty } else { l.ty }),
+                    );
+                    return None;
+                }
+                self.check_binary_types(*op, l.ty, span)?;
+                let ty = if op.is_comparison() {
+                    Dtype::Bool
+                } else {
+                    l.ty
+                };
+                mk(ExprKind::Binary(*op, Box::new(l), Box::new(r)), ty)
+            }
+            K::Unary(op, x) => {
+                let x = self.expr(x, expect)?;
+                match op {
+                    UnOp::Neg if matches!(x.ty, Dtype::U8 | Dtype::U32 | Dtype::Bool) => {
+                        self.cx.error_hint(
+                            span,
+                            format!("cannot negate a value of type {}", x.ty),
+                            "cast to a signed type first, e.g. `(x as i32)`",
+                        );
+                        return None;
+                    }
+                    UnOp::Not if x.ty.is_float() => {
+                        self.cx.error_hint(
+                            span,
+                            format!("`!` cannot be applied to {}", x.ty),
+                            "`!` is logical not on bool and bitwise not on integers",
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+                let ty = x.ty;
+                mk(ExprKind::Unary(*op, Box::new(x)), ty)
+            }
+            K::Cast(x, ty) => {
+                let inner_expect = if is_untyped_literal(x) {
+                    Some(*ty)
+                } else {
+                    None
+                };
+                let x = self.expr(x, inner_expect)?;
+                if *ty == Dtype::Bool && x.ty != Dtype::Bool {
+                    self.cx.error_hint(
+                        span,
+                        "casting to bool is not supported",
+                        "compare instead: `x != 0`",
+                    );
+                    return None;
+                }
+                mk(ExprKind::Cast(Box::new(x)), *ty)
+            }
+            K::DivCeil(a, b) => {
+                let a = self.expr(a, expect.filter(|t| t.is_int()));
+                let a = a?;
+                if !a.ty.is_int() {
+                    self.cx.error_hint(
+                        span,
+                        format!("`div_ceil` applies to integers, found {}", a.ty),
+                        "use it on sizes and indices",
+                    );
+                    return None;
+                }
+                let b = self.expr_as(b, a.ty, "the divisor of `div_ceil`")?;
+                let ty = a.ty;
+                mk(ExprKind::DivCeil(Box::new(a), Box::new(b)), ty)
+            }
+            K::Index(base, index) => {
+                let access = self.access(base, index, false, span)?;
+                let ty = self.target_dtype(access.target);
+                mk(ExprKind::Load(access), ty)
+            }
+            K::Call(func, args) => self.call_expr(func, args, expect, span),
+            K::Ref(name, _) => {
+                self.cx.error_hint(
+                    span,
+                    format!("`&{name}` can only be passed to a tile primitive"),
+                    format!("use the value `{name}` directly"),
+                );
+                None
+            }
+            K::Region { tensor, .. } => {
+                self.cx.error_hint(
+                    span,
+                    "a tile region can only be passed to `copy`",
+                    format!("read one element with `{tensor}[(i, j)]`"),
+                );
+                None
+            }
+            K::ElemRef(..) => {
+                self.cx.error_hint(
+                    span,
+                    "an element reference can only be passed to `atomic_add`",
+                    "read the element without `&mut`",
+                );
+                None
+            }
+            K::Tuple(_) => {
+                self.cx.error_hint(
+                    span,
+                    "tuples are only supported on the right of `let (a, b) = (x, y);`",
+                    "use separate variables",
+                );
+                None
+            }
+        }
+    }
+
+    fn call_expr(
+        &mut self,
+        func: &Ident,
+        args: &[ast::Expr],
+        expect: Option<Dtype>,
+        span: Span,
+    ) -> Option<Expr> {
+        let name = func.to_string();
+        if let Some(f) = MathFn::from_name(&name) {
+            let usage = if f.arity() == 2 {
+                format!("{name}(a, b)")
+            } else {
+                format!("{name}(x)")
+            };
+            if !self.arity(func, args, f.arity(), &usage, span) {
+                return None;
+            }
+            let a0 = if f.arity() == 2
+                && is_untyped_literal(&args[0])
+                && !is_untyped_literal(&args[1])
+            {
+                let b = self.expr(&args[1], expect)?;
+                let a = self.expr_as(&args[0], b.ty, &format!("the first argument of `{name}`"))?;
+                vec![a, b]
+            } else {
+                let a = self.expr(&args[0], expect)?;
+                let mut v = vec![a];
+                if f.arity() == 2 {
+                    let ty = v[0].ty;
+                    v.push(self.expr_as(
+                        &args[1],
+                        ty,
+                        &format!("the second argument of `{name}`"),
+                    )?);
+                }
+                v
+            };
+            let ty = a0[0].ty;
+            if f.float_only() && !ty.is_float() {
+                self.cx.error_hint(
+                    span,
+                    format!("`{name}` is defined on floating-point values, found {ty}"),
+                    format!("cast first: `{name}(x as f32)`"),
+                );
+                return None;
+            }
+            if ty == Dtype::Bool {
+                self.cx.error_hint(
+                    span,
+                    format!("`{name}` cannot be applied to bool"),
+                    "use `&&` / `||` on booleans",
+                );
+                return None;
+            }
+            return Some(Expr {
+                kind: ExprKind::Math(f, a0),
+                ty,
+                span,
+            });
+        }
+        match name.as_str() {
+            "if_then_else" => {
+                if !self.arity(func, args, 3, "if_then_else(cond, a, b)", span) {
+                    return None;
+                }
+                let c = self.expr_as(&args[0], Dtype::Bool, "the condition of `if_then_else`");
+                let (a, b) = if is_untyped_literal(&args[1]) && !is_untyped_literal(&args[2]) {
+                    let b = self.expr(&args[2], expect)?;
+                    let a = self.expr_as(&args[1], b.ty, "both branches of `if_then_else`")?;
+                    (a, b)
+                } else {
+                    let a = self.expr(&args[1], expect)?;
+                    let b = self.expr_as(&args[2], a.ty, "both branches of `if_then_else`")?;
+                    (a, b)
+                };
+                let ty = a.ty;
+                Some(Expr {
+                    kind: ExprKind::Select(Box::new(c?), Box::new(a), Box::new(b)),
+                    ty,
+                    span,
+                })
+            }
+            "block_idx" => {
+                if !self.arity(func, args, 1, "block_idx(0)", span) {
+                    return None;
+                }
+                let d = match args[0].kind {
+                    ast::ExprKind::Int(v, _) => v,
+                    _ => {
+                        self.cx.error_hint(
+                            args[0].span,
+                            "`block_idx` takes a literal dimension",
+                            "write `block_idx(0)`, `block_idx(1)` or `block_idx(2)`",
+                        );
+                        return None;
+                    }
+                };
+                if d as usize >= self.grid_rank.max(1) {
+                    self.cx.error_hint(
+                        args[0].span,
+                        format!(
+                            "the grid has {} dimension{}; there is no `block_idx({d})`",
+                            self.grid_rank,
+                            if self.grid_rank == 1 { "" } else { "s" }
+                        ),
+                        "add a grid dimension in the attribute: `grid = [X, Y]`",
+                    );
+                    return None;
+                }
+                Some(Expr {
+                    kind: ExprKind::BlockIdx(d as u8),
+                    ty: Dtype::Index,
+                    span,
+                })
+            }
+            _ if PRIMITIVES.contains(&name.as_str()) => {
+                self.cx.error_hint(
+                    span,
+                    format!("`{name}` is a statement and has no value"),
+                    format!("call it on its own line: `{name}(..);`"),
+                );
+                None
+            }
+            "parallel" | "serial" | "pipelined" => {
+                self.cx.error_hint(
+                    span,
+                    format!("`{name}` is only meaningful as a loop iterator"),
+                    format!("write `for i in {name}(..) {{ .. }}`"),
+                );
+                None
+            }
+            _ => {
+                self.cx.error_hint(
+                    func.span(),
+                    format!("unknown function `{name}`"),
+                    format!("the functions are {FUNCTIONS}"),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn int_fits(v: i128, ty: Dtype) -> bool {
+    match ty {
+        Dtype::U8 => (0..=u8::MAX as i128).contains(&v),
+        Dtype::I32 => (i32::MIN as i128..=i32::MAX as i128).contains(&v),
+        Dtype::U32 => (0..=u32::MAX as i128).contains(&v),
+        _ => (i64::MIN as i128..=i64::MAX as i128).contains(&v),
+    }
+}
+
+/// Per-config checks: every constant the kernel uses is evaluated under each config.
+fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
+    for (ci, cfg) in k.configs.iter().enumerate() {
+        let vals = &cfg.values;
+        let cfg_span = attr
+            .configs
+            .get(ci)
+            .map(|c| c.name.span())
+            .unwrap_or(k.name.span());
+        let label = format!("in config `{}`", cfg.name);
+        match eval_const(&k.threads, vals) {
+            Some(t) if (1..=1024).contains(&t) => {}
+            Some(t) => cx.error_hint(
+                cfg_span,
+                format!("{label}: `threads` is {t}, outside 1..=1024"),
+                "pick a block size between 1 and 1024 threads",
+            ),
+            None => cx.error_hint(
+                k.threads.span,
+                format!("{label}: `threads` does not evaluate to a constant"),
+                "use a literal or a const generic",
+            ),
+        }
+        let shape = |b: BufId| -> Vec<Option<i128>> {
+            k.buffers[b]
+                .shape
+                .iter()
+                .map(|d| eval_const(d, vals))
+                .collect()
+        };
+        for b in &k.buffers {
+            for d in &b.shape {
+                match eval_const(d, vals) {
+                    Some(v) if v > 0 && v <= 1 << 24 => {}
+                    Some(v) => cx.error_hint(
+                        d.span,
+                        format!("{label}: dimension of `{}` is {v}", b.name),
+                        "buffer dimensions must be between 1 and 16777216",
+                    ),
+                    None => cx.error_hint(
+                        d.span,
+                        format!("{label}: dimension of `{}` does not evaluate", b.name),
+                        "check for division by zero or overflow",
+                    ),
+                }
+            }
+        }
+        walk(&k.body, &mut |s| match &s.kind {
+            StmtKind::For {
+                kind: LoopKind::Parallel { extents },
+                ..
+            } => {
+                for e in extents {
+                    match eval_const(e, vals) {
+                        Some(v) if v > 0 => {}
+                        v => cx.error_hint(
+                            e.span,
+                            format!(
+                                "{label}: `parallel` extent is {}",
+                                v.map_or("not computable".to_string(), |v| v.to_string())
+                            ),
+                            "extents must be positive constants",
+                        ),
+                    }
+                }
+            }
+            StmtKind::For {
+                kind: LoopKind::Pipelined { stages, .. },
+                ..
+            } => match eval_const(stages, vals) {
+                Some(v) if (1..=8).contains(&v) => {}
+                v => cx.error_hint(
+                    stages.span,
+                    format!(
+                        "{label}: pipeline stages is {}",
+                        v.map_or("not computable".to_string(), |v| v.to_string())
+                    ),
+                    "use 1 to 8 stages",
+                ),
+            },
+            StmtKind::Copy {
+                src: Tile::Buffer(a),
+                dst: Tile::Buffer(b),
+            } => {
+                if shape(*a) != shape(*b) {
+                    cx.error_hint(
+                        s.span,
+                        format!(
+                            "{label}: `copy` between buffers of different shapes ({} vs {})",
+                            fmt_shape(&shape(*a)),
+                            fmt_shape(&shape(*b))
+                        ),
+                        "buffer-to-buffer copies need equal shapes",
+                    );
+                }
+            }
+            StmtKind::Gemm { a, b, c } => {
+                let (sa, sb, sc) = (shape(*a), shape(*b), shape(*c));
+                if sa.len() == 2
+                    && sb.len() == 2
+                    && sc.len() == 2
+                    && (sa[1] != sb[0] || sa[0] != sc[0] || sb[1] != sc[1])
+                {
+                    cx.error_hint(
+                        s.span,
+                        format!(
+                            "{label}: `gemm` shapes do not agree: A is {}, B is {}, C is {}",
+                            fmt_shape(&sa),
+                            fmt_shape(&sb),
+                            fmt_shape(&sc)
+                        ),
+                        "A is (M, K), B is (K, N) and the accumulator is (M, N)",
+                    );
+                }
+            }
+            StmtKind::Reduce { src, dst, dim, .. } => {
+                let (ss, sd) = (shape(*src), shape(*dst));
+                let mut want = ss.clone();
+                want.remove(*dim);
+                if want.is_empty() {
+                    want.push(Some(1));
+                }
+                if want != sd {
+                    cx.error_hint(s.span, format!("{label}: reducing {} along dimension {dim} gives {}, but the destination is {}", fmt_shape(&ss), fmt_shape(&want), fmt_shape(&sd)), "make the destination's shape the source's without the reduced dimension");
+                }
+            }
+            _ => {}
+        });
+    }
+}
+
+fn fmt_shape(s: &[Option<i128>]) -> String {
+    format!(
+        "({})",
+        s.iter()
+            .map(|d| d.map_or("?".to_string(), |v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Visits every statement, depth first.
+pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        match &s.kind {
+            StmtKind::For { body, .. } => walk(body, f),
+            StmtKind::If { then, els, .. } => {
+                walk(then, f);
+                walk(els, f);
+            }
+            _ => {}
+        }
+    }
+}

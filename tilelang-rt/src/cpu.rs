@@ -1,0 +1,783 @@
+//! The CPU backend: the reference semantics of the kernel language.
+//!
+//! A launch runs every block of the grid one after another (x fastest, then y, then z). Inside
+//! a block, statements run in program order, exactly as written:
+//!
+//! * **`parallel` loops** run their iterations in lexicographic order. The language promises
+//!   nothing about order on a GPU, so a kernel is correct only if its iterations are
+//!   independent (no iteration reads what another writes, no two write the same element).
+//!   The compiler rejects assignments to variables declared outside the loop.
+//! * **`serial` / `pipelined` loops** run in order; `pipelined` overlaps copies on a GPU
+//!   but has the same meaning.
+//! * **Fresh buffers** (`alloc_shared` / `alloc_fragment` / `alloc_local`) hold poison (NaN for
+//!   floats, a fixed pattern for integers): reading an element before writing it shows up.
+//! * **`copy(src, dst)`** converts each element to the destination's dtype (round to nearest
+//!   even for floats; saturating for float → integer). A region `t.at(offsets)` has the shape
+//!   of the buffer on the other side. Reading outside the tensor gives zero; writing outside the
+//!   tensor is skipped. That is how tails are handled: the kernel needs no masks.
+//! * **Element accesses** `t[(i, j)]` must be in bounds; out of bounds is a kernel bug, reported
+//!   here as [`Error::OutOfBounds`] (on a GPU it would be undefined).
+//! * **`reduce_sum` / `reduce_max`** overwrite the destination; they fold the reduced dimension
+//!   in increasing index order in the buffer's dtype, starting from the first element.
+//!   A GPU folds in a tree: results agree up to reassociation.
+//! * **`gemm(a, b, c)`** computes `c[i][j] += Σ_k a[i][k]·b[k][j]`, each product converted to
+//!   `c`'s dtype and added in increasing `k`.
+//! * **Arithmetic** follows the element type: f16/bf16 round after every operation; integer
+//!   arithmetic wraps (as on a GPU); integer division by zero is [`Error::DivisionByZero`].
+//!   Math functions on f16/bf16 are evaluated in f32 and rounded.
+
+use crate::{Element, Error, Result};
+use half::{bf16, f16};
+
+/// A scalar the kernel language computes with: the element types, `bool` and the index type.
+pub trait Scalar: Copy + PartialOrd + std::fmt::Debug {
+    const IS_FLOAT: bool;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+    fn to_i64(self) -> i64;
+    fn from_i64(v: i64) -> Self;
+}
+
+macro_rules! scalar_float {
+    ($t:ty, $to:expr, $from:expr) => {
+        impl Scalar for $t {
+            const IS_FLOAT: bool = true;
+            fn to_f64(self) -> f64 {
+                $to(self)
+            }
+            fn from_f64(v: f64) -> Self {
+                $from(v)
+            }
+            fn to_i64(self) -> i64 {
+                $to(self) as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                $from(v as f64)
+            }
+        }
+    };
+}
+scalar_float!(f16, |x: f16| x.to_f64(), f16::from_f64);
+scalar_float!(bf16, |x: bf16| x.to_f64(), bf16::from_f64);
+scalar_float!(f32, |x: f32| x as f64, |v: f64| v as f32);
+scalar_float!(f64, |x: f64| x, |v: f64| v);
+
+macro_rules! scalar_int {
+    ($t:ty) => {
+        impl Scalar for $t {
+            const IS_FLOAT: bool = false;
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+scalar_int!(i32);
+scalar_int!(u32);
+scalar_int!(u8);
+scalar_int!(i64);
+
+impl Scalar for bool {
+    const IS_FLOAT: bool = false;
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+}
+
+/// `x as T` in the kernel language.
+#[inline(always)]
+pub fn cast<A: Scalar, B: Scalar>(a: A) -> B {
+    if A::IS_FLOAT || B::IS_FLOAT {
+        B::from_f64(a.to_f64())
+    } else {
+        B::from_i64(a.to_i64())
+    }
+}
+
+/// A literal of type `T` (converted once, at the literal's site).
+#[inline(always)]
+pub fn lit<T: Scalar>(v: f64) -> T {
+    T::from_f64(v)
+}
+
+/// Arithmetic with the kernel language's rules: wrapping integers, IEEE floats.
+pub trait Arith: Scalar {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Option<Self>;
+    fn rem(self, o: Self) -> Option<Self>;
+    fn neg(self) -> Self;
+}
+
+macro_rules! arith_float {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Option<Self> {
+                Some(self / o)
+            }
+            #[inline(always)]
+            fn rem(self, o: Self) -> Option<Self> {
+                Some(self % o)
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+        }
+    };
+}
+arith_float!(f16);
+arith_float!(bf16);
+arith_float!(f32);
+arith_float!(f64);
+
+macro_rules! arith_int {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Option<Self> {
+                (o != 0).then(|| self.wrapping_div(o))
+            }
+            #[inline(always)]
+            fn rem(self, o: Self) -> Option<Self> {
+                (o != 0).then(|| self.wrapping_rem(o))
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                (0 as $t).wrapping_sub(self)
+            }
+        }
+    };
+}
+arith_int!(i32);
+arith_int!(u32);
+arith_int!(u8);
+arith_int!(i64);
+
+#[inline(always)]
+pub fn add<T: Arith>(a: T, b: T) -> T {
+    a.add(b)
+}
+#[inline(always)]
+pub fn sub<T: Arith>(a: T, b: T) -> T {
+    a.sub(b)
+}
+#[inline(always)]
+pub fn mul<T: Arith>(a: T, b: T) -> T {
+    a.mul(b)
+}
+#[inline(always)]
+pub fn neg<T: Arith>(a: T) -> T {
+    a.neg()
+}
+#[inline(always)]
+pub fn div<T: Arith>(a: T, b: T, kernel: &'static str) -> Result<T> {
+    a.div(b).ok_or(Error::DivisionByZero { kernel })
+}
+#[inline(always)]
+pub fn rem<T: Arith>(a: T, b: T, kernel: &'static str) -> Result<T> {
+    a.rem(b).ok_or(Error::DivisionByZero { kernel })
+}
+/// `a.div_ceil(b)` on integers (rounding towards +∞ for positive `b`).
+#[inline(always)]
+pub fn div_ceil<T: Arith>(a: T, b: T, kernel: &'static str) -> Result<T> {
+    let one = T::from_i64(1);
+    let q = div(a, b, kernel)?;
+    let r = rem(a, b, kernel)?;
+    let zero = T::from_i64(0);
+    Ok(if r != zero && ((r > zero) == (b > zero)) {
+        q.add(one)
+    } else {
+        q
+    })
+}
+
+/// Shifts take the amount modulo the bit width, as GPU shift instructions do.
+pub trait Shift: Copy {
+    fn shl(self, n: Self) -> Self;
+    fn shr(self, n: Self) -> Self;
+}
+macro_rules! shift {
+    ($t:ty) => {
+        impl Shift for $t {
+            #[inline(always)]
+            fn shl(self, n: Self) -> Self {
+                self.wrapping_shl(n as u32)
+            }
+            #[inline(always)]
+            fn shr(self, n: Self) -> Self {
+                self.wrapping_shr(n as u32)
+            }
+        }
+    };
+}
+shift!(i32);
+shift!(u32);
+shift!(u8);
+shift!(i64);
+#[inline(always)]
+pub fn shl<T: Shift>(a: T, b: T) -> T {
+    a.shl(b)
+}
+#[inline(always)]
+pub fn shr<T: Shift>(a: T, b: T) -> T {
+    a.shr(b)
+}
+
+/// The math functions. Half-precision types compute in f32 and round once.
+pub trait Math: Scalar {
+    fn exp(self) -> Self;
+    fn exp2(self) -> Self;
+    fn log(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn rsqrt(self) -> Self;
+    fn abs(self) -> Self;
+}
+macro_rules! math_via {
+    ($t:ty, $w:ty, $to:expr, $from:expr) => {
+        impl Math for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $from($to(self).exp())
+            }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                $from($to(self).exp2())
+            }
+            #[inline(always)]
+            fn log(self) -> Self {
+                $from($to(self).ln())
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $from($to(self).sqrt())
+            }
+            #[inline(always)]
+            fn rsqrt(self) -> Self {
+                $from(1.0 / $to(self).sqrt())
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $from($to(self).abs())
+            }
+        }
+    };
+}
+math_via!(f16, f32, |x: f16| x.to_f32(), f16::from_f32);
+math_via!(bf16, f32, |x: bf16| x.to_f32(), bf16::from_f32);
+math_via!(f32, f32, |x: f32| x, |x: f32| x);
+math_via!(f64, f64, |x: f64| x, |x: f64| x);
+
+#[inline(always)]
+pub fn exp<T: Math>(x: T) -> T {
+    x.exp()
+}
+#[inline(always)]
+pub fn exp2<T: Math>(x: T) -> T {
+    x.exp2()
+}
+#[inline(always)]
+pub fn log<T: Math>(x: T) -> T {
+    x.log()
+}
+#[inline(always)]
+pub fn sqrt<T: Math>(x: T) -> T {
+    x.sqrt()
+}
+#[inline(always)]
+pub fn rsqrt<T: Math>(x: T) -> T {
+    x.rsqrt()
+}
+
+/// `abs` on integers and floats.
+#[inline(always)]
+pub fn abs<T: Scalar + Arith>(x: T) -> T {
+    if T::IS_FLOAT {
+        T::from_f64(x.to_f64().abs())
+    } else if x < T::from_i64(0) {
+        x.neg()
+    } else {
+        x
+    }
+}
+
+/// `max(a, b)`; with one NaN operand the other is returned (IEEE maxNum, as `fmaxf`).
+#[inline(always)]
+pub fn max<T: Scalar>(a: T, b: T) -> T {
+    if a != a || b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// `min(a, b)`; with one NaN operand the other is returned (IEEE minNum, as `fminf`).
+#[inline(always)]
+pub fn min<T: Scalar>(a: T, b: T) -> T {
+    if a != a || b < a {
+        b
+    } else {
+        a
+    }
+}
+
+#[inline(always)]
+fn linear<const R: usize>(idx: [i64; R], shape: &[i64; R]) -> Option<usize> {
+    let mut lin: i64 = 0;
+    for d in 0..R {
+        if idx[d] < 0 || idx[d] >= shape[d] {
+            return None;
+        }
+        lin = lin * shape[d] + idx[d];
+    }
+    Some(lin as usize)
+}
+
+fn oob<const R: usize>(
+    kernel: &'static str,
+    buffer: &'static str,
+    idx: [i64; R],
+    shape: &[i64; R],
+) -> Error {
+    Error::OutOfBounds {
+        kernel,
+        buffer,
+        index: idx.to_vec(),
+        shape: shape.to_vec(),
+    }
+}
+
+fn shape_of<const R: usize>(dims: &[usize]) -> [i64; R] {
+    let mut s = [0i64; R];
+    for (d, v) in s.iter_mut().zip(dims) {
+        *d = *v as i64;
+    }
+    s
+}
+
+/// A read-only tensor argument inside a CPU kernel.
+pub struct In<'a, T, const R: usize> {
+    kernel: &'static str,
+    name: &'static str,
+    data: &'a [T],
+    shape: [i64; R],
+}
+
+impl<'a, T: Element, const R: usize> In<'a, T, R> {
+    pub fn new(kernel: &'static str, name: &'static str, data: &'a [T], dims: &[usize]) -> Self {
+        In {
+            kernel,
+            name,
+            data,
+            shape: shape_of(dims),
+        }
+    }
+    #[inline(always)]
+    pub fn get(&self, idx: [i64; R]) -> Result<T> {
+        match linear(idx, &self.shape) {
+            Some(i) => Ok(self.data[i]),
+            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+        }
+    }
+}
+
+/// A writable tensor argument inside a CPU kernel.
+pub struct Out<'a, T, const R: usize> {
+    kernel: &'static str,
+    name: &'static str,
+    data: &'a mut [T],
+    shape: [i64; R],
+}
+
+impl<'a, T: Element, const R: usize> Out<'a, T, R> {
+    pub fn new(
+        kernel: &'static str,
+        name: &'static str,
+        data: &'a mut [T],
+        dims: &[usize],
+    ) -> Self {
+        Out {
+            kernel,
+            name,
+            data,
+            shape: shape_of(dims),
+        }
+    }
+    #[inline(always)]
+    pub fn get(&self, idx: [i64; R]) -> Result<T> {
+        match linear(idx, &self.shape) {
+            Some(i) => Ok(self.data[i]),
+            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+        }
+    }
+    #[inline(always)]
+    pub fn set(&mut self, idx: [i64; R], v: T) -> Result<()> {
+        match linear(idx, &self.shape) {
+            Some(i) => {
+                self.data[i] = v;
+                Ok(())
+            }
+            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+        }
+    }
+    #[inline(always)]
+    pub fn atomic_add(&mut self, idx: [i64; R], v: T) -> Result<()>
+    where
+        T: Arith,
+    {
+        let old = self.get(idx)?;
+        self.set(idx, old.add(v))
+    }
+}
+
+/// A tile buffer (shared, fragment or local) inside a CPU kernel. Fresh buffers hold poison.
+pub struct Buf<T, const R: usize> {
+    kernel: &'static str,
+    name: &'static str,
+    data: Vec<T>,
+    shape: [i64; R],
+}
+
+impl<T: Element, const R: usize> Buf<T, R> {
+    pub fn new(kernel: &'static str, name: &'static str, shape: [i64; R]) -> Self {
+        let n: i64 = shape.iter().product();
+        Buf {
+            kernel,
+            name,
+            data: vec![T::POISON; n as usize],
+            shape,
+        }
+    }
+    #[inline(always)]
+    pub fn get(&self, idx: [i64; R]) -> Result<T> {
+        match linear(idx, &self.shape) {
+            Some(i) => Ok(self.data[i]),
+            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+        }
+    }
+    #[inline(always)]
+    pub fn set(&mut self, idx: [i64; R], v: T) -> Result<()> {
+        match linear(idx, &self.shape) {
+            Some(i) => {
+                self.data[i] = v;
+                Ok(())
+            }
+            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+        }
+    }
+    #[inline(always)]
+    pub fn atomic_add(&mut self, idx: [i64; R], v: T) -> Result<()>
+    where
+        T: Arith,
+    {
+        let old = self.get(idx)?;
+        self.set(idx, old.add(v))
+    }
+    pub fn fill(&mut self, v: T) {
+        self.data.fill(v);
+    }
+    pub fn shape(&self) -> [i64; R] {
+        self.shape
+    }
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+}
+
+/// Calls `f(buffer_row, tensor_row, first, last)` for every row of a region. The buffer's row
+/// starts at element `buffer_row`; its in-bounds columns are `first..last`; buffer column `c`
+/// is tensor element `tensor_row + c`. `tensor_row` is `None` when the row has no element
+/// inside the tensor.
+fn for_each_row<const R: usize>(
+    buf_shape: &[i64; R],
+    tensor_shape: &[i64; R],
+    offset: &[i64; R],
+    mut f: impl FnMut(usize, Option<usize>, usize, usize),
+) {
+    let cols = buf_shape[R - 1];
+    let rows: i64 = buf_shape[..R - 1].iter().product();
+    let lo = (-offset[R - 1]).clamp(0, cols);
+    let hi = (tensor_shape[R - 1] - offset[R - 1]).clamp(lo, cols);
+    let mut idx = [0i64; R];
+    for row in 0..rows {
+        // Decompose the row number into the leading indices.
+        let mut r = row;
+        for d in (0..R - 1).rev() {
+            idx[d] = r % buf_shape[d];
+            r /= buf_shape[d];
+        }
+        let mut inside = true;
+        let mut lin: i64 = 0;
+        for d in 0..R - 1 {
+            let g = offset[d] + idx[d];
+            inside &= g >= 0 && g < tensor_shape[d];
+            lin = lin * tensor_shape[d] + g;
+        }
+        // `tensor_row + lo` is in bounds whenever the row is inside; shift by `lo` so the value
+        // handed out is never negative.
+        let tstart = if inside && hi > lo {
+            Some((lin * tensor_shape[R - 1] + offset[R - 1] + lo) as usize)
+        } else {
+            None
+        };
+        f((row * cols) as usize, tstart, lo as usize, hi as usize);
+    }
+}
+
+/// `copy(t.at(offset), &mut buf)`: out-of-bounds elements read as zero.
+pub fn copy_from_global<S: Element, D: Element, const R: usize>(
+    src: &In<'_, S, R>,
+    offset: [i64; R],
+    dst: &mut Buf<D, R>,
+) -> Result<()> {
+    copy_region_in(src.data, &src.shape, offset, dst)
+}
+
+/// `copy(t.at(offset), &mut buf)` where `t` is a writable tensor.
+pub fn copy_from_global_mut<S: Element, D: Element, const R: usize>(
+    src: &Out<'_, S, R>,
+    offset: [i64; R],
+    dst: &mut Buf<D, R>,
+) -> Result<()> {
+    copy_region_in(src.data, &src.shape, offset, dst)
+}
+
+fn copy_region_in<S: Element, D: Element, const R: usize>(
+    data: &[S],
+    shape: &[i64; R],
+    offset: [i64; R],
+    dst: &mut Buf<D, R>,
+) -> Result<()> {
+    let zero = D::from_f64(0.0);
+    let bshape = dst.shape;
+    let cols = bshape[R - 1] as usize;
+    let out = &mut dst.data;
+    for_each_row(&bshape, shape, &offset, |b, t, lo, hi| {
+        let row = &mut out[b..b + cols];
+        match t {
+            Some(t) => {
+                row[..lo].fill(zero);
+                for (o, s) in row[lo..hi].iter_mut().zip(&data[t..t + (hi - lo)]) {
+                    *o = cast(*s);
+                }
+                row[hi..].fill(zero);
+            }
+            None => row.fill(zero),
+        }
+    });
+    Ok(())
+}
+
+/// `copy(&buf, t.at_mut(offset))`: out-of-bounds elements are not written.
+pub fn copy_to_global<S: Element, D: Element, const R: usize>(
+    src: &Buf<S, R>,
+    dst: &mut Out<'_, D, R>,
+    offset: [i64; R],
+) -> Result<()> {
+    let data = &mut dst.data;
+    for_each_row(&src.shape, &dst.shape, &offset, |b, t, lo, hi| {
+        if let Some(t) = t {
+            for (o, s) in data[t..t + (hi - lo)]
+                .iter_mut()
+                .zip(&src.data[b + lo..b + hi])
+            {
+                *o = cast(*s);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// `copy(&a, &mut b)` between buffers of the same shape, converting the dtype.
+pub fn copy_buf<S: Element, D: Element, const R: usize>(
+    src: &Buf<S, R>,
+    dst: &mut Buf<D, R>,
+) -> Result<()> {
+    for (o, s) in dst.data.iter_mut().zip(&src.data) {
+        *o = cast(*s);
+    }
+    Ok(())
+}
+
+/// `gemm(&a, &b, &mut c)`: `c += a·b`, products converted to `c`'s dtype, `k` ascending.
+pub fn gemm<A: Element, C: Element>(a: &Buf<A, 2>, b: &Buf<A, 2>, c: &mut Buf<C, 2>) -> Result<()> {
+    let (m, k, n) = (
+        a.shape[0] as usize,
+        a.shape[1] as usize,
+        b.shape[1] as usize,
+    );
+    let bc: Vec<C> = b.data.iter().map(|&x| cast(x)).collect();
+    for i in 0..m {
+        let crow = &mut c.data[i * n..(i + 1) * n];
+        for kk in 0..k {
+            let av: C = cast(a.data[i * k + kk]);
+            let brow = &bc[kk * n..(kk + 1) * n];
+            for (cv, &bv) in crow.iter_mut().zip(brow) {
+                *cv = cv.add(av.mul(bv));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `reduce_sum` / `reduce_max` along `dim`, overwriting `dst`.
+fn reduce<T: Element, const R: usize, const R2: usize>(
+    src: &Buf<T, R>,
+    dst: &mut Buf<T, R2>,
+    dim: usize,
+    f: impl Fn(T, T) -> T,
+) -> Result<()> {
+    let outer: i64 = src.shape[..dim].iter().product();
+    let len = src.shape[dim];
+    let inner: i64 = src.shape[dim + 1..].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = (o * len * inner + i) as usize;
+            let mut acc = src.data[base];
+            for r in 1..len {
+                acc = f(acc, src.data[base + (r * inner) as usize]);
+            }
+            dst.data[(o * inner + i) as usize] = acc;
+        }
+    }
+    Ok(())
+}
+
+pub fn reduce_sum<T: Element, const R: usize, const R2: usize>(
+    src: &Buf<T, R>,
+    dst: &mut Buf<T, R2>,
+    dim: usize,
+) -> Result<()> {
+    reduce(src, dst, dim, |a, b| a.add(b))
+}
+
+pub fn reduce_max<T: Element, const R: usize, const R2: usize>(
+    src: &Buf<T, R>,
+    dst: &mut Buf<T, R2>,
+    dim: usize,
+) -> Result<()> {
+    reduce(src, dst, dim, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_tails_read_zero_and_skip_writes() {
+        let data: Vec<f32> = (0..12).map(|x| x as f32).collect();
+        let src = In::<f32, 2>::new("k", "a", &data, &[3, 4]);
+        let mut buf = Buf::<f32, 2>::new("k", "s", [2, 3]);
+        copy_from_global(&src, [2, 2], &mut buf).unwrap();
+        assert_eq!(buf.data(), &[10.0, 11.0, 0.0, 0.0, 0.0, 0.0]);
+        copy_from_global(&src, [-1, -1], &mut buf).unwrap();
+        assert_eq!(buf.data(), &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+
+        let mut out = vec![-1.0f32; 12];
+        let mut dst = Out::<f32, 2>::new("k", "c", &mut out, &[3, 4]);
+        let mut b = Buf::<f32, 2>::new("k", "s", [2, 3]);
+        b.fill(7.0);
+        copy_to_global(&b, &mut dst, [2, 2]).unwrap();
+        assert_eq!(
+            out,
+            vec![-1., -1., -1., -1., -1., -1., -1., -1., -1., -1., 7., 7.]
+        );
+    }
+
+    #[test]
+    fn reductions_fold_in_order() {
+        let mut s = Buf::<f32, 2>::new("k", "s", [2, 3]);
+        for (i, v) in [1.0, 5.0, 2.0, -1.0, -3.0, -2.0].into_iter().enumerate() {
+            s.set([i as i64 / 3, i as i64 % 3], v).unwrap();
+        }
+        let mut d = Buf::<f32, 1>::new("k", "d", [2]);
+        reduce_sum(&s, &mut d, 1).unwrap();
+        assert_eq!(d.data(), &[8.0, -6.0]);
+        reduce_max(&s, &mut d, 1).unwrap();
+        assert_eq!(d.data(), &[5.0, -1.0]);
+        let mut e = Buf::<f32, 1>::new("k", "e", [3]);
+        reduce_sum(&s, &mut e, 0).unwrap();
+        assert_eq!(e.data(), &[0.0, 2.0, 0.0]);
+    }
+
+    #[test]
+    fn out_of_bounds_is_an_error() {
+        let b = Buf::<f32, 1>::new("k", "s", [4]);
+        assert!(matches!(b.get([4]), Err(Error::OutOfBounds { .. })));
+        assert!(matches!(b.get([-1]), Err(Error::OutOfBounds { .. })));
+    }
+
+    #[test]
+    fn integer_semantics() {
+        assert_eq!(div_ceil(7i64, 2, "k").unwrap(), 4);
+        assert_eq!(div_ceil(-7i64, 2, "k").unwrap(), -3);
+        assert_eq!(div_ceil(8i64, 2, "k").unwrap(), 4);
+        assert!(div(1i32, 0, "k").is_err());
+        assert_eq!(add(250u8, 10), 4);
+        assert_eq!(cast::<f32, u8>(300.0), 255);
+        assert_eq!(cast::<i32, u8>(300), 44);
+        assert_eq!(cast::<f32, f16>(1.0 / 3.0), f16::from_f32(1.0 / 3.0));
+        assert_eq!(max(f32::NAN, 1.0), 1.0);
+        assert_eq!(max(1.0, f32::NAN), 1.0);
+    }
+
+    #[test]
+    fn gemm_accumulates() {
+        let mut a = Buf::<f16, 2>::new("k", "a", [2, 2]);
+        let mut b = Buf::<f16, 2>::new("k", "b", [2, 2]);
+        let mut c = Buf::<f32, 2>::new("k", "c", [2, 2]);
+        for (i, v) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+            a.set([i as i64 / 2, i as i64 % 2], f16::from_f32(v))
+                .unwrap();
+            b.set([i as i64 / 2, i as i64 % 2], f16::from_f32(v))
+                .unwrap();
+        }
+        c.fill(1.0);
+        gemm(&a, &b, &mut c).unwrap();
+        assert_eq!(c.data(), &[8.0, 11.0, 16.0, 23.0]);
+    }
+}

@@ -1,0 +1,122 @@
+//! The runtime's one error type. Every launch-time check returns one of these; nothing panics.
+
+use std::fmt;
+
+/// Errors from devices, tensors and kernel launches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tensor has the wrong number of dimensions for the kernel parameter.
+    RankMismatch {
+        kernel: &'static str,
+        tensor: &'static str,
+        expected: usize,
+        found: usize,
+    },
+    /// A dimension disagrees with the value its shape symbol (or const generic) already has.
+    ShapeMismatch {
+        kernel: &'static str,
+        tensor: &'static str,
+        dim: usize,
+        symbol: &'static str,
+        expected: usize,
+        found: usize,
+        /// Where the expected value came from: another tensor's dimension, or the config.
+        bound_by: String,
+    },
+    /// A tensor's element type is not the one the kernel parameter declares.
+    DtypeMismatch {
+        kernel: &'static str,
+        tensor: &'static str,
+        expected: Dtype,
+        found: Dtype,
+    },
+    /// An output tensor shares memory with another argument.
+    Aliasing {
+        kernel: &'static str,
+        output: &'static str,
+        other: &'static str,
+    },
+    /// A `requires` condition of the kernel is false for these shapes and this config.
+    Requirement {
+        kernel: &'static str,
+        config: &'static str,
+        condition: &'static str,
+        values: String,
+    },
+    /// The config name is not one of the kernel's configs.
+    UnknownConfig {
+        kernel: &'static str,
+        config: String,
+        available: Vec<&'static str>,
+    },
+    /// A tensor lives on another device than the one the kernel is launched on.
+    DeviceMismatch {
+        kernel: &'static str,
+        tensor: &'static str,
+    },
+    /// Host data and shape disagree (`Device::upload`, `Tensor::copy_from_slice`).
+    LengthMismatch { expected: usize, found: usize },
+    /// An element access outside a tensor or buffer while running on the CPU backend. This is a
+    /// bug in the kernel (on a GPU it would read or write out of bounds).
+    OutOfBounds {
+        kernel: &'static str,
+        buffer: &'static str,
+        index: Vec<i64>,
+        shape: Vec<i64>,
+    },
+    /// Integer division or remainder by zero inside a kernel on the CPU backend.
+    DivisionByZero { kernel: &'static str },
+    /// The launch geometry is out of range (negative or too many blocks).
+    BadGrid {
+        kernel: &'static str,
+        grid: Vec<i64>,
+    },
+    /// No device of the requested kind is available.
+    NoDevice(String),
+}
+
+pub use crate::Dtype;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::RankMismatch { kernel, tensor, expected, found } => {
+                write!(f, "{kernel}: tensor `{tensor}` has {found} dimensions, the kernel expects {expected}")
+            }
+            Error::ShapeMismatch { kernel, tensor, dim, symbol, expected, found, bound_by } => write!(
+                f,
+                "{kernel}: dimension {dim} of `{tensor}` is {found}, but `{symbol}` is {expected} (from {bound_by})"
+            ),
+            Error::DtypeMismatch { kernel, tensor, expected, found } => {
+                write!(f, "{kernel}: tensor `{tensor}` holds {found}, the kernel expects {expected}")
+            }
+            Error::Aliasing { kernel, output, other } => {
+                write!(f, "{kernel}: output `{output}` overlaps `{other}` in memory; pass distinct tensors")
+            }
+            Error::Requirement { kernel, config, condition, values } => {
+                write!(f, "{kernel}: config `{config}` requires `{condition}`, which is false for {values}")
+            }
+            Error::UnknownConfig { kernel, config, available } => {
+                write!(f, "{kernel}: no config named `{config}`; the configs are {}", available.join(", "))
+            }
+            Error::DeviceMismatch { kernel, tensor } => {
+                write!(f, "{kernel}: tensor `{tensor}` lives on another device than the launch")
+            }
+            Error::LengthMismatch { expected, found } => {
+                write!(f, "host data has {found} elements, the shape needs {expected}")
+            }
+            Error::OutOfBounds { kernel, buffer, index, shape } => write!(
+                f,
+                "{kernel}: access to `{buffer}` at {index:?} is outside its shape {shape:?} (a bug in the kernel)"
+            ),
+            Error::DivisionByZero { kernel } => write!(f, "{kernel}: integer division by zero in the kernel"),
+            Error::BadGrid { kernel, grid } => write!(f, "{kernel}: the grid {grid:?} is out of range"),
+            Error::NoDevice(why) => write!(f, "no device: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,157 @@
+//! Launch-time checks, called by the launchers `#[tile_kernel]` generates. They run before any
+//! work is queued, so a failed check leaves every tensor untouched.
+
+use crate::{Device, Element, Error, Result, Tensor};
+
+/// How one dimension of a kernel parameter is constrained.
+#[derive(Debug, Clone, Copy)]
+pub enum DimSpec {
+    /// A shape symbol, by index into the kernel's symbol list.
+    Sym(usize),
+    /// A const generic with its value in the chosen config.
+    Const(&'static str, usize),
+}
+
+/// Binds shape symbols from the tensors passed to a launch, checking that every use agrees.
+pub struct Binder {
+    kernel: &'static str,
+    names: &'static [&'static str],
+    values: Vec<Option<(usize, String)>>,
+}
+
+impl Binder {
+    pub fn new(kernel: &'static str, names: &'static [&'static str]) -> Binder {
+        Binder {
+            kernel,
+            names,
+            values: vec![None; names.len()],
+        }
+    }
+
+    /// Checks the device, rank and dimensions of one tensor argument.
+    pub fn tensor<T: Element>(
+        &mut self,
+        device: &Device,
+        name: &'static str,
+        t: &Tensor<T>,
+        dims: &[DimSpec],
+    ) -> Result<()> {
+        if t.device() != device {
+            return Err(Error::DeviceMismatch {
+                kernel: self.kernel,
+                tensor: name,
+            });
+        }
+        if t.shape().len() != dims.len() {
+            return Err(Error::RankMismatch {
+                kernel: self.kernel,
+                tensor: name,
+                expected: dims.len(),
+                found: t.shape().len(),
+            });
+        }
+        for (d, (&found, spec)) in t.shape().iter().zip(dims).enumerate() {
+            match *spec {
+                DimSpec::Const(cname, v) => {
+                    if found != v {
+                        return Err(Error::ShapeMismatch {
+                            kernel: self.kernel,
+                            tensor: name,
+                            dim: d,
+                            symbol: cname,
+                            expected: v,
+                            found,
+                            bound_by: "the config".to_string(),
+                        });
+                    }
+                }
+                DimSpec::Sym(i) => match &self.values[i] {
+                    Some((v, by)) if *v != found => {
+                        return Err(Error::ShapeMismatch {
+                            kernel: self.kernel,
+                            tensor: name,
+                            dim: d,
+                            symbol: self.names[i],
+                            expected: *v,
+                            found,
+                            bound_by: by.clone(),
+                        })
+                    }
+                    Some(_) => {}
+                    None => self.values[i] = Some((found, format!("dimension {d} of `{name}`"))),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of symbol `i`. Every symbol appears in some tensor type, so all are bound once
+    /// every tensor has been checked.
+    pub fn value(&self, i: usize) -> i64 {
+        self.values[i].as_ref().map_or(0, |(v, _)| *v as i64)
+    }
+
+    /// `M = 64, N = 100` for error messages.
+    pub fn describe(&self) -> String {
+        self.names
+            .iter()
+            .zip(&self.values)
+            .map(|(n, v)| {
+                format!(
+                    "{n} = {}",
+                    v.as_ref().map_or("?".to_string(), |(v, _)| v.to_string())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One tensor argument, for the aliasing check.
+pub struct ArgRange {
+    pub name: &'static str,
+    pub range: (usize, usize),
+    pub written: bool,
+}
+
+/// Refuses a launch where an output overlaps any other argument.
+pub fn check_aliasing(kernel: &'static str, args: &[ArgRange]) -> Result<()> {
+    for (i, a) in args.iter().enumerate() {
+        if !a.written || a.range.0 == a.range.1 {
+            continue;
+        }
+        for (j, b) in args.iter().enumerate() {
+            if i != j && b.range.0 < a.range.1 && a.range.0 < b.range.1 {
+                return Err(Error::Aliasing {
+                    kernel,
+                    output: a.name,
+                    other: b.name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validates the launch grid: each dimension in `0..=2^31-1`.
+pub fn check_grid(kernel: &'static str, grid: [i64; 3]) -> Result<[i64; 3]> {
+    if grid.iter().any(|&g| !(0..=i32::MAX as i64).contains(&g)) {
+        return Err(Error::BadGrid {
+            kernel,
+            grid: grid.to_vec(),
+        });
+    }
+    Ok(grid)
+}
+
+/// Chooses a config: the one named for `arch` in the kernel's `defaults`, else the first.
+pub fn default_config(
+    defaults: &[(&'static str, &'static str)],
+    configs: &[&'static str],
+    arch: &str,
+) -> &'static str {
+    defaults
+        .iter()
+        .find(|(a, _)| *a == arch)
+        .map_or(configs[0], |(_, c)| c)
+}
