@@ -63,6 +63,38 @@ pub fn emit(k: &Kernel) -> TokenStream {
         quote!(#n => __launch::<#(#vals),*>(__dev, #n, #(#args),*))
     });
     let symbols: Vec<String> = k.symbols.iter().map(|s| s.to_string()).collect();
+    let nparams = k.params.len();
+    let unpack = k.params.iter().map(|p| {
+        let (n, ns) = (&p.name, p.name.to_string());
+        match &p.kind {
+            ParamKind::Tensor {
+                dtype,
+                mutable: true,
+                ..
+            } => {
+                let t = emit_cpu::ty(*dtype);
+                quote!(let #n = __args.output::<#t>(#ns)?;)
+            }
+            ParamKind::Tensor { dtype, .. } => {
+                let t = emit_cpu::ty(*dtype);
+                quote!(let #n = __args.input::<#t>(#ns)?;)
+            }
+            ParamKind::Scalar { dtype } => {
+                let t = if *dtype == Dtype::Index {
+                    quote!(usize)
+                } else {
+                    emit_cpu::ty(*dtype)
+                };
+                quote!(let #n = __args.scalar::<#t>(#ns)?;)
+            }
+        }
+    });
+    // `#[cfg]` on the kernel applies to the module too.
+    let cfgs: Vec<_> = k
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let e = ExprEmitter { k };
 
     // Shape binding, per tensor.
@@ -158,12 +190,10 @@ pub fn emit(k: &Kernel) -> TokenStream {
             #name::launch(__dev, #name::default_config(__dev.arch()), #(#args),*)
         }
 
+        #(#cfgs)*
         #[doc = #mod_doc]
         #[allow(non_snake_case, clippy::all)]
         #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
-
             const __KERNEL: &str = #name_str;
             /// The kernel's name.
             pub const NAME: &str = #name_str;
@@ -189,6 +219,15 @@ pub fn emit(k: &Kernel) -> TokenStream {
                         available: CONFIGS.to_vec(),
                     }),
                 }
+            }
+
+            /// Launches with type-erased arguments, in parameter order; each tensor's dtype and
+            /// each argument's kind are checked at run time ([`::tilelang::Error::DtypeMismatch`],
+            /// [`::tilelang::Error::BadArgument`]).
+            pub fn launch_dyn(__dev: &::tilelang::Device, config: &str, args: ::std::vec::Vec<::tilelang::Arg<'_>>) -> ::core::result::Result<(), ::tilelang::Error> {
+                let mut __args = ::tilelang::__private::dynamic::Args::new(__KERNEL, args, #nparams)?;
+                #(#unpack)*
+                launch(__dev, config, #(#args),*)
             }
 
             #[allow(unused_variables, unused_mut, unused_parens, non_snake_case)]

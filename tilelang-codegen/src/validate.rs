@@ -991,6 +991,16 @@ impl Checker<'_> {
                 let src = self.tile_arg(&args[0], false);
                 let dst = self.tile_arg(&args[1], true);
                 let (src, dst) = (src?, dst?);
+                if let (Tile::Buffer(a), Tile::Buffer(b)) = (&src, &dst) {
+                    if a == b {
+                        self.cx.error_hint(
+                            span,
+                            format!("`copy` from `{}` into itself", self.buffers[*a].name),
+                            "copy into a different buffer",
+                        );
+                        return None;
+                    }
+                }
                 if matches!((&src, &dst), (Tile::Region { .. }, Tile::Region { .. })) {
                     self.cx.error_hint(
                         span,
@@ -1037,6 +1047,17 @@ impl Checker<'_> {
                 let b = self.buffer_arg(&args[1], false, func, "the B tile");
                 let c = self.buffer_arg(&args[2], true, func, "the accumulator");
                 let (a, b, c) = (a?, b?, c?);
+                if c == a || c == b {
+                    self.cx.error_hint(
+                        args[2].span,
+                        format!(
+                            "the accumulator `{}` is also an operand of `gemm`",
+                            self.buffers[c].name
+                        ),
+                        "accumulate into a separate fragment",
+                    );
+                    return None;
+                }
                 let (ba, bb, bc) = (&self.buffers[a], &self.buffers[b], &self.buffers[c]);
                 if bc.scope != Scope::Fragment {
                     self.cx.error_hint(
@@ -1114,6 +1135,17 @@ impl Checker<'_> {
                     }
                 };
                 let (src, dst, dim) = (src?, dst?, dim?);
+                if src == dst {
+                    self.cx.error_hint(
+                        args[1].span,
+                        format!(
+                            "`{name}` reads and writes the same buffer `{}`",
+                            self.buffers[src].name
+                        ),
+                        "reduce into a separate buffer",
+                    );
+                    return None;
+                }
                 let (bs, bd) = (&self.buffers[src], &self.buffers[dst]);
                 if dim >= bs.shape.len() {
                     self.cx.error_hint(

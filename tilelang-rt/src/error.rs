@@ -31,6 +31,13 @@ pub enum Error {
         expected: Dtype,
         found: Dtype,
     },
+    /// A type-erased launch got the wrong kind or number of arguments.
+    BadArgument {
+        kernel: &'static str,
+        arg: &'static str,
+        expected: String,
+        found: String,
+    },
     /// An output tensor shares memory with another argument.
     Aliasing {
         kernel: &'static str,
@@ -90,6 +97,9 @@ impl fmt::Display for Error {
             ),
             Error::DtypeMismatch { kernel, tensor, expected, found } => {
                 write!(f, "{kernel}: tensor `{tensor}` holds {found}, the kernel expects {expected}")
+            }
+            Error::BadArgument { kernel, arg, expected, found } => {
+                write!(f, "{kernel}: argument `{arg}` should be {expected}, found {found}")
             }
             Error::Aliasing { kernel, output, other } => {
                 write!(f, "{kernel}: output `{output}` overlaps `{other}` in memory; pass distinct tensors")

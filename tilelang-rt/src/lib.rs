@@ -9,9 +9,11 @@ mod element;
 mod error;
 
 pub mod cpu;
+pub mod dynamic;
 pub mod launch;
 
 pub use device::{Backend, Device, Tensor};
+pub use dynamic::{AnyScalar, AnyTensor, Arg};
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};

@@ -15,7 +15,9 @@
 //! ```
 
 pub use tilelang_macros::tile_kernel;
-pub use tilelang_rt::{bf16, f16, Backend, Device, Dtype, Element, Error, Result, Tensor};
+pub use tilelang_rt::{
+    bf16, f16, AnyScalar, AnyTensor, Arg, Backend, Device, Dtype, Element, Error, Result, Tensor,
+};
 
 /// What kernel code and host code need.
 pub mod prelude {
@@ -26,5 +28,5 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use half;
-    pub use tilelang_rt::{cpu, launch};
+    pub use tilelang_rt::{cpu, dynamic, launch};
 }
