@@ -1,7 +1,7 @@
 //! The surface syntax of a kernel, after parsing and before any name or type is checked.
 //! Every node keeps the span of the tokens it came from, for diagnostics.
 
-use proc_macro2::Span;
+use crate::ctxt::Range;
 use syn::Ident;
 
 /// Element types a tensor, buffer or scalar may have.
@@ -94,8 +94,8 @@ pub struct KernelDef {
 pub struct Param {
     pub name: Ident,
     pub kind: ParamKind,
-    /// Span of the whole type, for diagnostics about it.
-    pub ty_span: Span,
+    /// Range of the whole type, for diagnostics about it.
+    pub ty_span: Range,
 }
 
 #[derive(Debug, Clone)]
@@ -114,7 +114,7 @@ pub enum ParamKind {
 #[derive(Debug, Clone)]
 pub enum Dim {
     Sym(Ident),
-    Lit(u64, Span),
+    Lit(u64, Range),
 }
 
 #[derive(Debug, Clone)]
@@ -140,7 +140,7 @@ pub enum Stmt {
     Let {
         name: Ident,
         mutable: bool,
-        ty: Option<(Dtype, Span)>,
+        ty: Option<(Dtype, Range)>,
         init: Expr,
     },
     /// `let mut s = alloc_shared::<f16, (BM, BK)>();`
@@ -150,32 +150,32 @@ pub enum Stmt {
         scope: Scope,
         dtype: Dtype,
         shape: Vec<Expr>,
-        span: Span,
+        span: Range,
     },
     /// `x = e;`, `x += e;`, `c[(i, j)] = e;`
     Assign {
         target: Place,
         op: Option<BinOp>,
         value: Expr,
-        span: Span,
+        span: Range,
     },
     For {
         vars: Vec<Ident>,
         iter: LoopIter,
         body: Vec<Stmt>,
-        span: Span,
+        span: Range,
     },
     If {
         cond: Expr,
         then: Vec<Stmt>,
         els: Option<Vec<Stmt>>,
-        span: Span,
+        span: Range,
     },
     /// A tile primitive used as a statement: `copy`, `fill`, `clear`, `gemm`, `reduce_*`, `atomic_add`.
     Call {
         func: Ident,
         args: Vec<Expr>,
-        span: Span,
+        span: Range,
     },
 }
 
@@ -185,7 +185,7 @@ pub enum Place {
     Elem {
         base: Ident,
         index: Vec<Expr>,
-        span: Span,
+        span: Range,
     },
 }
 
@@ -193,17 +193,17 @@ pub enum Place {
 pub enum LoopIter {
     Parallel {
         extents: Vec<Expr>,
-        span: Span,
+        span: Range,
     },
     Serial {
         start: Option<Expr>,
         end: Expr,
-        span: Span,
+        span: Range,
     },
     Pipelined {
         extent: Expr,
         stages: Expr,
-        span: Span,
+        span: Range,
     },
 }
 
@@ -278,7 +278,7 @@ pub enum UnOp {
 #[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,
-    pub span: Span,
+    pub span: Range,
 }
 
 #[derive(Debug, Clone)]

@@ -11,12 +11,11 @@
 //! ```
 
 use crate::ast::Expr;
-use crate::ctxt::Ctxt;
+use crate::ctxt::{range, Ctxt, Range};
 use crate::parse;
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 use syn::Ident;
 
 pub const KEYS: &[&str] = &["grid", "threads", "configs", "defaults", "requires"];
@@ -30,7 +29,7 @@ pub const ARCHS: &[&str] = &[
 pub struct KernelAttr {
     pub span: Span,
     pub grid: Vec<Expr>,
-    pub grid_span: Span,
+    pub grid_span: Range,
     pub threads: Option<Expr>,
     pub configs: Vec<ConfigDef>,
     pub defaults: Vec<(Ident, Ident)>,
@@ -40,7 +39,7 @@ pub struct KernelAttr {
 #[derive(Debug, Clone)]
 pub struct ConfigDef {
     pub name: Ident,
-    pub values: Vec<(Ident, u64, Span)>,
+    pub values: Vec<(Ident, u64, Range)>,
 }
 
 pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
@@ -48,7 +47,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
     let mut out = KernelAttr {
         span,
         grid: Vec::new(),
-        grid_span: span,
+        grid_span: span.into(),
         threads: None,
         configs: Vec::new(),
         defaults: Vec::new(),
@@ -70,7 +69,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
     for item in items {
         let syn::Expr::Assign(assign) = &item else {
             cx.error_hint(
-                item.span(),
+                range(&item),
                 "expected `key = value`",
                 format!("the keys are {}", KEYS.join(", ")),
             );
@@ -82,7 +81,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
             }
             other => {
                 cx.error_hint(
-                    other.span(),
+                    range(&other),
                     "expected a key name",
                     format!("the keys are {}", KEYS.join(", ")),
                 );
@@ -92,7 +91,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
         if let Some(prev) = seen.iter().find(|k| **k == key) {
             let _ = prev;
             cx.error_hint(
-                key.span(),
+                range(&key),
                 format!("duplicate key `{key}`"),
                 "give each key once",
             );
@@ -103,10 +102,10 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
         match key.to_string().as_str() {
             "grid" => {
                 has_grid = true;
-                out.grid_span = value.span();
+                out.grid_span = range(&value);
                 let syn::Expr::Array(arr) = value else {
                     cx.error_hint(
-                        value.span(),
+                        range(&value),
                         "`grid` must be a list of 1 to 3 block counts",
                         "write `grid = [N.div_ceil(BLOCK)]` or `grid = [GX, GY]`",
                     );
@@ -114,7 +113,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                 };
                 if arr.elems.is_empty() || arr.elems.len() > 3 {
                     cx.error_hint(
-                        value.span(),
+                        range(&value),
                         format!("`grid` has 1 to 3 dimensions, found {}", arr.elems.len()),
                         "write `grid = [X]`, `[X, Y]` or `[X, Y, Z]`",
                     );
@@ -130,7 +129,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
             "configs" => {
                 let syn::Expr::Array(arr) = value else {
                     cx.error_hint(
-                        value.span(),
+                        range(&value),
                         "`configs` must be a list of named configs",
                         "write `configs = [small(BM = 64, BN = 64), large(BM = 128, BN = 128)]`",
                     );
@@ -140,7 +139,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                     if let Some(cfg) = config(cx, c) {
                         if out.configs.iter().any(|o| o.name == cfg.name) {
                             cx.error_hint(
-                                cfg.name.span(),
+                                range(&cfg.name),
                                 format!("duplicate config `{}`", cfg.name),
                                 "give each config a different name",
                             );
@@ -150,13 +149,13 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                     }
                 }
                 if arr.elems.is_empty() {
-                    cx.error_hint(value.span(), "`configs` is empty", "list at least one config, or remove the key for a kernel without const generics");
+                    cx.error_hint(range(&value), "`configs` is empty", "list at least one config, or remove the key for a kernel without const generics");
                 }
             }
             "defaults" => {
                 let syn::Expr::Array(arr) = value else {
                     cx.error_hint(
-                        value.span(),
+                        range(&value),
                         "`defaults` must be a list of `arch = config`",
                         "write `defaults = [gfx1100 = small, sm_90 = large]`",
                     );
@@ -181,13 +180,13 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                         Some((arch, cfg)) => {
                             if !ARCHS.contains(&arch.to_string().as_str()) {
                                 cx.error_hint(
-                                    arch.span(),
+                                    range(&arch),
                                     format!("unknown target arch `{arch}`"),
                                     format!("known archs: {}", ARCHS.join(", ")),
                                 );
                             } else if out.defaults.iter().any(|(a, _)| *a == arch) {
                                 cx.error_hint(
-                                    arch.span(),
+                                    range(&arch),
                                     format!("duplicate default for `{arch}`"),
                                     "give one default config per arch",
                                 );
@@ -196,7 +195,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                             }
                         }
                         None => cx.error_hint(
-                            d.span(),
+                            range(&d),
                             "expected `arch = config`",
                             "write `defaults = [gfx1100 = small, sm_90 = large]`",
                         ),
@@ -206,7 +205,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
             "requires" => {
                 let syn::Expr::Array(arr) = value else {
                     cx.error_hint(
-                        value.span(),
+                        range(&value),
                         "`requires` must be a list of conditions",
                         "write `requires = [K % BK == 0]`",
                     );
@@ -219,7 +218,7 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                     .collect();
             }
             other => cx.error_hint(
-                key.span(),
+                range(&key),
                 format!("unknown key `{other}` in `tile_kernel`"),
                 format!("the keys are {}", KEYS.join(", ")),
             ),
@@ -245,20 +244,20 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
 fn config(cx: &mut Ctxt, e: &syn::Expr) -> Option<ConfigDef> {
     let hint = "write a config as `name(BM = 128, BN = 64)`";
     let syn::Expr::Call(call) = e else {
-        cx.error_hint(e.span(), "expected a named config", hint);
+        cx.error_hint(range(e), "expected a named config", hint);
         return None;
     };
     let name = match &*call.func {
         syn::Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().unwrap().clone(),
         other => {
-            cx.error_hint(other.span(), "expected a config name", hint);
+            cx.error_hint(range(&other), "expected a config name", hint);
             return None;
         }
     };
     let mut values = Vec::new();
     for a in &call.args {
         let syn::Expr::Assign(asg) = a else {
-            cx.error_hint(a.span(), "expected `CONST = value`", hint);
+            cx.error_hint(range(&a), "expected `CONST = value`", hint);
             continue;
         };
         let key = match &*asg.left {
@@ -266,7 +265,7 @@ fn config(cx: &mut Ctxt, e: &syn::Expr) -> Option<ConfigDef> {
                 p.path.get_ident().unwrap().clone()
             }
             other => {
-                cx.error_hint(other.span(), "expected a const generic name", hint);
+                cx.error_hint(range(&other), "expected a const generic name", hint);
                 continue;
             }
         };
@@ -281,19 +280,19 @@ fn config(cx: &mut Ctxt, e: &syn::Expr) -> Option<ConfigDef> {
             Some(v) => {
                 if values
                     .iter()
-                    .any(|(k, _, _): &(Ident, u64, Span)| *k == key)
+                    .any(|(k, _, _): &(Ident, u64, Range)| *k == key)
                 {
                     cx.error_hint(
-                        key.span(),
+                        range(&key),
                         format!("`{key}` is given twice in config `{name}`"),
                         "give each const once",
                     );
                 } else {
-                    values.push((key, v, asg.right.span()));
+                    values.push((key, v, range(&asg.right)));
                 }
             }
             None => cx.error_hint(
-                asg.right.span(),
+                range(&asg.right),
                 "config values must be integer literals",
                 "write e.g. `BM = 128`",
             ),

@@ -1,13 +1,55 @@
 //! Error collection: every pass pushes spanned errors here instead of stopping at the first,
 //! so a user sees all the problems of a kernel at once (the serde_derive `Ctxt` idea).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use std::fmt::Display;
+
+/// A source range: the first and last token of a construct. On stable Rust a `Span` cannot be
+/// joined, so diagnostics carry both ends and rustc underlines everything between them.
+#[derive(Debug, Clone, Copy)]
+pub struct Range {
+    pub start: Span,
+    pub end: Span,
+}
+
+impl From<Span> for Range {
+    fn from(s: Span) -> Range {
+        Range { start: s, end: s }
+    }
+}
+
+impl Range {
+    pub fn call_site() -> Range {
+        Span::call_site().into()
+    }
+    /// From the start of `self` to the end of `other`.
+    pub fn to(self, other: Range) -> Range {
+        Range {
+            start: self.start,
+            end: other.end,
+        }
+    }
+}
+
+/// The range covered by a syntax node's tokens.
+pub fn range(t: &impl ToTokens) -> Range {
+    let mut it = t.to_token_stream().into_iter();
+    let first = match it.next() {
+        Some(t) => t.span(),
+        None => return Range::call_site(),
+    };
+    let last = it.last().map_or(first, |t: TokenTree| t.span());
+    Range {
+        start: first,
+        end: last,
+    }
+}
 
 /// One diagnostic: a message with a span on the user's tokens and a hint that names the fix.
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
-    pub span: Span,
+    pub span: Range,
     pub message: String,
     pub hint: Option<String>,
 }
@@ -22,7 +64,13 @@ impl Diagnostic {
     }
 
     pub fn to_syn(&self) -> syn::Error {
-        syn::Error::new(self.span, self.text())
+        // `new_spanned` takes its range from the first and last token it is given.
+        let mut ends = TokenStream::new();
+        ends.extend([
+            TokenTree::Ident(proc_macro2::Ident::new("a", self.span.start)),
+            TokenTree::Ident(proc_macro2::Ident::new("b", self.span.end)),
+        ]);
+        syn::Error::new_spanned(ends, self.text())
     }
 }
 
@@ -37,17 +85,22 @@ impl Ctxt {
         Self::default()
     }
 
-    pub fn error(&mut self, span: Span, message: impl Display) {
+    pub fn error(&mut self, span: impl Into<Range>, message: impl Display) {
         self.errors.push(Diagnostic {
-            span,
+            span: span.into(),
             message: message.to_string(),
             hint: None,
         });
     }
 
-    pub fn error_hint(&mut self, span: Span, message: impl Display, hint: impl Display) {
+    pub fn error_hint(
+        &mut self,
+        span: impl Into<Range>,
+        message: impl Display,
+        hint: impl Display,
+    ) {
         self.errors.push(Diagnostic {
-            span,
+            span: span.into(),
             message: message.to_string(),
             hint: Some(hint.to_string()),
         });
@@ -56,7 +109,7 @@ impl Ctxt {
     pub fn syn_error(&mut self, e: syn::Error) {
         for e in e {
             self.errors.push(Diagnostic {
-                span: e.span(),
+                span: e.span().into(),
                 message: e.to_string(),
                 hint: None,
             });

@@ -6,7 +6,7 @@
 //! directly; a GPU backend maps `parallel` loops onto threads and inserts barriers).
 
 pub use crate::ast::{BinOp, Dtype, UnOp};
-use proc_macro2::Span;
+use crate::ctxt::Range;
 use syn::Ident;
 
 pub type VarId = usize;
@@ -103,14 +103,14 @@ pub struct Buffer {
     pub dtype: Dtype,
     /// Constant expressions (literals and const generics only).
     pub shape: Vec<Expr>,
-    pub span: Span,
+    pub span: Range,
 }
 
 #[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,
     pub ty: Dtype,
-    pub span: Span,
+    pub span: Range,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +231,7 @@ pub enum LoopKind {
 #[derive(Debug, Clone)]
 pub struct Stmt {
     pub kind: StmtKind,
-    pub span: Span,
+    pub span: Range,
 }
 
 #[derive(Debug, Clone)]

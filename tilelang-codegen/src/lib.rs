@@ -13,9 +13,11 @@ pub mod ast;
 pub mod attr;
 pub mod ctxt;
 pub mod emit_cpu;
+pub mod emit_hip;
 pub mod ir;
 pub mod launcher;
 pub mod parse;
+pub mod target;
 pub mod validate;
 
 pub use ctxt::Diagnostic;
@@ -31,14 +33,18 @@ fn compile_inner(
     item: TokenStream,
 ) -> (Result<ir::Kernel, Vec<Diagnostic>>, Option<syn::ItemFn>) {
     let mut cx = ctxt::Ctxt::new();
-    let item: syn::ItemFn = match syn::parse2(item) {
+    let item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
-            cx.error_hint(
-                e.span(),
-                format!("#[tile_kernel] applies to a function: {e}"),
-                "write `#[tile_kernel(..)] pub fn name(..) { .. }`",
-            );
+            // Tokens that are not an item at all carry a syntax error rustc reports itself;
+            // another error here would only repeat it.
+            if syn::parse2::<syn::Item>(item).is_ok() {
+                cx.error_hint(
+                    e.span(),
+                    "#[tile_kernel] applies to a function",
+                    "write `#[tile_kernel(..)] pub fn name(..) { .. }`",
+                );
+            }
             return (Err(cx.into_diagnostics()), None);
         }
     };

@@ -3,9 +3,7 @@
 //! an unsupported statement is reported and skipped so that later ones are checked too.
 
 use crate::ast::*;
-use crate::ctxt::Ctxt;
-use proc_macro2::Span;
-use syn::spanned::Spanned;
+use crate::ctxt::{range, Ctxt, Range};
 
 const PRIMITIVE_HINT: &str = "the kernel language has `copy`, `fill`, `clear`, `gemm`, `reduce_sum`, \
 `reduce_max`, `atomic_add`, `parallel`, `serial`, `pipelined` and the math functions listed in the docs";
@@ -14,38 +12,38 @@ pub fn kernel(cx: &mut Ctxt, item: &syn::ItemFn) -> Option<KernelDef> {
     let sig = &item.sig;
     if let Some(t) = &sig.asyncness {
         cx.error_hint(
-            t.span(),
+            range(&t),
             "a tile kernel cannot be `async`",
             "remove `async`",
         );
     }
     if let Some(t) = &sig.unsafety {
         cx.error_hint(
-            t.span(),
+            range(&t),
             "a tile kernel cannot be `unsafe`",
             "remove `unsafe`: the generated launcher is safe",
         );
     }
     if let Some(t) = &sig.constness {
         cx.error_hint(
-            t.span(),
+            range(&t),
             "a tile kernel cannot be `const fn`",
             "remove `const`",
         );
     }
     if let Some(v) = &sig.variadic {
-        cx.error(v.span(), "a tile kernel cannot be variadic");
+        cx.error(range(&v), "a tile kernel cannot be variadic");
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         cx.error_hint(
-            ty.span(),
+            range(&ty),
             "a tile kernel returns nothing",
             "write results into a `&mut Tensor` parameter; the launcher returns `Result<(), tilelang::Error>`",
         );
     }
     if let Some(w) = &sig.generics.where_clause {
         cx.error_hint(
-            w.span(),
+            range(&w),
             "`where` clauses are not supported on tile kernels",
             "remove the `where` clause",
         );
@@ -56,14 +54,14 @@ pub fn kernel(cx: &mut Ctxt, item: &syn::ItemFn) -> Option<KernelDef> {
             syn::GenericParam::Const(c) => {
                 if !is_ident(&c.ty, "usize") {
                     cx.error_hint(
-                        c.ty.span(),
+                        range(&c.ty),
                         "const generics of a tile kernel must be `usize`",
                         "write `const NAME: usize`",
                     );
                 }
                 if let Some(d) = &c.default {
                     cx.error_hint(
-                        d.span(),
+                        range(&d),
                         "const generics cannot have defaults here",
                         "give values in `configs = [...]` instead",
                     );
@@ -71,7 +69,7 @@ pub fn kernel(cx: &mut Ctxt, item: &syn::ItemFn) -> Option<KernelDef> {
                 consts.push(c.ident.clone());
             }
             other => cx.error_hint(
-                other.span(),
+                range(&other),
                 "only `const NAME: usize` generics are supported on tile kernels",
                 "tile sizes are const generics; element types are written in tensor types",
             ),
@@ -80,7 +78,7 @@ pub fn kernel(cx: &mut Ctxt, item: &syn::ItemFn) -> Option<KernelDef> {
     let mut params = Vec::new();
     for arg in &sig.inputs {
         match arg {
-            syn::FnArg::Receiver(r) => cx.error(r.span(), "a tile kernel cannot take `self`"),
+            syn::FnArg::Receiver(r) => cx.error(range(&r), "a tile kernel cannot take `self`"),
             syn::FnArg::Typed(pt) => {
                 if let Some(p) = param(cx, pt) {
                     params.push(p);
@@ -88,7 +86,14 @@ pub fn kernel(cx: &mut Ctxt, item: &syn::ItemFn) -> Option<KernelDef> {
             }
         }
     }
-    let body = block(cx, &item.block.stmts);
+    let mut stmts: &[syn::Stmt] = &item.block.stmts;
+    if matches!(sig.output, syn::ReturnType::Type(..))
+        && matches!(stmts.last(), Some(syn::Stmt::Expr(_, None)))
+    {
+        // The return type is already reported; its tail expression is the same mistake.
+        stmts = &stmts[..stmts.len() - 1];
+    }
+    let body = block(cx, stmts);
     Some(KernelDef {
         attrs: item.attrs.clone(),
         vis: item.vis.clone(),
@@ -108,7 +113,7 @@ fn param(cx: &mut Ctxt, pt: &syn::PatType) -> Option<Param> {
         syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
             if let Some(m) = &pi.mutability {
                 cx.error_hint(
-                    m.span(),
+                    range(&m),
                     "kernel parameters cannot be `mut`",
                     "remove `mut`; write through `&mut Tensor` parameters",
                 );
@@ -117,19 +122,19 @@ fn param(cx: &mut Ctxt, pt: &syn::PatType) -> Option<Param> {
         }
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "kernel parameters must be plain names",
                 "write `name: Type`",
             );
             return None;
         }
     };
-    let ty_span = pt.ty.span();
+    let ty_span = range(&pt.ty);
     match &*pt.ty {
         syn::Type::Reference(r) => {
             if let Some(l) = &r.lifetime {
                 cx.error_hint(
-                    l.span(),
+                    range(&l),
                     "lifetimes are not needed on kernel parameters",
                     "remove the lifetime",
                 );
@@ -181,7 +186,7 @@ fn param(cx: &mut Ctxt, pt: &syn::PatType) -> Option<Param> {
         }
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "unsupported parameter type",
                 "use `&Tensor<T, (DIMS)>`, `&mut Tensor<T, (DIMS)>` or a scalar type",
             );
@@ -198,13 +203,13 @@ fn tensor_type(cx: &mut Ctxt, ty: &syn::Type) -> Option<(Dtype, Vec<Dim>)> {
             &p.path.segments[0]
         }
         other => {
-            cx.error_hint(other.span(), "expected a `Tensor` type", hint);
+            cx.error_hint(range(&other), "expected a `Tensor` type", hint);
             return None;
         }
     };
     if seg.ident != "Tensor" {
         cx.error_hint(
-            seg.ident.span(),
+            range(&seg.ident),
             format!("expected `Tensor`, found `{}`", seg.ident),
             hint,
         );
@@ -215,9 +220,9 @@ fn tensor_type(cx: &mut Ctxt, ty: &syn::Type) -> Option<(Dtype, Vec<Dim>)> {
         other => {
             cx.error_hint(
                 if matches!(other, syn::PathArguments::None) {
-                    seg.span()
+                    range(&seg)
                 } else {
-                    other.span()
+                    range(&other)
                 },
                 "`Tensor` takes an element type and a shape",
                 hint,
@@ -232,7 +237,7 @@ fn tensor_type(cx: &mut Ctxt, ty: &syn::Type) -> Option<(Dtype, Vec<Dim>)> {
                 Some(d) if d.is_storable() => d,
                 _ => {
                     cx.error_hint(
-                        id.span(),
+                        range(&id),
                         format!("unsupported tensor element type `{id}`"),
                         "tensors hold f16, bf16, f32, f64, i32, u32 or u8",
                     );
@@ -242,7 +247,7 @@ fn tensor_type(cx: &mut Ctxt, ty: &syn::Type) -> Option<(Dtype, Vec<Dim>)> {
         }
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "expected an element type",
                 "tensors hold f16, bf16, f32, f64, i32, u32 or u8",
             );
@@ -252,11 +257,11 @@ fn tensor_type(cx: &mut Ctxt, ty: &syn::Type) -> Option<(Dtype, Vec<Dim>)> {
     let shape = match &args.args[1] {
         syn::GenericArgument::Type(t) => shape_type(cx, t)?,
         syn::GenericArgument::Const(syn::Expr::Block(b)) => {
-            cx.error_hint(b.span(), "expected a shape tuple", hint);
+            cx.error_hint(range(&b), "expected a shape tuple", hint);
             return None;
         }
         other => {
-            cx.error_hint(other.span(), "expected a shape tuple", hint);
+            cx.error_hint(range(&other), "expected a shape tuple", hint);
             return None;
         }
     };
@@ -270,7 +275,7 @@ fn shape_type(cx: &mut Ctxt, t: &syn::Type) -> Option<Vec<Dim>> {
         syn::Type::Path(_) => vec![t],
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "expected a shape tuple",
                 "write the shape as `(M, K)` or `(N,)`",
             );
@@ -279,7 +284,7 @@ fn shape_type(cx: &mut Ctxt, t: &syn::Type) -> Option<Vec<Dim>> {
     };
     if elems.is_empty() || elems.len() > 4 {
         cx.error_hint(
-            t.span(),
+            range(&t),
             "tensors have 1 to 4 dimensions",
             "write the shape as `(M, K)` or `(N,)`",
         );
@@ -293,7 +298,7 @@ fn shape_type(cx: &mut Ctxt, t: &syn::Type) -> Option<Vec<Dim>> {
             }
             other => {
                 cx.error_hint(
-                    other.span(),
+                    range(&other),
                     "a dimension must be a shape symbol or a const generic",
                     "write a name such as `N`; literal sizes go in `requires = [N == 7]`",
                 );
@@ -316,12 +321,12 @@ fn stmt(cx: &mut Ctxt, s: &syn::Stmt, out: &mut Vec<Stmt>) {
     match s {
         syn::Stmt::Local(local) => let_stmt(cx, local, out),
         syn::Stmt::Item(item) => cx.error_hint(
-            item.span(),
+            range(&item),
             "items cannot be declared inside a tile kernel",
             "move the item outside the kernel",
         ),
         syn::Stmt::Macro(m) => cx.error_hint(
-            m.span(),
+            range(&m),
             format!(
                 "macro `{}!` is not supported inside a tile kernel",
                 path_name(&m.mac.path)
@@ -341,7 +346,7 @@ fn stmt(cx: &mut Ctxt, s: &syn::Stmt, out: &mut Vec<Stmt>) {
                 )
             {
                 cx.error_hint(
-                    e.span(),
+                    range(&e),
                     "a tile kernel returns nothing; this expression has no effect",
                     "end the statement with `;` or remove it",
                 );
@@ -363,7 +368,7 @@ fn path_name(p: &syn::Path) -> String {
 fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
     if let Some(d) = &local.init.as_ref().and_then(|i| i.diverge.as_ref()) {
         cx.error_hint(
-            d.1.span(),
+            range(&d.1),
             "`let ... else` is not supported in a tile kernel",
             "use `if` instead",
         );
@@ -371,7 +376,7 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
     }
     let Some(init) = &local.init else {
         cx.error_hint(
-            local.span(),
+            range(&local),
             "a `let` in a tile kernel needs a value",
             "write `let x = value;`",
         );
@@ -390,12 +395,12 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
                 {
                     Some((
                         Dtype::from_name(&p.path.get_ident().unwrap().to_string()).unwrap(),
-                        pt.ty.span(),
+                        range(&pt.ty),
                     ))
                 }
                 other => {
                     cx.error_hint(
-                        other.span(),
+                        range(&other),
                         "unsupported type annotation",
                         "annotate scalars with f16, bf16, f32, f64, i32, u32, u8, bool or usize",
                     );
@@ -481,7 +486,7 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
                         })
                     }
                     other => cx.error_hint(
-                        other.span(),
+                        range(&other),
                         "only names may appear in a tuple pattern",
                         "write `let (a, b) = ...`",
                     ),
@@ -489,12 +494,12 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
             }
         }
         syn::Pat::Wild(w) => cx.error_hint(
-            w.span(),
+            range(&w),
             "`let _ = ...` has no effect in a tile kernel",
             "remove the statement",
         ),
         other => cx.error_hint(
-            other.span(),
+            range(&other),
             "unsupported pattern in `let`",
             "bind a plain name: `let x = ...;`",
         ),
@@ -504,7 +509,7 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
 /// Recognises `alloc_shared::<T, (dims)>()`. Returns `None` if `e` is not an allocation,
 /// `Some(None)` if it is one but malformed (already reported).
 #[allow(clippy::type_complexity)]
-fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<Expr>, Span)>> {
+fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<Expr>, Range)>> {
     let syn::Expr::Call(call) = e else {
         return None;
     };
@@ -524,7 +529,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
     let hint = format!("write `{0}::<f16, (BM, BK)>()`, or `{0}::<u8>((BK, BN / 2))` when a dimension is an expression", scope.alloc_name());
     let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
         cx.error_hint(
-            seg.span(),
+            range(&seg),
             format!("`{}` needs an element type and a shape", seg.ident),
             &hint,
         );
@@ -534,7 +539,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
     let shape_in_args = ab.args.len() == 1 && call.args.len() == 1;
     if !shape_in_args && !(ab.args.len() == 2 && call.args.is_empty()) {
         cx.error_hint(
-            call.span(),
+            range(&call),
             format!("`{}` needs an element type and a shape", seg.ident),
             &hint,
         );
@@ -546,7 +551,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
                 Some(d) if d.is_storable() => d,
                 _ => {
                     cx.error_hint(
-                        tp.span(),
+                        range(&tp),
                         "unsupported buffer element type",
                         "buffers hold f16, bf16, f32, f64, i32, u32 or u8",
                     );
@@ -555,7 +560,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
             }
         }
         other => {
-            cx.error_hint(other.span(), "expected an element type", &hint);
+            cx.error_hint(range(&other), "expected an element type", &hint);
             return Some(None);
         }
     };
@@ -568,7 +573,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
         };
         if elems.is_empty() || elems.len() > 4 {
             cx.error_hint(
-                call.args.span(),
+                range(&call.args),
                 "tile buffers have 1 to 4 dimensions",
                 &hint,
             );
@@ -577,20 +582,20 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
         for e in elems {
             shape.push(expr(cx, e)?);
         }
-        return Some(Some((scope, dtype, shape, call.span())));
+        return Some(Some((scope, dtype, shape, range(&call))));
     }
     let dims: Vec<&syn::Type> = match &ab.args[1] {
         syn::GenericArgument::Type(syn::Type::Tuple(t)) => t.elems.iter().collect(),
         syn::GenericArgument::Type(syn::Type::Paren(t)) => vec![&*t.elem],
         syn::GenericArgument::Type(t @ syn::Type::Path(_)) => vec![t],
         other => {
-            cx.error_hint(other.span(), "expected a shape tuple", &hint);
+            cx.error_hint(range(&other), "expected a shape tuple", &hint);
             return Some(None);
         }
     };
     if dims.is_empty() || dims.len() > 4 {
         cx.error_hint(
-            ab.args[1].span(),
+            range(&ab.args[1]),
             "tile buffers have 1 to 4 dimensions",
             &hint,
         );
@@ -601,17 +606,17 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
             syn::Type::Path(tp) if tp.path.get_ident().is_some() => {
                 let id = tp.path.get_ident().unwrap().clone();
                 shape.push(Expr {
-                    span: id.span(),
+                    span: range(&id),
                     kind: ExprKind::Var(id),
                 });
             }
             other => {
-                cx.error_hint(other.span(), "a buffer dimension in the type must be a name", "pass the shape as an argument for expressions: `alloc_shared::<u8>((BK, BN / 2))`");
+                cx.error_hint(range(&other), "a buffer dimension in the type must be a name", "pass the shape as an argument for expressions: `alloc_shared::<u8>((BK, BN / 2))`");
                 return Some(None);
             }
         }
     }
-    Some(Some((scope, dtype, shape, call.span())))
+    Some(Some((scope, dtype, shape, range(&call))))
 }
 
 fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
@@ -619,7 +624,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
         syn::Expr::ForLoop(f) => {
             if let Some(l) = &f.label {
                 cx.error_hint(
-                    l.span(),
+                    range(&l),
                     "loop labels are not supported",
                     "remove the label",
                 );
@@ -632,7 +637,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
                     vars,
                     iter,
                     body,
-                    span: f.span(),
+                    span: range(&f),
                 });
             }
         }
@@ -649,7 +654,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
                     target,
                     op: None,
                     value,
-                    span: a.span(),
+                    span: range(&a),
                 });
             }
         }
@@ -661,7 +666,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
                     target,
                     op: compound_op(&b.op),
                     value,
-                    span: b.span(),
+                    span: range(&b),
                 });
             }
         }
@@ -672,7 +677,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
                 }
                 other => {
                     cx.error_hint(
-                        other.span(),
+                        range(&other),
                         "only the kernel language's primitives can be called",
                         PRIMITIVE_HINT,
                     );
@@ -684,7 +689,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
                 out.push(Stmt::Call {
                     func,
                     args,
-                    span: c.span(),
+                    span: range(&c),
                 });
             }
         }
@@ -704,22 +709,22 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
             "use `if` / `else`",
         ),
         syn::Expr::Return(r) => cx.error_hint(
-            r.span(),
+            range(&r),
             "`return` is not supported in a tile kernel",
             "guard the work with `if` instead",
         ),
         syn::Expr::Break(b) => cx.error_hint(
-            b.span(),
+            range(&b),
             "`break` is not supported in a tile kernel",
             "loops run a fixed number of iterations; guard the body with `if`",
         ),
         syn::Expr::Continue(b) => cx.error_hint(
-            b.span(),
+            range(&b),
             "`continue` is not supported in a tile kernel",
             "guard the rest of the body with `if`",
         ),
         syn::Expr::Block(b) => cx.error_hint(
-            b.span(),
+            range(&b),
             "nested blocks are not supported in a tile kernel",
             "remove the braces",
         ),
@@ -729,7 +734,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
             "remove `unsafe`; the kernel language is safe by construction",
         ),
         syn::Expr::Macro(m) => cx.error_hint(
-            m.span(),
+            range(&m),
             format!(
                 "macro `{}!` is not supported inside a tile kernel",
                 path_name(&m.mac.path)
@@ -737,7 +742,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
             "kernels are compiled for the GPU; only the kernel language is available",
         ),
         syn::Expr::MethodCall(m) => cx.error_hint(
-            m.method.span(),
+            range(&m.method),
             format!(
                 "method `.{}()` cannot be used as a statement in a tile kernel",
                 m.method
@@ -745,7 +750,7 @@ fn expr_stmt(cx: &mut Ctxt, e: &syn::Expr, out: &mut Vec<Stmt>) {
             PRIMITIVE_HINT,
         ),
         other => cx.error_hint(
-            other.span(),
+            range(&other),
             "this expression is not a statement of the kernel language",
             "statements are `let`, assignments, `for`, `if` and primitive calls such as `copy(..)`",
         ),
@@ -777,7 +782,7 @@ fn if_stmt(cx: &mut Ctxt, i: &syn::ExprIf) -> Option<Stmt> {
             syn::Expr::Block(b) => Some(block(cx, &b.block.stmts)),
             syn::Expr::If(inner) => Some(if_stmt(cx, inner).into_iter().collect()),
             other => {
-                cx.error(other.span(), "unexpected `else` branch");
+                cx.error(range(&other), "unexpected `else` branch");
                 None
             }
         },
@@ -786,7 +791,7 @@ fn if_stmt(cx: &mut Ctxt, i: &syn::ExprIf) -> Option<Stmt> {
         cond: cond?,
         then,
         els,
-        span: i.span(),
+        span: range(&i),
     })
 }
 
@@ -810,7 +815,7 @@ fn loop_vars(cx: &mut Ctxt, p: &syn::Pat) -> Option<Vec<syn::Ident>> {
                     }
                     other => {
                         cx.error_hint(
-                            other.span(),
+                            range(&other),
                             "loop variables must be plain names",
                             "write `for (i, j) in parallel(BM, BN)`",
                         );
@@ -822,7 +827,7 @@ fn loop_vars(cx: &mut Ctxt, p: &syn::Pat) -> Option<Vec<syn::Ident>> {
         }
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "loop variables must be plain names",
                 "write `for i in serial(n)` or `for (i, j) in parallel(BM, BN)`",
             );
@@ -832,7 +837,7 @@ fn loop_vars(cx: &mut Ctxt, p: &syn::Pat) -> Option<Vec<syn::Ident>> {
 }
 
 fn loop_iter(cx: &mut Ctxt, e: &syn::Expr) -> Option<LoopIter> {
-    let span = e.span();
+    let span = range(&e);
     if let syn::Expr::Range(_) = e {
         cx.error_hint(span, "plain ranges do not say how a loop maps to threads", "write `serial(n)` for a sequential loop or `parallel(n)` for a loop spread over the block's threads");
         return None;
@@ -851,7 +856,7 @@ fn loop_iter(cx: &mut Ctxt, e: &syn::Expr) -> Option<LoopIter> {
         }
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "unsupported loop iterator",
                 "iterate over `parallel(..)`, `serial(..)` or `pipelined(n, stages)`",
             );
@@ -919,7 +924,7 @@ fn loop_iter(cx: &mut Ctxt, e: &syn::Expr) -> Option<LoopIter> {
         }
         other => {
             cx.error_hint(
-                c.func.span(),
+                range(&c.func),
                 format!("unknown loop iterator `{other}`"),
                 "iterate over `parallel(..)`, `serial(..)` or `pipelined(n, stages)`",
             );
@@ -938,13 +943,13 @@ fn place(cx: &mut Ctxt, e: &syn::Expr) -> Option<Place> {
             Some(Place::Elem {
                 base,
                 index,
-                span: ix.span(),
+                span: range(&ix),
             })
         }
         syn::Expr::Paren(p) => place(cx, &p.expr),
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "cannot assign to this expression",
                 "assign to a variable `x = ..` or an element `c[(i, j)] = ..`",
             );
@@ -958,7 +963,7 @@ fn index_parts(cx: &mut Ctxt, ix: &syn::ExprIndex) -> Option<(syn::Ident, Vec<Ex
         syn::Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().unwrap().clone(),
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "only tensors and buffers can be indexed",
                 "index a name: `a[(i, j)]`",
             );
@@ -970,7 +975,7 @@ fn index_parts(cx: &mut Ctxt, ix: &syn::ExprIndex) -> Option<(syn::Ident, Vec<Ex
         syn::Expr::Array(a) => a.elems.iter().collect(),
         syn::Expr::Range(r) => {
             cx.error_hint(
-                r.span(),
+                range(&r),
                 "slicing with ranges is not supported",
                 "use `copy(a.at((i, j)), &mut tile)` to move a tile",
             );
@@ -983,7 +988,7 @@ fn index_parts(cx: &mut Ctxt, ix: &syn::ExprIndex) -> Option<(syn::Ident, Vec<Ex
 }
 
 pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
-    let span = e.span();
+    let span = range(&e);
     let kind = match e {
         syn::Expr::Lit(l) => lit(cx, &l.lit)?,
         syn::Expr::Path(p) => match p.path.get_ident() {
@@ -1029,7 +1034,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 syn::BinOp::Gt(_) => BinOp::Gt,
                 _ => {
                     cx.error_hint(
-                        b.op.span(),
+                        range(&b.op),
                         "compound assignment is a statement, not an expression",
                         "move it into its own statement",
                     );
@@ -1046,7 +1051,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 syn::UnOp::Not(_) => UnOp::Not,
                 _ => {
                     cx.error_hint(
-                        u.op.span(),
+                        range(&u.op),
                         "dereferencing is not supported in a tile kernel",
                         "values are used directly; remove `*`",
                     );
@@ -1068,7 +1073,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 }
                 other => {
                     cx.error_hint(
-                        other.span(),
+                        range(&other),
                         "unsupported cast target",
                         "cast to f16, bf16, f32, f64, i32, u32, u8 or usize",
                     );
@@ -1095,7 +1100,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 }
                 other => {
                     cx.error_hint(
-                        other.span(),
+                        range(&other),
                         "only the kernel language's built-in functions can be called",
                         PRIMITIVE_HINT,
                     );
@@ -1111,7 +1116,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
         syn::Expr::MethodCall(m) => {
             if m.turbofish.is_some() {
                 cx.error_hint(
-                    m.turbofish.span(),
+                    range(&m.turbofish),
                     "turbofish is not supported here",
                     "remove `::<..>`",
                 );
@@ -1122,7 +1127,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 "div_ceil" => {
                     if m.args.len() != 1 {
                         cx.error_hint(
-                            m.span(),
+                            range(&m),
                             format!("`div_ceil` takes 1 argument, found {}", m.args.len()),
                             "write `n.div_ceil(BLOCK)`",
                         );
@@ -1139,7 +1144,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                         }
                         other => {
                             cx.error_hint(
-                                other.span(),
+                                range(&other),
                                 format!("`.{name}()` applies to a tensor parameter"),
                                 "write `a.at((row, col))`",
                             );
@@ -1148,7 +1153,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                     };
                     if m.args.len() != 1 {
                         cx.error_hint(
-                            m.span(),
+                            range(&m),
                             format!(
                                 "`.{name}()` takes one offset tuple, found {} arguments",
                                 m.args.len()
@@ -1173,7 +1178,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 }
                 "min" | "max" | "exp" | "sqrt" | "abs" | "ln" | "exp2" => {
                     cx.error_hint(
-                        m.method.span(),
+                        range(&m.method),
                         format!("method `.{name}()` is not supported in a tile kernel"),
                         format!(
                             "call the built-in function instead: `{}(x{})`",
@@ -1185,7 +1190,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                 }
                 _ => {
                     cx.error_hint(
-                        m.method.span(),
+                        range(&m.method),
                         format!("method `.{name}()` is not supported in a tile kernel"),
                         "the methods available are `.div_ceil(n)`, `.at(offsets)` and `.at_mut(offsets)`",
                     );
@@ -1207,7 +1212,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
             }
             other => {
                 cx.error_hint(
-                    other.span(),
+                    range(&other),
                     "only buffers and elements can be borrowed",
                     "write `&tile`, `&mut tile` or `&mut c[(i, j)]`",
                 );
@@ -1302,7 +1307,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                     Some(d) if d != Dtype::Bool => Some(d),
                     _ => {
                         cx.error_hint(
-                            i.span(),
+                            range(&i),
                             format!("unsupported literal suffix `{suffix}`"),
                             "use one of i32, u32, u8, usize, f16, bf16, f32, f64",
                         );
@@ -1317,7 +1322,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                     ExprKind::Int(v, ty)
                 }),
                 Err(e) => {
-                    cx.error(i.span(), e);
+                    cx.error(range(&i), e);
                     None
                 }
             }
@@ -1331,7 +1336,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                     Some(d) if d.is_float() => Some(d),
                     _ => {
                         cx.error_hint(
-                            f.span(),
+                            range(&f),
                             format!("unsupported float literal suffix `{suffix}`"),
                             "use f16, bf16, f32 or f64",
                         );
@@ -1342,7 +1347,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
             match f.base10_parse::<f64>() {
                 Ok(v) => Some(ExprKind::Float(v, ty)),
                 Err(e) => {
-                    cx.error(f.span(), e);
+                    cx.error(range(&f), e);
                     None
                 }
             }
@@ -1350,7 +1355,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
         syn::Lit::Bool(b) => Some(ExprKind::Bool(b.value)),
         other => {
             cx.error_hint(
-                other.span(),
+                range(&other),
                 "only number and boolean literals are supported",
                 "strings and characters have no meaning on the GPU",
             );

@@ -6,6 +6,7 @@
 use crate::ast::{self, Dtype};
 use crate::attr::KernelAttr;
 use crate::ctxt::Ctxt;
+use crate::ctxt::Range;
 use crate::ir::{self, *};
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -30,6 +31,9 @@ enum Binding {
     Scalar(ParamId),
     Const(usize),
     Sym(usize),
+    /// A name whose declaration failed to check: uses are silently skipped, so one mistake
+    /// gives one error, not one per use.
+    Poisoned,
 }
 
 struct Checker<'a> {
@@ -43,7 +47,8 @@ struct Checker<'a> {
     buf_mutable: Vec<bool>,
     parallel_depth: usize,
     loop_depth: usize,
-    grid_rank: usize,
+    /// `None` when the `grid` attribute itself failed to parse.
+    grid_rank: Option<usize>,
 }
 
 pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<ir::Kernel> {
@@ -130,7 +135,7 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         buf_mutable: Vec::new(),
         parallel_depth: 0,
         loop_depth: 0,
-        grid_rank: attr.grid.len(),
+        grid_rank: (!attr.grid.is_empty()).then_some(attr.grid.len()),
     };
 
     // The launch geometry: grid over symbols, consts and scalars; threads constant.
@@ -284,24 +289,56 @@ fn expr_text(e: &ast::Expr) -> String {
         K::Float(v, _) => v.to_string(),
         K::Bool(b) => b.to_string(),
         K::Var(id) => id.to_string(),
-        K::Binary(op, a, b) => format!("{} {} {}", expr_text_p(a), op.symbol(), expr_text_p(b)),
-        K::Unary(ast::UnOp::Neg, a) => format!("-{}", expr_text_p(a)),
-        K::Unary(ast::UnOp::Not, a) => format!("!{}", expr_text_p(a)),
-        K::Cast(a, t) => format!("{} as {}", expr_text_p(a), t),
+        K::Binary(op, a, b) => {
+            let p = precedence(e);
+            format!(
+                "{} {} {}",
+                expr_text_in(a, p, false),
+                op.symbol(),
+                expr_text_in(b, p, true)
+            )
+        }
+        K::Unary(ast::UnOp::Neg, a) => format!("-{}", expr_text_in(a, 11, false)),
+        K::Unary(ast::UnOp::Not, a) => format!("!{}", expr_text_in(a, 11, false)),
+        K::Cast(a, t) => format!("{} as {}", expr_text_in(a, 10, false), t),
         K::Call(f, args) => format!(
             "{}({})",
             f,
             args.iter().map(expr_text).collect::<Vec<_>>().join(", ")
         ),
-        K::DivCeil(a, b) => format!("{}.div_ceil({})", expr_text_p(a), expr_text(b)),
+        K::DivCeil(a, b) => format!("{}.div_ceil({})", expr_text_in(a, 12, false), expr_text(b)),
         _ => "..".to_string(),
     }
 }
 
-fn expr_text_p(e: &ast::Expr) -> String {
-    match e.kind {
-        ast::ExprKind::Binary(..) | ast::ExprKind::Cast(..) => format!("({})", expr_text(e)),
-        _ => expr_text(e),
+/// Rust's binding strength of an operator (higher binds tighter).
+fn precedence(e: &ast::Expr) -> u8 {
+    use ast::BinOp::*;
+    match &e.kind {
+        ast::ExprKind::Binary(op, ..) => match op {
+            Or => 1,
+            And => 2,
+            Eq | Ne | Lt | Le | Gt | Ge => 3,
+            BitOr => 4,
+            BitXor => 5,
+            BitAnd => 6,
+            Shl | Shr => 7,
+            Add | Sub => 8,
+            Mul | Div | Rem => 9,
+        },
+        ast::ExprKind::Cast(..) => 10,
+        ast::ExprKind::Unary(..) => 11,
+        _ => 12,
+    }
+}
+
+/// The text of a child of `parent`, parenthesised only where Rust would need it.
+fn expr_text_in(e: &ast::Expr, parent: u8, right: bool) -> String {
+    let p = precedence(e);
+    if p < parent || (right && p == parent && p < 10) {
+        format!("({})", expr_text(e))
+    } else {
+        expr_text(e)
     }
 }
 
@@ -314,13 +351,26 @@ fn is_untyped_literal(e: &ast::Expr) -> bool {
 }
 
 impl Checker<'_> {
+    /// The binding of a name; `None` for unknown and for poisoned names.
     fn lookup(&self, name: &Ident) -> Option<Binding> {
         let s = name.to_string();
-        self.scopes.iter().rev().find_map(|sc| sc.get(&s).copied())
+        match self.scopes.iter().rev().find_map(|sc| sc.get(&s).copied()) {
+            Some(Binding::Poisoned) => None,
+            b => b,
+        }
     }
 
     fn unknown_name(&mut self, name: &Ident) {
         let s = name.to_string();
+        if self
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|sc| sc.get(&s))
+            .is_some_and(|b| matches!(b, Binding::Poisoned))
+        {
+            return;
+        }
         let hint = if s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
             "shape symbols come from tensor types (e.g. `a: &Tensor<f32, (M, N)>` defines `M` and `N`); tile sizes are const generics".to_string()
         } else if PRIMITIVES.contains(&s.as_str()) || MathFn::from_name(&s).is_some() {
@@ -364,13 +414,17 @@ impl Checker<'_> {
                 init,
             } => {
                 let e = match ty {
-                    Some((t, _)) => self.expr_as(init, *t, "this `let`")?,
-                    None => self.expr(init, None)?,
+                    Some((t, _)) => self.expr_as(init, *t, "this `let`"),
+                    None => self.expr(init, None),
+                };
+                let Some(e) = e else {
+                    self.bind(name, Binding::Poisoned);
+                    return None;
                 };
                 let var = self.new_var(name, e.ty, *mutable);
                 Some(Stmt {
                     kind: StmtKind::Let { var, init: e },
-                    span: name.span(),
+                    span: name.span().into(),
                 })
             }
             ast::Stmt::Alloc {
@@ -471,7 +525,7 @@ impl Checker<'_> {
         target: &ast::Place,
         op: Option<BinOp>,
         value: &ast::Expr,
-        span: Span,
+        span: Range,
     ) -> Option<Stmt> {
         match target {
             ast::Place::Var(name) => {
@@ -484,6 +538,7 @@ impl Checker<'_> {
                 };
                 let var = match b {
                     Binding::Var(v) => v,
+                    Binding::Poisoned => return None,
                     Binding::Buffer(_) | Binding::Tensor(_) => {
                         self.cx.error_hint(name.span(), format!("cannot assign to `{name}` as a whole"), format!("assign elements: `{name}[(i, j)] = ..`, or use `fill(&mut {name}, value)`"));
                         return None;
@@ -516,7 +571,7 @@ impl Checker<'_> {
                         Expr {
                             kind: ExprKind::Var(var),
                             ty,
-                            span: name.span(),
+                            span: name.span().into(),
                         },
                         v,
                         span,
@@ -554,7 +609,7 @@ impl Checker<'_> {
         }
     }
 
-    fn compound(&mut self, op: BinOp, old: Expr, v: Expr, span: Span) -> Option<Expr> {
+    fn compound(&mut self, op: BinOp, old: Expr, v: Expr, span: Range) -> Option<Expr> {
         self.check_binary_types(op, old.ty, span)?;
         Some(Expr {
             ty: old.ty,
@@ -590,7 +645,7 @@ impl Checker<'_> {
         base: &Ident,
         index: &[ast::Expr],
         write: bool,
-        span: Span,
+        span: Range,
     ) -> Option<Access> {
         let target = match self.lookup(base) {
             None => {
@@ -670,7 +725,7 @@ impl Checker<'_> {
         vars: &[Ident],
         iter: &ast::LoopIter,
         body: &[ast::Stmt],
-        span: Span,
+        span: Range,
     ) -> Option<Stmt> {
         let kind = match iter {
             ast::LoopIter::Parallel {
@@ -857,7 +912,7 @@ impl Checker<'_> {
     }
 
     fn tile_arg(&mut self, e: &ast::Expr, write: bool) -> Option<Tile> {
-        let copy = Ident::new("copy", e.span);
+        let copy = Ident::new("copy", e.span.start);
         match &e.kind {
             ast::ExprKind::Region {
                 tensor,
@@ -917,8 +972,10 @@ impl Checker<'_> {
                     self.cx.error_hint(
                         e.span,
                         format!(
-                            "`{tensor}` has {rank} dimensions, but {} offsets are given",
-                            offsets.len()
+                            "`{tensor}` has {rank} dimension{}, but {} offset{} given",
+                            if rank == 1 { "" } else { "s" },
+                            offsets.len(),
+                            if offsets.len() == 1 { " is" } else { "s are" }
                         ),
                         format!(
                             "give one offset per dimension: `{tensor}.at(({}))`",
@@ -964,7 +1021,7 @@ impl Checker<'_> {
         args: &[ast::Expr],
         n: usize,
         usage: &str,
-        span: Span,
+        span: Range,
     ) -> bool {
         if args.len() != n {
             self.cx.error_hint(
@@ -981,7 +1038,7 @@ impl Checker<'_> {
         true
     }
 
-    fn call_stmt(&mut self, func: &Ident, args: &[ast::Expr], span: Span) -> Option<Stmt> {
+    fn call_stmt(&mut self, func: &Ident, args: &[ast::Expr], span: Range) -> Option<Stmt> {
         let name = func.to_string();
         let kind = match name.as_str() {
             "copy" => {
@@ -1268,7 +1325,7 @@ impl Checker<'_> {
         Some(x)
     }
 
-    fn check_binary_types(&mut self, op: BinOp, ty: Dtype, span: Span) -> Option<()> {
+    fn check_binary_types(&mut self, op: BinOp, ty: Dtype, span: Range) -> Option<()> {
         let ok = if op.is_logical() {
             ty == Dtype::Bool
         } else if op.is_bitwise() {
@@ -1341,6 +1398,7 @@ impl Checker<'_> {
                     None
                 }
                 Some(Binding::Var(v)) => mk(ExprKind::Var(v), self.vars[v].ty),
+                Some(Binding::Poisoned) => None,
                 Some(Binding::Const(i)) => mk(ExprKind::Const(i), Dtype::Index),
                 Some(Binding::Sym(i)) => mk(ExprKind::Sym(i), Dtype::Index),
                 Some(Binding::Scalar(p)) => {
@@ -1492,7 +1550,7 @@ impl Checker<'_> {
         func: &Ident,
         args: &[ast::Expr],
         expect: Option<Dtype>,
-        span: Span,
+        span: Range,
     ) -> Option<Expr> {
         let name = func.to_string();
         if let Some(f) = MathFn::from_name(&name) {
@@ -1584,13 +1642,13 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                if d as usize >= self.grid_rank.max(1) {
+                let rank = self.grid_rank.unwrap_or(3);
+                if d as usize >= rank {
                     self.cx.error_hint(
                         args[0].span,
                         format!(
-                            "the grid has {} dimension{}; there is no `block_idx({d})`",
-                            self.grid_rank,
-                            if self.grid_rank == 1 { "" } else { "s" }
+                            "the grid has {rank} dimension{}; there is no `block_idx({d})`",
+                            if rank == 1 { "" } else { "s" }
                         ),
                         "add a grid dimension in the attribute: `grid = [X, Y]`",
                     );

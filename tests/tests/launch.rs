@@ -1,0 +1,564 @@
+//! Launch-time checks of the generated launchers: every failed check returns a typed
+//! [`Error`] and, where the check runs before the launch, leaves every tensor untouched.
+//! Also the generated config API: `CONFIGS`, `DEFAULTS`, `default_config(arch)`, `launch`.
+
+use tilelang::prelude::*;
+
+/// `c = a + b` over `N` elements; one config, no const generics.
+#[tile_kernel(grid = [N.div_ceil(64)], threads = 64)]
+pub fn add(a: &Tensor<f32, (N,)>, b: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    let base = block_idx(0) * 64;
+    for i in parallel(64) {
+        let g = base + i;
+        if g < N {
+            c[g] = a[g] + b[g];
+        }
+    }
+}
+
+/// Two outputs: `c = a`, `d = 2a`.
+#[tile_kernel(grid = [N.div_ceil(64)], threads = 64)]
+pub fn split(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>, d: &mut Tensor<f32, (N,)>) {
+    let base = block_idx(0) * 64;
+    for i in parallel(64) {
+        let g = base + i;
+        if g < N {
+            c[g] = a[g];
+            d[g] = a[g] * 2.0;
+        }
+    }
+}
+
+/// `c = a^T` for an `(M, N)` matrix: a 2-D kernel whose symbols come from two tensors.
+#[tile_kernel(grid = [M, N.div_ceil(32)], threads = 32)]
+pub fn transpose(a: &Tensor<f32, (M, N)>, c: &mut Tensor<f32, (N, M)>) {
+    let (row, base) = (block_idx(0), block_idx(1) * 32);
+    for j in parallel(32) {
+        if base + j < N {
+            c[(base + j, row)] = a[(row, base + j)];
+        }
+    }
+}
+
+/// One block of exactly `BM` elements: the tensors' dimension is the config's const generic.
+#[tile_kernel(
+    grid = [1],
+    threads = 32,
+    configs = [four(BM = 4), eight(BM = 8)],
+)]
+pub fn tile_copy<const BM: usize>(a: &Tensor<f32, (BM,)>, c: &mut Tensor<f32, (BM,)>) {
+    for i in parallel(BM) {
+        c[i] = a[i] + 1.0;
+    }
+}
+
+/// Refuses tails: `N` must be a multiple of the block.
+#[tile_kernel(
+    grid = [N / BLOCK],
+    threads = BLOCK,
+    configs = [b4(BLOCK = 4), b8(BLOCK = 8)],
+    requires = [N % BLOCK == 0],
+)]
+pub fn scale_exact<const BLOCK: usize>(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>, s: f32) {
+    let base = block_idx(0) * BLOCK;
+    for i in parallel(BLOCK) {
+        c[base + i] = a[base + i] * s;
+    }
+}
+
+/// A buggy kernel: reads one element past the end of `a` (no tail guard, shifted index).
+#[tile_kernel(grid = [N.div_ceil(8)], threads = 8)]
+pub fn shifted(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    let base = block_idx(0) * 8;
+    for i in parallel(8) {
+        let g = base + i;
+        if g < N {
+            c[g] = a[g + 1];
+        }
+    }
+}
+
+/// Integer division by a scalar parameter.
+#[tile_kernel(grid = [N.div_ceil(8)], threads = 8)]
+pub fn int_div(a: &Tensor<i32, (N,)>, c: &mut Tensor<i32, (N,)>, d: i32) {
+    let base = block_idx(0) * 8;
+    for i in parallel(8) {
+        let g = base + i;
+        if g < N {
+            c[g] = a[g] / d;
+        }
+    }
+}
+
+/// Three configs with per-arch defaults; `cpu` picks the second one.
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = THREADS,
+    configs = [small(BLOCK = 16, THREADS = 16), medium(BLOCK = 64, THREADS = 32), large(BLOCK = 256, THREADS = 128)],
+    defaults = [gfx1100 = small, cpu = medium, sm_90 = large],
+)]
+pub fn axpy<const BLOCK: usize, const THREADS: usize>(
+    x: &Tensor<f32, (N,)>,
+    y: &Tensor<f32, (N,)>,
+    out: &mut Tensor<f32, (N,)>,
+    alpha: f32,
+) {
+    let base = block_idx(0) * BLOCK;
+    for i in parallel(BLOCK) {
+        let g = base + i;
+        if g < N {
+            out[g] = alpha * x[g] + y[g];
+        }
+    }
+}
+
+/// Configs without `defaults`: every arch gets the first config.
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = 32,
+    configs = [first(BLOCK = 32), second(BLOCK = 128)],
+)]
+pub fn negate<const BLOCK: usize>(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    let base = block_idx(0) * BLOCK;
+    for i in parallel(BLOCK) {
+        let g = base + i;
+        if g < N {
+            c[g] = -a[g];
+        }
+    }
+}
+
+fn all_nan(t: &Tensor<f32>) -> bool {
+    t.to_vec().unwrap().iter().all(|x| x.is_nan())
+}
+
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n).map(|i| i as f32).collect()
+}
+
+#[test]
+fn symbols_that_disagree_are_a_shape_mismatch() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(10), &[10]).unwrap();
+    let b = dev.upload(&ramp(11), &[11]).unwrap();
+    let mut c = dev.alloc::<f32>(&[10]).unwrap();
+    let err = add(&dev, &a, &b, &mut c).unwrap_err();
+    match &err {
+        Error::ShapeMismatch {
+            kernel,
+            tensor,
+            dim,
+            symbol,
+            expected,
+            found,
+            bound_by,
+        } => {
+            assert_eq!(
+                (*kernel, *tensor, *dim, *symbol),
+                ("add", "b", 0, "N"),
+                "{err}"
+            );
+            assert_eq!((*expected, *found), (10, 11), "{err}");
+            assert_eq!(bound_by, "dimension 0 of `a`", "{err}");
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    assert!(all_nan(&c), "nothing may be written before the checks pass");
+    // The output disagrees too (c is checked after a and b).
+    let b = dev.upload(&ramp(10), &[10]).unwrap();
+    let mut c = dev.alloc::<f32>(&[12]).unwrap();
+    let err = add(&dev, &a, &b, &mut c).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ShapeMismatch {
+                tensor: "c",
+                expected: 10,
+                found: 12,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(all_nan(&c));
+}
+
+#[test]
+fn a_symbol_bound_in_one_dimension_is_checked_in_another() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(6), &[2, 3]).unwrap();
+    // c must be (N, M) = (3, 2); (2, 3) has N = 2 where 3 is bound.
+    let mut c = dev.alloc::<f32>(&[2, 3]).unwrap();
+    let err = transpose(&dev, &a, &mut c).unwrap_err();
+    match &err {
+        Error::ShapeMismatch {
+            tensor,
+            dim,
+            symbol,
+            expected,
+            found,
+            bound_by,
+            ..
+        } => {
+            assert_eq!(
+                (*tensor, *dim, *symbol, *expected, *found),
+                ("c", 0, "N", 3, 2),
+                "{err}"
+            );
+            assert_eq!(bound_by, "dimension 1 of `a`", "{err}");
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    assert!(all_nan(&c));
+    // With the right shape it runs and transposes.
+    let mut c = dev.alloc::<f32>(&[3, 2]).unwrap();
+    transpose(&dev, &a, &mut c).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+}
+
+#[test]
+fn a_const_generic_dimension_must_equal_the_config_value() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(4), &[4]).unwrap();
+    let mut c = dev.alloc::<f32>(&[4]).unwrap();
+    // `four` fits; `eight` wants 8 elements.
+    tile_copy::launch(&dev, "four", &a, &mut c).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    c.poison().unwrap();
+    let err = tile_copy::launch(&dev, "eight", &a, &mut c).unwrap_err();
+    match &err {
+        Error::ShapeMismatch {
+            kernel,
+            tensor,
+            dim,
+            symbol,
+            expected,
+            found,
+            bound_by,
+        } => {
+            assert_eq!(
+                (*kernel, *tensor, *dim, *symbol),
+                ("tile_copy", "a", 0, "BM"),
+                "{err}"
+            );
+            assert_eq!((*expected, *found), (8, 4), "{err}");
+            assert_eq!(bound_by, "the config", "{err}");
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    assert!(all_nan(&c));
+    // The default config (no `defaults`: the first) is `four`.
+    assert_eq!(tile_copy::default_config(dev.arch()), "four");
+}
+
+#[test]
+fn a_tensor_of_the_wrong_rank_is_refused() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(8), &[2, 4]).unwrap();
+    let b = dev.upload(&ramp(8), &[8]).unwrap();
+    let mut c = dev.alloc::<f32>(&[8]).unwrap();
+    let err = add(&dev, &a, &b, &mut c).unwrap_err();
+    assert_eq!(
+        err,
+        Error::RankMismatch {
+            kernel: "add",
+            tensor: "a",
+            expected: 1,
+            found: 2
+        },
+        "{err}"
+    );
+    assert!(all_nan(&c));
+    // Output of the wrong rank.
+    let a = dev.upload(&ramp(8), &[8]).unwrap();
+    let mut c = dev.alloc::<f32>(&[8, 1]).unwrap();
+    let err = add(&dev, &a, &b, &mut c).unwrap_err();
+    assert_eq!(
+        err,
+        Error::RankMismatch {
+            kernel: "add",
+            tensor: "c",
+            expected: 1,
+            found: 2
+        }
+    );
+    assert!(all_nan(&c));
+    // 2-D kernel given 1-D.
+    let mut t = dev.alloc::<f32>(&[8]).unwrap();
+    let err = transpose(&dev, &b, &mut t).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::RankMismatch {
+                tensor: "a",
+                expected: 2,
+                found: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(all_nan(&t));
+}
+
+#[test]
+fn an_output_overlapping_an_input_is_refused() {
+    let dev = Device::cpu();
+    // One host buffer of 12 floats; `a` views [0, 8), `c` views [4, 12).
+    let mut host: Vec<f32> = ramp(12);
+    let before = host.clone();
+    let ptr = host.as_mut_ptr();
+    // SAFETY: both views lie inside `host`, which outlives them and is not touched while they
+    // live; the launcher must refuse to run with them, so nothing reads or writes through them.
+    let a = unsafe { Tensor::from_raw_parts(&dev, ptr, &[8]) }.unwrap();
+    let mut c = unsafe { Tensor::from_raw_parts(&dev, ptr.wrapping_add(4), &[8]) }.unwrap();
+    let b = dev.upload(&ramp(8), &[8]).unwrap();
+    let err = add(&dev, &a, &b, &mut c).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Aliasing {
+            kernel: "add",
+            output: "c",
+            other: "a"
+        },
+        "{err}"
+    );
+    // Exactly the same memory as input and output.
+    let mut c2 = unsafe { Tensor::from_raw_parts(&dev, ptr, &[8]) }.unwrap();
+    let err = add(&dev, &b, &a, &mut c2).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Aliasing {
+            kernel: "add",
+            output: "c",
+            other: "b"
+        },
+        "{err}"
+    );
+    drop((a, c, c2));
+    assert_eq!(host, before, "a refused launch writes nothing");
+
+    // Adjacent, non-overlapping views are fine.
+    let mut host: Vec<f32> = vec![1.0; 16];
+    let ptr = host.as_mut_ptr();
+    let a = unsafe { Tensor::from_raw_parts(&dev, ptr, &[8]) }.unwrap();
+    let mut c = unsafe { Tensor::from_raw_parts(&dev, ptr.wrapping_add(8), &[8]) }.unwrap();
+    add(&dev, &a, &b, &mut c).unwrap();
+    drop((a, c));
+    let want: Vec<f32> = (0..16)
+        .map(|i| if i < 8 { 1.0 } else { 1.0 + (i - 8) as f32 })
+        .collect();
+    assert_eq!(host, want);
+}
+
+#[test]
+fn two_overlapping_outputs_are_refused() {
+    let dev = Device::cpu();
+    let mut host: Vec<f32> = vec![f32::NAN; 10];
+    let ptr = host.as_mut_ptr();
+    let a = dev.upload(&ramp(8), &[8]).unwrap();
+    // SAFETY: both views lie inside `host`, which outlives them; the launch is refused.
+    let mut c = unsafe { Tensor::from_raw_parts(&dev, ptr, &[8]) }.unwrap();
+    let mut d = unsafe { Tensor::from_raw_parts(&dev, ptr.wrapping_add(2), &[8]) }.unwrap();
+    let err = split(&dev, &a, &mut c, &mut d).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Aliasing {
+                kernel: "split",
+                output: "c",
+                other: "d"
+            }
+        ),
+        "{err}"
+    );
+    assert!(all_nan(&c) && all_nan(&d));
+    drop((c, d));
+    assert!(
+        host.iter().all(|x| x.is_nan()),
+        "a refused launch writes nothing"
+    );
+}
+
+#[test]
+fn a_failed_requirement_names_the_condition_and_the_values() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(10), &[10]).unwrap();
+    let mut c = dev.alloc::<f32>(&[10]).unwrap();
+    let err = scale_exact::launch(&dev, "b4", &a, &mut c, 2.0).unwrap_err();
+    let Error::Requirement {
+        kernel,
+        config,
+        condition,
+        values,
+    } = &err
+    else {
+        panic!("expected Requirement, got {err:?}");
+    };
+    assert_eq!((*kernel, *config), ("scale_exact", "b4"));
+    // The condition is rendered from the parsed expression (possibly with extra parentheses
+    // around sub-expressions), not copied from the source text.
+    assert_eq!(condition.replace(['(', ')'], ""), "N % BLOCK == 0", "{err}");
+    assert_eq!(values, "N = 10, BLOCK = 4", "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("`{condition}`")) && text.contains(values.as_str()),
+        "{text}"
+    );
+    assert!(all_nan(&c));
+
+    // 12 is a multiple of 4 but not of 8: `b4` runs, `b8` is refused.
+    let a = dev.upload(&ramp(12), &[12]).unwrap();
+    let mut c = dev.alloc::<f32>(&[12]).unwrap();
+    let err = scale_exact::launch(&dev, "b8", &a, &mut c, 2.0).unwrap_err();
+    assert!(
+        matches!(&err, Error::Requirement { config: "b8", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("BLOCK = 8"), "{err}");
+    assert!(all_nan(&c));
+    scale_exact::launch(&dev, "b4", &a, &mut c, 2.0).unwrap();
+    assert_eq!(
+        c.to_vec().unwrap(),
+        (0..12).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_unknown_config_lists_the_configs() {
+    let dev = Device::cpu();
+    let x = dev.upload(&ramp(5), &[5]).unwrap();
+    let mut out = dev.alloc::<f32>(&[5]).unwrap();
+    let err = axpy::launch(&dev, "huge", &x, &x, &mut out, 1.0).unwrap_err();
+    assert_eq!(
+        err,
+        Error::UnknownConfig {
+            kernel: "axpy",
+            config: "huge".to_string(),
+            available: vec!["small", "medium", "large"],
+        }
+    );
+    assert!(err.to_string().contains("small, medium, large"), "{err}");
+    assert!(all_nan(&out));
+    // Config names are case-sensitive.
+    assert!(matches!(
+        axpy::launch(&dev, "Small", &x, &x, &mut out, 1.0),
+        Err(Error::UnknownConfig { .. })
+    ));
+    assert!(all_nan(&out));
+}
+
+#[test]
+fn an_out_of_bounds_access_is_an_error_not_a_panic() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(10), &[10]).unwrap();
+    let mut c = dev.alloc::<f32>(&[10]).unwrap();
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shifted(&dev, &a, &mut c)));
+    let err = result.expect("the launcher must not panic").unwrap_err();
+    match &err {
+        Error::OutOfBounds {
+            kernel,
+            buffer,
+            index,
+            shape,
+        } => {
+            assert_eq!((*kernel, *buffer), ("shifted", "a"), "{err}");
+            assert_eq!(
+                (index.as_slice(), shape.as_slice()),
+                (&[10i64][..], &[10i64][..]),
+                "{err}"
+            );
+        }
+        other => panic!("expected OutOfBounds, got {other:?}"),
+    }
+    // The check happens while the kernel runs, so earlier elements may have been written;
+    // the element whose read failed was not.
+    assert!(c.to_vec().unwrap()[9].is_nan());
+}
+
+#[test]
+fn integer_division_by_zero_is_an_error() {
+    let dev = Device::cpu();
+    let a = dev.upload(&[7i32, -8, 9], &[3]).unwrap();
+    let mut c = dev.upload(&[i32::MIN; 3], &[3]).unwrap();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        int_div(&dev, &a, &mut c, 0)
+    }));
+    let err = result.expect("the launcher must not panic").unwrap_err();
+    assert_eq!(err, Error::DivisionByZero { kernel: "int_div" });
+    assert_eq!(
+        c.to_vec().unwrap()[0],
+        i32::MIN,
+        "the failing store did not happen"
+    );
+    // A non-zero divisor works (truncating division, as in Rust and C).
+    int_div(&dev, &a, &mut c, 2).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![3, -4, 4]);
+}
+
+#[test]
+fn configs_defaults_and_explicit_launch() {
+    assert_eq!(axpy::NAME, "axpy");
+    assert_eq!(axpy::CONFIGS, &["small", "medium", "large"]);
+    assert_eq!(
+        axpy::DEFAULTS,
+        &[("gfx1100", "small"), ("cpu", "medium"), ("sm_90", "large")]
+    );
+    assert_eq!(axpy::SYMBOLS, &["N"]);
+    assert_eq!(axpy::default_config("gfx1100"), "small");
+    assert_eq!(axpy::default_config("cpu"), "medium");
+    assert_eq!(axpy::default_config("sm_90"), "large");
+    // An arch without an entry gets the first config.
+    assert_eq!(axpy::default_config("gfx942"), "small");
+    assert_eq!(axpy::default_config("no-such-arch"), "small");
+
+    assert_eq!(negate::CONFIGS, &["first", "second"]);
+    assert!(negate::DEFAULTS.is_empty());
+    for arch in ["cpu", "sm_90", "gfx1100"] {
+        assert_eq!(negate::default_config(arch), "first");
+    }
+    // A kernel without const generics has one config, `default`.
+    assert_eq!(add::CONFIGS, &["default"]);
+    assert_eq!(add::default_config("cpu"), "default");
+    assert_eq!(transpose::SYMBOLS, &["M", "N"]);
+
+    let dev = Device::cpu();
+    assert_eq!(dev.arch(), "cpu");
+    // Odd size: a tail in every config.
+    let n = 301;
+    let xv: Vec<f32> = (0..n).map(|i| (i % 17) as f32 - 8.0).collect();
+    let yv: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+    let want: Vec<f32> = xv.iter().zip(&yv).map(|(x, y)| 0.5 * x + y).collect();
+    let x = dev.upload(&xv, &[n]).unwrap();
+    let y = dev.upload(&yv, &[n]).unwrap();
+    let mut out = dev.alloc::<f32>(&[n]).unwrap();
+    for cfg in axpy::CONFIGS {
+        out.poison().unwrap();
+        axpy::launch(&dev, cfg, &x, &y, &mut out, 0.5).unwrap();
+        // 0.5·x + y with small integers is exact in f32.
+        assert_eq!(out.to_vec().unwrap(), want, "config {cfg}");
+    }
+    // The plain launcher uses the default config for the device's arch.
+    out.poison().unwrap();
+    axpy(&dev, &x, &y, &mut out, 0.5).unwrap();
+    assert_eq!(out.to_vec().unwrap(), want);
+    for cfg in negate::CONFIGS {
+        out.poison().unwrap();
+        negate::launch(&dev, cfg, &x, &mut out).unwrap();
+        assert_eq!(
+            out.to_vec().unwrap(),
+            xv.iter().map(|v| -v).collect::<Vec<_>>(),
+            "config {cfg}"
+        );
+    }
+}
+
+#[test]
+fn empty_tensors_launch_no_blocks() {
+    let dev = Device::cpu();
+    let a = dev.upload::<f32>(&[], &[0]).unwrap();
+    let mut c = dev.alloc::<f32>(&[0]).unwrap();
+    add(&dev, &a, &a, &mut c).unwrap();
+    assert!(c.to_vec().unwrap().is_empty());
+}

@@ -1,0 +1,20 @@
+use tilelang::prelude::*;
+
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = THREADS,
+    configs = [small(BLOCK = 256, THREADS = 64), large(BLOCK = 1024)],
+)]
+pub fn k<const BLOCK: usize, const THREADS: usize>(
+    a: &Tensor<f32, (N,)>,
+    c: &mut Tensor<f32, (N,)>,
+) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            c[g] = a[g];
+        }
+    }
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use tilelang::prelude::*;
+
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = 128,
+    configs = [small(BLOCK = 256), large(BLOCK = 1024)],
+    defaults = [gfx1100 = small, sm90 = large],
+)]
+pub fn k<const BLOCK: usize>(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            c[g] = a[g];
+        }
+    }
+}
+
+fn main() {}

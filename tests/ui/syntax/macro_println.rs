@@ -1,0 +1,10 @@
+use tilelang::prelude::*;
+
+#[tile_kernel(grid = [N], threads = 1)]
+pub fn k(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    let g = block_idx(0);
+    println!("block {}", g);
+    c[g] = a[g];
+}
+
+fn main() {}

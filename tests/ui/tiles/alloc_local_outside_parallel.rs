@@ -1,0 +1,15 @@
+use tilelang::prelude::*;
+
+#[tile_kernel(grid = [N.div_ceil(64)], threads = 64)]
+pub fn k(a: &Tensor<f32, (N,)>, c: &mut Tensor<f32, (N,)>) {
+    let mut r = alloc_local::<f32>((4,));
+    for i in parallel(64) {
+        let g = block_idx(0) * 64 + i;
+        if g < N {
+            r[0] = a[g];
+            c[g] = r[0];
+        }
+    }
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use tilelang::prelude::*;
+
+#[tile_kernel(grid = [M.div_ceil(64)], threads = 64)]
+pub fn k(a: &Tensor<f32, (M, N)>, c: &mut Tensor<f32, (M, N)>) {
+    let row = block_idx(0) * 64;
+    let mut f = alloc_fragment::<f32>((64, 64));
+    copy(a.at((row, 0)), &mut f);
+    f[(0, 0)] = 1.0;
+    copy(&f, c.at_mut((row, 0)));
+}
+
+fn main() {}

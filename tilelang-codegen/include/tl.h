@@ -1,0 +1,447 @@
+// tl.h: the header-only tile library that generated kernels are written against.
+//
+// One source compiles three ways:
+//   * nvcc (NVIDIA): CUDA headers, this file maps the few HIP-dialect names we use;
+//   * hipcc (AMD, ROCm present): HIP headers;
+//   * clang -x hip -nogpulib -nogpuinc (AMD, no ROCm): no headers at all; the prelude below
+//     supplies what device code needs from clang builtins.
+// Generated code uses only what is defined here: TL_TID, TL_BID_{X,Y,Z}, tl::sync(), the tl::
+// scalar operations and the tile primitives.
+#pragma once
+
+#if defined(__CUDACC__)
+#define TL_NVIDIA 1
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#define TL_DEVICE __device__ __forceinline__
+#define TL_GLOBAL extern "C" __global__
+#define TL_TID ((int)threadIdx.x)
+#define TL_BID_X ((long long)blockIdx.x)
+#define TL_BID_Y ((long long)blockIdx.y)
+#define TL_BID_Z ((long long)blockIdx.z)
+#define TL_WAVE 32
+namespace tl {
+typedef __half half;
+typedef __nv_bfloat16 bfloat;
+TL_DEVICE void sync() { __syncthreads(); }
+TL_DEVICE float to_float(half x) { return __half2float(x); }
+TL_DEVICE float to_float(bfloat x) { return __bfloat162float(x); }
+template <class T> TL_DEVICE T from_float(float x);
+template <> TL_DEVICE half from_float<half>(float x) { return __float2half_rn(x); }
+template <> TL_DEVICE bfloat from_float<bfloat>(float x) { return __float2bfloat16_rn(x); }
+template <class T> TL_DEVICE T from_double(double x);
+template <> TL_DEVICE half from_double<half>(double x) { return __double2half(x); }
+template <> TL_DEVICE bfloat from_double<bfloat>(double x) { return __double2bfloat16(x); }
+template <class T> TL_DEVICE T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+}  // namespace tl
+#elif defined(__HIP__)
+#define TL_AMD 1
+#if !defined(TL_NO_HIP_HEADERS) && __has_include(<hip/hip_runtime.h>)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+#define TL_TID ((int)threadIdx.x)
+#define TL_BID_X ((long long)blockIdx.x)
+#define TL_BID_Y ((long long)blockIdx.y)
+#define TL_BID_Z ((long long)blockIdx.z)
+#else
+// No HIP headers (clang -nogpuinc): the device-side prelude from clang builtins.
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define __forceinline__ __attribute__((always_inline))
+#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define TL_TID ((int)__builtin_amdgcn_workitem_id_x())
+#define TL_BID_X ((long long)__builtin_amdgcn_workgroup_id_x())
+#define TL_BID_Y ((long long)__builtin_amdgcn_workgroup_id_y())
+#define TL_BID_Z ((long long)__builtin_amdgcn_workgroup_id_z())
+#endif
+#define TL_DEVICE __device__ __forceinline__
+#define TL_GLOBAL extern "C" __global__
+#if defined(__GFX9__)
+#define TL_WAVE 64
+#else
+#define TL_WAVE 32
+#endif
+namespace tl {
+typedef _Float16 half;
+typedef __bf16 bfloat;
+TL_DEVICE void sync() { __builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup"); }
+TL_DEVICE float to_float(half x) { return (float)x; }
+TL_DEVICE float to_float(bfloat x) { return (float)x; }
+template <class T> TL_DEVICE T from_float(float x) { return (T)x; }
+template <class T> TL_DEVICE T from_double(double x) { return (T)x; }
+template <class T> TL_DEVICE T shfl_xor(T v, int mask) {
+  int lane = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  int src = lane ^ mask;
+  static_assert(sizeof(T) <= 8, "shfl_xor: scalar types only");
+  if constexpr (sizeof(T) == 8) {
+    union { T v; int i[2]; } u; u.v = v;
+    u.i[0] = __builtin_amdgcn_ds_bpermute(src << 2, u.i[0]);
+    u.i[1] = __builtin_amdgcn_ds_bpermute(src << 2, u.i[1]);
+    return u.v;
+  } else {
+    union { T v; int i; } u; u.i = 0; u.v = v;
+    u.i = __builtin_amdgcn_ds_bpermute(src << 2, u.i);
+    return u.v;
+  }
+}
+}  // namespace tl
+#else
+#error "tl.h: compile with nvcc, hipcc or clang -x hip"
+#endif
+
+namespace tl {
+typedef long long index;
+
+// ---- scalar traits -------------------------------------------------------------------------
+template <class T> struct is_half_like { static constexpr bool value = false; };
+template <> struct is_half_like<half> { static constexpr bool value = true; };
+template <> struct is_half_like<bfloat> { static constexpr bool value = true; };
+template <class T> struct is_float_like { static constexpr bool value = is_half_like<T>::value; };
+template <> struct is_float_like<float> { static constexpr bool value = true; };
+template <> struct is_float_like<double> { static constexpr bool value = true; };
+template <class T> struct unsigned_of { typedef T type; };
+template <> struct unsigned_of<int> { typedef unsigned int type; };
+template <> struct unsigned_of<long long> { typedef unsigned long long type; };
+template <class T> struct int_limits;
+template <> struct int_limits<int> { static constexpr double lo = -2147483648.0, hi = 2147483647.0; };
+template <> struct int_limits<unsigned int> { static constexpr double lo = 0.0, hi = 4294967295.0; };
+template <> struct int_limits<unsigned char> { static constexpr double lo = 0.0, hi = 255.0; };
+template <> struct int_limits<long long> { static constexpr double lo = -9223372036854775808.0, hi = 9223372036854775807.0; };
+
+// A float-like value widened to float (or double for double).
+TL_DEVICE float wide(half x) { return to_float(x); }
+TL_DEVICE float wide(bfloat x) { return to_float(x); }
+TL_DEVICE float wide(float x) { return x; }
+TL_DEVICE double wide(double x) { return x; }
+template <class T> TL_DEVICE T narrow(float x) { if constexpr (is_half_like<T>::value) return from_float<T>(x); else return (T)x; }
+template <class T> TL_DEVICE T narrow(double x) { if constexpr (is_half_like<T>::value) return from_double<T>(x); else return (T)x; }
+
+// A literal of type T.
+template <class T> TL_DEVICE T lit(double v) {
+  if constexpr (is_half_like<T>::value) return from_double<T>(v);
+  else return (T)v;
+}
+
+// ---- arithmetic: IEEE for floats (halves through float, one rounding per operation as on the
+// CPU backend), wrapping for integers -------------------------------------------------------
+template <class T> TL_DEVICE T add(T a, T b) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) + wide(b));
+  else return (T)((typename unsigned_of<T>::type)a + (typename unsigned_of<T>::type)b);
+}
+template <class T> TL_DEVICE T sub(T a, T b) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) - wide(b));
+  else return (T)((typename unsigned_of<T>::type)a - (typename unsigned_of<T>::type)b);
+}
+template <class T> TL_DEVICE T mul(T a, T b) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) * wide(b));
+  else return (T)((typename unsigned_of<T>::type)a * (typename unsigned_of<T>::type)b);
+}
+// Integer division by zero is a kernel bug (the CPU backend reports it); here it yields 0.
+template <class T> TL_DEVICE T div(T a, T b) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) / wide(b));
+  else return b == 0 ? (T)0 : (T)(a / b);
+}
+template <class T> TL_DEVICE T rem(T a, T b) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(fmodf(wide(a), wide(b)));
+  else return b == 0 ? (T)0 : (T)(a % b);
+}
+template <class T> TL_DEVICE T neg(T a) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(-wide(a));
+  else return (T)((typename unsigned_of<T>::type)0 - (typename unsigned_of<T>::type)a);
+}
+template <class T> TL_DEVICE T div_ceil(T a, T b) {
+  if (b == 0) return (T)0;
+  T q = a / b, r = a % b;
+  return (r != 0 && ((r > 0) == (b > 0))) ? (T)(q + 1) : q;
+}
+template <class T> TL_DEVICE T shl(T a, T n) { return (T)(a << ((int)n & (int)(sizeof(T) * 8 - 1))); }
+template <class T> TL_DEVICE T shr(T a, T n) { return (T)(a >> ((int)n & (int)(sizeof(T) * 8 - 1))); }
+
+// ---- comparisons on half-like values go through float --------------------------------------
+template <class T> TL_DEVICE auto cmpv(T a) { if constexpr (is_half_like<T>::value) return to_float(a); else return a; }
+
+// ---- casts: float → int saturates (NaN → 0), int → int wraps, everything else rounds to nearest
+template <class To, class From> TL_DEVICE To cast(From x) {
+  if constexpr (is_float_like<From>::value && is_float_like<To>::value) {
+    if constexpr (sizeof(From) == 8 || sizeof(To) == 8) return narrow<To>((double)wide(x));
+    else return narrow<To>(wide(x));
+  } else if constexpr (is_float_like<From>::value) {
+    if constexpr (sizeof(To) == 1 && To(-1) < To(0)) return (To)0;  // not used
+    double v = (double)wide(x);
+    if (v != v) return (To)0;
+    if constexpr (!__is_same(To, bool)) {
+      if (v <= int_limits<To>::lo) return (To)int_limits<To>::lo;
+      if (v >= int_limits<To>::hi) return (To)int_limits<To>::hi;
+    }
+    return (To)v;
+  } else if constexpr (is_float_like<To>::value) {
+    if constexpr (sizeof(From) == 8) return narrow<To>((double)x);
+    else return narrow<To>((float)x);
+  } else {
+    return (To)x;
+  }
+}
+
+// ---- math functions: halves compute in float and round once --------------------------------
+TL_DEVICE float exp_(float x) { return expf(x); }
+TL_DEVICE double exp_(double x) { return ::exp(x); }
+TL_DEVICE float exp2_(float x) { return exp2f(x); }
+TL_DEVICE double exp2_(double x) { return ::exp2(x); }
+TL_DEVICE float log_(float x) { return logf(x); }
+TL_DEVICE double log_(double x) { return ::log(x); }
+TL_DEVICE float sqrt_(float x) { return sqrtf(x); }
+TL_DEVICE double sqrt_(double x) { return ::sqrt(x); }
+TL_DEVICE float abs_(float x) { return fabsf(x); }
+TL_DEVICE double abs_(double x) { return ::fabs(x); }
+template <class T> TL_DEVICE T exp(T x) { return narrow<T>(exp_(wide(x))); }
+template <class T> TL_DEVICE T exp2(T x) { return narrow<T>(exp2_(wide(x))); }
+template <class T> TL_DEVICE T log(T x) { return narrow<T>(log_(wide(x))); }
+template <class T> TL_DEVICE T sqrt(T x) { return narrow<T>(sqrt_(wide(x))); }
+template <class T> TL_DEVICE T rsqrt(T x) { return narrow<T>(1.0f / sqrt_(wide(x))); }
+template <> TL_DEVICE double rsqrt<double>(double x) { return 1.0 / ::sqrt(x); }
+template <class T> TL_DEVICE T abs(T x) {
+  if constexpr (is_float_like<T>::value) return narrow<T>(abs_(wide(x)));
+  else if constexpr (T(-1) < T(0)) return x < 0 ? neg(x) : x;
+  else return x;
+}
+// max/min: with one NaN operand the other is returned (IEEE maxNum, as the CPU backend).
+template <class T> TL_DEVICE T max(T a, T b) {
+  if constexpr (is_float_like<T>::value) { auto x = wide(a), y = wide(b); return (x != x || y > x) ? b : a; }
+  else return b > a ? b : a;
+}
+template <class T> TL_DEVICE T min(T a, T b) {
+  if constexpr (is_float_like<T>::value) { auto x = wide(a), y = wide(b); return (x != x || y < x) ? b : a; }
+  else return b < a ? b : a;
+}
+
+// ---- reductions -----------------------------------------------------------------------------
+struct Sum { template <class T> TL_DEVICE static T apply(T a, T b) { return add(a, b); } };
+struct Max { template <class T> TL_DEVICE static T apply(T a, T b) { return max(a, b); } };
+
+// Reduces `src` viewed as [OUTER][LEN][INNER] along LEN into dst[OUTER][INNER].
+// Each output is folded by a group of G lanes of one wave (G a power of two ≤ the wave size),
+// each lane folding a strided slice in order, then the group combines with butterfly shuffles.
+// Every thread of the block must call this (it contains shuffles); the caller syncs afterwards.
+template <class OP, class T, int OUTER, int LEN, int INNER, int THREADS, int G>
+TL_DEVICE void reduce(const T* src, T* dst) {
+  constexpr int OUTS = OUTER * INNER;
+  constexpr int GROUPS = THREADS / G;
+  const int tid = TL_TID;
+  const int lane = tid % G;
+  for (int base = 0; base < OUTS; base += GROUPS) {
+    const int o = base + tid / G;
+    const bool active = o < OUTS;
+    const int oo = active ? o / INNER : 0, oi = active ? o % INNER : 0;
+    const T* s = src + (oo * LEN) * INNER + oi;
+    T acc = s[0];
+    if (active && lane < LEN) {
+      acc = s[lane * INNER];
+      for (int r = lane + G; r < LEN; r += G) acc = OP::apply(acc, s[r * INNER]);
+    }
+    bool has = active && lane < LEN;
+#pragma unroll
+    for (int m = 1; m < G; m <<= 1) {
+      T other = shfl_xor(acc, m);
+      bool other_has = shfl_xor((int)has, m) != 0;
+      if (other_has) acc = has ? OP::apply(acc, other) : other;
+      has = has || other_has;
+    }
+    if (active && lane == 0) dst[oo * INNER + oi] = acc;
+  }
+}
+
+// ---- tile copies ------------------------------------------------------------------------------
+// Every region is padded to rank 4 (leading extents 1). A global region is the tensor's dims
+// and the tile's element offset; the tile's shape T0..T3 is static. Out-of-bounds reads give 0;
+// out-of-bounds writes are skipped. Consecutive threads take consecutive elements of the
+// innermost dimension (coalesced). When the tensor rows, the offset and the pointer allow it,
+// rows move in 16-byte vectors, with an element-wise path for vectors that straddle an edge.
+struct Region {
+  index dims[4];
+  index off[4];
+};
+struct alignas(16) vec16 { unsigned int x, y, z, w; };
+
+template <int T0, int T1, int T2>
+TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
+  const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
+  const index g0 = r.off[0] + i0, g1 = r.off[1] + i1, g2 = r.off[2] + i2;
+  grow = (g0 * r.dims[1] + g1) * r.dims[2] + g2;
+  return g0 >= 0 && g0 < r.dims[0] && g1 >= 0 && g1 < r.dims[1] && g2 >= 0 && g2 < r.dims[2];
+}
+
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS>
+TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
+  constexpr int ROWS = T0 * T1 * T2;
+  constexpr int VEC = 16 / (int)sizeof(S);
+  if constexpr (__is_same(S, D) && VEC > 1 && T3 % VEC == 0) {
+    if ((uint64_t)g % 16 == 0 && r.dims[3] % VEC == 0 && r.off[3] % VEC == 0) {
+      constexpr int VPR = T3 / VEC;
+      for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
+        const int row = e / VPR, c = (e % VPR) * VEC;
+        index grow;
+        const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
+        const index gc = r.off[3] + c;
+        D* dst = s + row * T3 + c;
+        if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
+          *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
+        } else {
+          for (int v = 0; v < VEC; ++v) {
+            const bool in = in_row && gc + v >= 0 && gc + v < r.dims[3];
+            dst[v] = in ? g[grow * r.dims[3] + gc + v] : lit<D>(0.0);
+          }
+        }
+      }
+      return;
+    }
+  }
+  for (int e = TL_TID; e < ROWS * T3; e += THREADS) {
+    const int row = e / T3, c = e % T3;
+    index grow;
+    const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
+    const index gc = r.off[3] + c;
+    const bool in = in_row && gc >= 0 && gc < r.dims[3];
+    s[e] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
+  }
+}
+
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS>
+TL_DEVICE void copy_s2g(const S* __restrict__ s, D* __restrict__ g, const Region& r) {
+  constexpr int ROWS = T0 * T1 * T2;
+  constexpr int VEC = 16 / (int)sizeof(S);
+  if constexpr (__is_same(S, D) && VEC > 1 && T3 % VEC == 0) {
+    if ((uint64_t)g % 16 == 0 && r.dims[3] % VEC == 0 && r.off[3] % VEC == 0) {
+      constexpr int VPR = T3 / VEC;
+      for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
+        const int row = e / VPR, c = (e % VPR) * VEC;
+        index grow;
+        const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
+        const index gc = r.off[3] + c;
+        const S* src = s + row * T3 + c;
+        if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
+          *(vec16*)(g + grow * r.dims[3] + gc) = *(const vec16*)src;
+        } else if (in_row) {
+          for (int v = 0; v < VEC; ++v)
+            if (gc + v >= 0 && gc + v < r.dims[3]) g[grow * r.dims[3] + gc + v] = src[v];
+        }
+      }
+      return;
+    }
+  }
+  for (int e = TL_TID; e < ROWS * T3; e += THREADS) {
+    const int row = e / T3, c = e % T3;
+    index grow;
+    const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
+    const index gc = r.off[3] + c;
+    if (in_row && gc >= 0 && gc < r.dims[3]) g[grow * r.dims[3] + gc] = cast<D>(s[e]);
+  }
+}
+
+// Shared to shared (same shape), converting.
+template <class S, class D, int N, int THREADS>
+TL_DEVICE void copy_s2s(const S* __restrict__ s, D* __restrict__ d) {
+  for (int e = TL_TID; e < N; e += THREADS) d[e] = cast<D>(s[e]);
+}
+
+template <class T, int N, int THREADS>
+TL_DEVICE void fill_shared(T* s, T v) {
+  for (int e = TL_TID; e < N; e += THREADS) s[e] = v;
+}
+
+// ---- matrix products ---------------------------------------------------------------------------
+// FMA path: acc (M×N, owned by threads in the strided layout: element L = reg·THREADS + tid)
+// += A (M×K, shared) · B (K×N, shared), in increasing k, products rounded to the acc type.
+template <class A, class C, int M, int N, int K, int THREADS, int NREG>
+TL_DEVICE void gemm_fma(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
+#pragma unroll
+  for (int r = 0; r < NREG; ++r) {
+    const int L = r * THREADS + TL_TID;
+    if (L < M * N) {
+      const int i = L / N, j = L % N;
+      C x = acc[r];
+      for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+      acc[r] = x;
+    }
+  }
+}
+
+#if defined(TL_NVIDIA)
+// Tensor cores: mma.sync.m16n8k16, f16/bf16 inputs, f32 accumulators. The block's warps form a
+// WM × WN grid; warp (wm, wn) owns rows [wm·M/WM, +M/WM) and columns [wn·N/WN, +N/WN) of the
+// tile, as MT × NT mma tiles of 16×8. Register r of a thread holds accumulator element
+// (mt, nt, q) with r = (mt·NT + nt)·4 + q, at row 16·mt + g + 8·(q / 2) and column
+// 8·nt + 2·t + q % 2 of the warp's tile (g = lane / 4, t = lane % 4), as in the PTX ISA.
+template <class T> struct mma_op;
+template <> struct mma_op<half> {
+  TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <> struct mma_op<bfloat> {
+  TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
+  union { T h[2]; uint32_t u; } p;
+  p.h[0] = lo;
+  p.h[1] = hi;
+  return p.u;
+}
+
+template <class T, int M, int N, int K, int WM, int WN>
+TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int g = lane / 4, t = lane % 4;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t af[MT][4];
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const T* ap = a + (wm * TM + mt * 16) * K + k0;
+      af[mt][0] = pack2(ap[g * K + 2 * t], ap[g * K + 2 * t + 1]);
+      af[mt][1] = pack2(ap[(g + 8) * K + 2 * t], ap[(g + 8) * K + 2 * t + 1]);
+      af[mt][2] = pack2(ap[g * K + 2 * t + 8], ap[g * K + 2 * t + 9]);
+      af[mt][3] = pack2(ap[(g + 8) * K + 2 * t + 8], ap[(g + 8) * K + 2 * t + 9]);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const T* bp = b + k0 * N + wn * TN + nt * 8 + g;
+      bf[nt][0] = pack2(bp[(2 * t) * N], bp[(2 * t + 1) * N]);
+      bf[nt][1] = pack2(bp[(2 * t + 8) * N], bp[(2 * t + 9) * N]);
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_op<T>::run(acc + (mt * NT + nt) * 4, af[mt], bf[nt]);
+  }
+}
+
+// The (row, col) in the block tile of accumulator register r (see gemm_mma).
+template <int M, int N, int WM, int WN>
+TL_DEVICE void mma_coord(int r, int& row, int& col) {
+  constexpr int TM = M / WM, TN = N / WN, NT = TN / 8;
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int q = r % 4, tile = r / 4, mt = tile / NT, nt = tile % NT;
+  row = wm * TM + mt * 16 + lane / 4 + 8 * (q / 2);
+  col = wn * TN + nt * 8 + 2 * (lane % 4) + (q % 2);
+}
+#endif
+}  // namespace tl
