@@ -131,6 +131,9 @@ template <class T> TL_DEVICE T lit(double v) {
   else return (T)v;
 }
 
+TL_DEVICE float fmod_(float a, float b) { return fmodf(a, b); }
+TL_DEVICE double fmod_(double a, double b) { return ::fmod(a, b); }
+
 // ---- arithmetic: IEEE for floats (halves through float, one rounding per operation as on the
 // CPU backend), wrapping for integers -------------------------------------------------------
 template <class T> TL_DEVICE T add(T a, T b) {
@@ -151,7 +154,7 @@ template <class T> TL_DEVICE T div(T a, T b) {
   else return b == 0 ? (T)0 : (T)(a / b);
 }
 template <class T> TL_DEVICE T rem(T a, T b) {
-  if constexpr (is_float_like<T>::value) return narrow<T>(fmodf(wide(a), wide(b)));
+  if constexpr (is_float_like<T>::value) return narrow<T>(fmod_(wide(a), wide(b)));
   else return b == 0 ? (T)0 : (T)(a % b);
 }
 template <class T> TL_DEVICE T neg(T a) {
@@ -175,7 +178,6 @@ template <class To, class From> TL_DEVICE To cast(From x) {
     if constexpr (sizeof(From) == 8 || sizeof(To) == 8) return narrow<To>((double)wide(x));
     else return narrow<To>(wide(x));
   } else if constexpr (is_float_like<From>::value) {
-    if constexpr (sizeof(To) == 1 && To(-1) < To(0)) return (To)0;  // not used
     double v = (double)wide(x);
     if (v != v) return (To)0;
     if constexpr (!__is_same(To, bool)) {
@@ -373,6 +375,30 @@ TL_DEVICE void gemm_fma(const A* __restrict__ a, const A* __restrict__ b, C* acc
     }
   }
 }
+
+// FMA path with the accumulator in shared memory (when it is also read in other layouts).
+template <class A, class C, int M, int N, int K, int THREADS>
+TL_DEVICE void gemm_fma_shared(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
+  for (int e = TL_TID; e < M * N; e += THREADS) {
+    const int i = e / N, j = e % N;
+    C x = acc[e];
+    for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+    acc[e] = x;
+  }
+}
+
+// ---- atomics ------------------------------------------------------------------------------------
+#if defined(TL_NVIDIA)
+TL_DEVICE void atomic_add(float* p, float v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(double* p, double v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(int* p, int v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(unsigned int* p, unsigned int v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(half* p, half v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(bfloat* p, bfloat v) { atomicAdd(p, v); }
+TL_DEVICE void atomic_add(long long* p, long long v) { atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+#else
+template <class T> TL_DEVICE void atomic_add(T* p, T v) { __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
+#endif
 
 #if defined(TL_NVIDIA)
 // Tensor cores: mma.sync.m16n8k16, f16/bf16 inputs, f32 accumulators. The block's warps form a

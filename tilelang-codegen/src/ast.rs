@@ -31,7 +31,7 @@ impl Dtype {
             "u32" => Dtype::U32,
             "u8" => Dtype::U8,
             "bool" => Dtype::Bool,
-            "usize" | "index" => Dtype::Index,
+            "usize" => Dtype::Index,
             _ => return None,
         })
     }
@@ -171,6 +171,9 @@ pub enum Stmt {
         els: Option<Vec<Stmt>>,
         span: Range,
     },
+    /// A `let` whose right-hand side could not be parsed: binds the name so later uses do not
+    /// report it again.
+    Poisoned(Ident),
     /// A tile primitive used as a statement: `copy`, `fill`, `clear`, `gemm`, `reduce_*`, `atomic_add`.
     Call {
         func: Ident,

@@ -167,8 +167,20 @@ fn float_lit(v: f64, t: Dtype) -> TokenStream {
     } else {
         quote!(f64::NEG_INFINITY)
     };
+    // Half-precision literals are rounded at compile time (in a const item), not per use.
+    let (eb, mb) = match t {
+        Dtype::F16 => (5u32, 10u32),
+        Dtype::Bf16 => (8, 7),
+        _ => {
+            let t = ty(t);
+            return quote!(::tilelang::__private::cpu::lit::<#t>(#lit));
+        }
+    };
     let t = ty(t);
-    quote!(::tilelang::__private::cpu::lit::<#t>(#lit))
+    quote!({
+        const __LIT: #t = #t::from_bits(::tilelang::__private::cpu::round_f64(#lit, #eb, #mb) as u16);
+        __LIT
+    })
 }
 
 /// The CPU implementation: `fn __cpu<consts>(tensors, scalars, symbols, grid) -> Result<()>`.

@@ -92,8 +92,10 @@ struct Emitter<'a> {
     threads: usize,
     storage: Vec<Storage>,
     file: Option<&'a str>,
-    /// The register index variable and layout of the enclosing parallel loop, if any.
+    /// Whether statements are being emitted inside a parallel loop's body.
     in_parallel: bool,
+    /// Constructs the lowering cannot express (validation should have rejected them).
+    errors: Vec<String>,
 }
 
 /// Errors are plain strings: validation already accepted the kernel, so what remains are
@@ -130,6 +132,7 @@ pub fn emit(
         storage: storage2,
         file,
         in_parallel: false,
+        errors: Vec::new(),
     };
     let entry = entry_name(k, config);
     let mut src = String::new();
@@ -173,6 +176,15 @@ pub fn emit(
     let body = e.block(&k.body, &mut pending, 1);
     src.push_str(&body);
     src.push_str("}\n");
+    if !e.errors.is_empty() {
+        return Err(format!(
+            "kernel `{}` config `{}`: cannot lower for {}: {}",
+            k.name,
+            k.configs[config].name,
+            target.arch,
+            e.errors.join("; ")
+        ));
+    }
     Ok(HipKernel {
         entry,
         source: src,
@@ -741,9 +753,15 @@ impl Emitter<'_> {
                 let len = shape[*dim];
                 let inner: usize = shape[dim + 1..].iter().product();
                 let outs = outer * inner;
+                // Lanes per output: a power of two within one full wave that divides the block.
                 let wave = self.target.wave as usize;
                 let mut g = 1;
-                while g * 2 <= wave && g * 2 * outs <= t && g < len {
+                while t % wave == 0
+                    && g * 2 <= wave
+                    && g * 2 * outs <= t
+                    && g < len
+                    && t % (g * 2) == 0
+                {
                     g *= 2;
                 }
                 let opn = match op {
@@ -865,7 +883,11 @@ impl Emitter<'_> {
                 format!("{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{inner}{ind}}}\n")
             }
             // Validation keeps tile operations, parallel and pipelined loops out of parallel bodies.
-            _ => format!("{ind}/* unsupported per-thread statement */\n"),
+            _ => {
+                self.errors
+                    .push("a tile operation or loop inside a parallel loop".into());
+                String::new()
+            }
         }
     }
 
@@ -915,7 +937,7 @@ impl Emitter<'_> {
         }
     }
 
-    fn copy(&self, src: &Tile, dst: &Tile, depth: usize) -> String {
+    fn copy(&mut self, src: &Tile, dst: &Tile, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
         let region = |tensor: ParamId, offsets: &[Expr]| -> String {
@@ -1008,10 +1030,16 @@ impl Emitter<'_> {
                     ),
                     (Storage::Shared { .. }, _) => self.reg_copy(*b, "", |_, _| format!("{{DST}} = tl::cast<{}, {}>({}[__e]);", ty(*b), ty(*a), self.buf(*a)), depth, false),
                     (_, Storage::Shared { .. }) => self.reg_copy(*a, "", |_, _| format!("{}[__e] = tl::cast<{}, {}>({{SRC}});", self.buf(*b), ty(*b), ty(*a)), depth, false),
-                    _ => format!("{ind}/* unsupported copy */\n"),
+                    _ => {
+                        self.errors.push("a copy between local buffers".into());
+                        String::new()
+                    }
                 }
             }
-            _ => format!("{ind}/* unsupported copy */\n"),
+            _ => {
+                self.errors.push("a copy between two global tensors".into());
+                String::new()
+            }
         }
     }
 
@@ -1044,7 +1072,7 @@ impl Emitter<'_> {
         let shape = buf_shape(self.k, b, self.vals);
         let (head, coords) = match self.storage[b] {
             Storage::Reg { layout, .. } => self.mapping(layout, &shape),
-            _ => return format!("{ind}/* unsupported copy */\n"),
+            _ => return format!("{ind}#error \"tilelang: copy of a non-register buffer through the register path\"\n"),
         };
         let r = shape.len();
         let mut s = format!("{ind}{{ {prelude}\n{ind}{head}\n");

@@ -297,13 +297,13 @@ pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
         ExprKind::Int(v) => *v,
         ExprKind::Const(i) => consts[*i] as i128,
         ExprKind::Cast(inner) if e.ty.is_int() => eval_const(inner, consts)?,
-        ExprKind::Unary(UnOp::Neg, x) => -eval_const(x, consts)?,
+        ExprKind::Unary(UnOp::Neg, x) => eval_const(x, consts)?.checked_neg()?,
         ExprKind::DivCeil(a, b) => {
             let (a, b) = (eval_const(a, consts)?, eval_const(b, consts)?);
-            if b == 0 {
+            if b <= 0 {
                 return None;
             }
-            (a + b - 1).div_euclid(b)
+            a.checked_add(b - 1)?.checked_div_euclid(b)?
         }
         ExprKind::Math(MathFn::Max, a) => {
             eval_const(&a[0], consts)?.max(eval_const(&a[1], consts)?)

@@ -4,8 +4,9 @@
 
 use crate::emit_cpu::{self, ExprEmitter};
 use crate::ir::*;
+use crate::target::Target;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 /// The parameters of the public launch functions: `a: &Tensor<f16>, scale: f32`.
 pub fn public_params(k: &Kernel) -> Vec<TokenStream> {
@@ -44,7 +45,40 @@ fn public_param(name: &syn::Ident, tensor: Option<bool>, dtype: Dtype) -> TokenS
     }
 }
 
-pub fn emit(k: &Kernel) -> TokenStream {
+/// The objects the build script compiled for this kernel: one per (target, config), embedded
+/// from `OUT_DIR` under the names `tilelang_build` gives them.
+fn objects(k: &Kernel, targets: &[Target]) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for t in targets {
+        for c in 0..k.configs.len() {
+            // The same (pure) emitter the build script ran: same entry, threads and shared memory.
+            let Ok(hip) = crate::emit_hip::emit(k, c, t, None) else {
+                continue;
+            };
+            let (arch, config, entry, threads, shared) = (
+                t.arch,
+                k.configs[c].name.to_string(),
+                &hip.entry,
+                hip.threads,
+                hip.shared_bytes as u32,
+            );
+            let file = format!("/tilelang/{entry}.{arch}.bin");
+            out.push(quote! {
+                ::tilelang::__private::gpu::Object {
+                    arch: #arch,
+                    config: #config,
+                    entry: #entry,
+                    threads: #threads,
+                    shared_bytes: #shared,
+                    image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #file)),
+                }
+            });
+        }
+    }
+    out
+}
+
+pub fn emit(k: &Kernel, targets: &[Target]) -> TokenStream {
     let name = &k.name;
     let name_str = name.to_string();
     let vis = &k.vis;
@@ -129,10 +163,10 @@ pub fn emit(k: &Kernel) -> TokenStream {
                 if *mutable {
                     views.push(quote! {
                         let __shape = #pname.shape().to_vec();
-                        let #id = ::tilelang::__private::cpu::Out::<#t, #r>::new(__KERNEL, #pstr, #pname.host_mut(), &__shape);
+                        let #id = ::tilelang::__private::cpu::Out::<#t, #r>::new(__KERNEL, #pstr, #pname.host_mut()?, &__shape);
                     });
                 } else {
-                    views.push(quote!(let #id = ::tilelang::__private::cpu::In::<#t, #r>::new(__KERNEL, #pstr, #pname.host(), #pname.shape());));
+                    views.push(quote!(let #id = ::tilelang::__private::cpu::In::<#t, #r>::new(__KERNEL, #pstr, #pname.host()?, #pname.shape());));
                 }
                 cpu_args.push(quote!(#id));
             }
@@ -174,6 +208,32 @@ pub fn emit(k: &Kernel) -> TokenStream {
         grid.push(quote!(1i64));
     }
     let cpu_fn = emit_cpu::cpu_fn(k);
+    let objects = objects(k, targets);
+    let gpu_args: Vec<TokenStream> = k
+        .params
+        .iter()
+        .map(|p| {
+            let n = &p.name;
+            let ga = quote!(::tilelang::__private::gpu::KernelArg);
+            match &p.kind {
+                ParamKind::Tensor { .. } => quote!(#ga::Ptr(#n.device_ptr())),
+                ParamKind::Scalar { dtype } => match dtype {
+                    Dtype::F16 => quote!(#ga::F16(#n)),
+                    Dtype::Bf16 => quote!(#ga::Bf16(#n)),
+                    Dtype::F32 => quote!(#ga::F32(#n)),
+                    Dtype::F64 => quote!(#ga::F64(#n)),
+                    Dtype::I32 => quote!(#ga::I32(#n)),
+                    Dtype::U32 => quote!(#ga::U32(#n)),
+                    Dtype::U8 => quote!(#ga::U8(#n)),
+                    _ => quote!(#ga::I64(#n as i64)),
+                },
+            }
+        })
+        .chain((0..k.symbols.len()).map(|i| {
+            let s = emit_cpu::sym_ident(k, i);
+            quote!(::tilelang::__private::gpu::KernelArg::I64(#s))
+        }))
+        .collect();
     let mod_doc =
         format!("Configs, defaults and the explicit launcher of the `{name_str}` kernel.");
     let fn_doc = format!(
@@ -203,6 +263,8 @@ pub fn emit(k: &Kernel) -> TokenStream {
             pub const DEFAULTS: &[(&str, &str)] = &[#(#defaults),*];
             /// The shape symbols bound at launch.
             pub const SYMBOLS: &[&str] = &[#(#symbols),*];
+            /// The device code objects compiled ahead of time by the crate's build script.
+            pub const OBJECTS: &[::tilelang::__private::gpu::Object] = &[#(#objects),*];
 
             /// The config a launch on `arch` uses by default.
             pub fn default_config(arch: &str) -> &'static str {
@@ -243,8 +305,14 @@ pub fn emit(k: &Kernel) -> TokenStream {
                         #(#views)*
                         __cpu::<#(#consts),*>(#(#cpu_args,)* [#(#sym_vals),*], __grid)
                     }
-                    #[allow(unreachable_patterns)]
-                    _ => ::core::result::Result::Err(::tilelang::Error::NoDevice(format!("{}: no backend for {:?}", __KERNEL, __dev))),
+                    _ => {
+                        let __args = [#(#gpu_args),*];
+                        // SAFETY: every tensor was checked above to live on `__dev`, with the
+                        // rank and shape the kernel's symbols describe, and no output overlaps
+                        // another argument; the arguments follow the order of the generated
+                        // C++ signature (tensors and scalars, then shape symbols).
+                        unsafe { __dev.launch_gpu(__KERNEL, __config, OBJECTS, __grid, &__args) }
+                    }
                 }
             }
 
@@ -264,7 +332,7 @@ pub fn fallback(
         return quote!();
     };
     let msg = format!("kernel `{name}` failed to compile");
-    let modname = format_ident!("{}", name);
+    let modname = name.clone();
     quote! {
         #[allow(unused_variables)]
         #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {

@@ -57,12 +57,31 @@ fn compile_inner(
     }
 }
 
+/// The targets the crate's build script compiled, as it told the macro through
+/// `cargo:rustc-env=TILELANG_BUILT=<package>;<arch>,..`. Only trusted for the package that is
+/// being compiled, so a stray variable in the environment cannot point at missing objects.
+fn built_targets() -> Vec<target::Target> {
+    let (Ok(built), Ok(pkg)) = (
+        std::env::var("TILELANG_BUILT"),
+        std::env::var("CARGO_PKG_NAME"),
+    ) else {
+        return Vec::new();
+    };
+    match built.split_once(';') {
+        Some((p, archs)) if p == pkg => archs
+            .split(',')
+            .filter_map(target::Target::by_arch)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// What `#[tile_kernel]` expands to: the launcher and CPU implementation, or on error the
 /// diagnostics plus a fallback launcher so the rest of the crate still type-checks.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let (result, item) = compile_inner(attr, item);
     match result {
-        Ok(k) => launcher::emit(&k),
+        Ok(k) => launcher::emit(&k, &built_targets()),
         Err(diags) => {
             let mut out = ctxt::to_compile_errors(&diags);
             if let Some(item) = item {

@@ -418,7 +418,10 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
             if let Some(alloc) = alloc_call(cx, init) {
                 let (scope, dtype, shape, span) = match alloc {
                     Some(a) => a,
-                    None => return,
+                    None => {
+                        out.push(Stmt::Poisoned(name));
+                        return;
+                    }
                 };
                 if let Some((_, s)) = ty {
                     cx.error_hint(
@@ -437,13 +440,14 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
                 });
                 return;
             }
-            if let Some(init) = expr(cx, init) {
-                out.push(Stmt::Let {
+            match expr(cx, init) {
+                Some(init) => out.push(Stmt::Let {
                     name,
                     mutable,
                     ty,
                     init,
-                });
+                }),
+                None => out.push(Stmt::Poisoned(name)),
             }
         }
         syn::Pat::Tuple(pt) => {
@@ -1321,8 +1325,12 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                 } else {
                     ExprKind::Int(v, ty)
                 }),
-                Err(e) => {
-                    cx.error(range(&i), e);
+                Err(_) => {
+                    cx.error_hint(
+                        range(&i),
+                        format!("integer literal `{}` is too large", i.base10_digits()),
+                        "integers in kernels fit in 64 bits",
+                    );
                     None
                 }
             }

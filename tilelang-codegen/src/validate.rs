@@ -46,7 +46,9 @@ struct Checker<'a> {
     buffers: Vec<Buffer>,
     buf_mutable: Vec<bool>,
     parallel_depth: usize,
+    /// Loops and `if` branches enclosing the current statement.
     loop_depth: usize,
+    loop_vars: std::collections::HashSet<VarId>,
     /// `None` when the `grid` attribute itself failed to parse.
     grid_rank: Option<usize>,
 }
@@ -125,6 +127,7 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         globals.insert(name, b);
     }
 
+    check_reserved_names(cx, def);
     let mut ck = Checker {
         cx,
         scopes: vec![globals],
@@ -135,6 +138,7 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         buf_mutable: Vec::new(),
         parallel_depth: 0,
         loop_depth: 0,
+        loop_vars: Default::default(),
         grid_rank: (!attr.grid.is_empty()).then_some(attr.grid.len()),
     };
 
@@ -239,12 +243,17 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
                 cfg.span(),
                 format!("unknown config `{cfg}`"),
                 format!(
-                    "the configs are: {}",
-                    attr.configs
+                    "the configs are: {}{}",
+                    configs
                         .iter()
                         .map(|c| c.name.to_string())
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    if attr.configs.is_empty() {
+                        " (a kernel without `configs` has the one config `default`)"
+                    } else {
+                        ""
+                    }
                 ),
             ),
         }
@@ -259,6 +268,21 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
     } = ck;
     let threads = threads?;
     if cx.has_errors() {
+        // The body has errors, so the IR is incomplete; the launch geometry can still be checked.
+        for (ci, cfg) in configs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.values.len() == consts.len() && is_const(&threads))
+        {
+            check_threads(
+                cx,
+                &threads,
+                cfg,
+                attr.configs
+                    .get(ci)
+                    .map_or(def.name.span().into(), |c| c.name.span().into()),
+            );
+        }
         return None;
     }
     let k = ir::Kernel {
@@ -279,6 +303,41 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
     };
     check_configs(cx, &k, attr);
     (!cx.has_errors()).then_some(k)
+}
+
+/// Names the generated launcher uses itself, and raw identifiers (`r#a` is `a` there).
+fn check_reserved_names(cx: &mut Ctxt, def: &ast::KernelDef) {
+    let raw = |id: &Ident| id.to_string().starts_with("r#");
+    if raw(&def.name) {
+        cx.error_hint(
+            def.name.span(),
+            "raw identifiers cannot name a tile kernel",
+            "rename the kernel",
+        );
+    }
+    for c in &def.consts {
+        let s = c.to_string();
+        if raw(c)
+            || s.starts_with("__")
+            || ["NAME", "CONFIGS", "DEFAULTS", "SYMBOLS", "OBJECTS"].contains(&s.as_str())
+        {
+            cx.error_hint(
+                c.span(),
+                format!("`{s}` is reserved: the generated module defines it"),
+                "rename the const generic",
+            );
+        }
+    }
+    for p in &def.params {
+        let s = p.name.to_string();
+        if raw(&p.name) || s.starts_with("__") || ["config", "args"].contains(&s.as_str()) {
+            cx.error_hint(
+                p.name.span(),
+                format!("parameter name `{s}` is reserved by the generated launcher"),
+                "rename the parameter",
+            );
+        }
+    }
 }
 
 /// Source text of an attribute expression, for error messages at launch.
@@ -339,6 +398,14 @@ fn expr_text_in(e: &ast::Expr, parent: u8, right: bool) -> String {
         format!("({})", expr_text(e))
     } else {
         expr_text(e)
+    }
+}
+
+fn is_float_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Float(..) => true,
+        ast::ExprKind::Unary(ast::UnOp::Neg, x) => is_float_literal(x),
+        _ => false,
     }
 }
 
@@ -445,7 +512,7 @@ impl Checker<'_> {
                         self.cx.error_hint(
                             *span,
                             format!(
-                                "{} buffers are allocated once per block, outside every loop",
+                                "{} buffers are allocated once per block, outside every loop and `if`",
                                 scope.name()
                             ),
                             "move the allocation to the top level of the kernel",
@@ -505,8 +572,10 @@ impl Checker<'_> {
                 span,
             } => {
                 let cond = self.expr_as(cond, Dtype::Bool, "an `if` condition");
+                self.loop_depth += 1;
                 let then = self.block(then);
                 let els = els.as_ref().map(|e| self.block(e)).unwrap_or_default();
+                self.loop_depth -= 1;
                 Some(Stmt {
                     kind: StmtKind::If {
                         cond: cond?,
@@ -515,6 +584,10 @@ impl Checker<'_> {
                     },
                     span: *span,
                 })
+            }
+            ast::Stmt::Poisoned(name) => {
+                self.bind(name, Binding::Poisoned);
+                None
             }
             ast::Stmt::Call { func, args, span } => self.call_stmt(func, args, *span),
         }
@@ -548,7 +621,13 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                if !self.vars[var].mutable {
+                if self.loop_vars.contains(&var) {
+                    self.cx.error_hint(
+                        name.span(),
+                        format!("cannot assign to loop variable `{name}`"),
+                        format!("copy it into a local first: `let mut j = {name};`"),
+                    );
+                } else if !self.vars[var].mutable {
                     self.cx.error_hint(
                         name.span(),
                         format!("cannot assign twice to immutable variable `{name}`"),
@@ -825,6 +904,7 @@ impl Checker<'_> {
             .iter()
             .map(|v| self.new_var(v, Dtype::Index, false))
             .collect();
+        self.loop_vars.extend(ids.iter().copied());
         let body = self.block(body);
         self.loop_depth -= 1;
         if parallel {
@@ -1040,6 +1120,14 @@ impl Checker<'_> {
 
     fn call_stmt(&mut self, func: &Ident, args: &[ast::Expr], span: Range) -> Option<Stmt> {
         let name = func.to_string();
+        if self.parallel_depth > 0 && name != "atomic_add" && PRIMITIVES.contains(&name.as_str()) {
+            self.cx.error_hint(
+                func.span(),
+                format!("`{name}` works on whole tiles with all the block's threads and cannot be used inside a `parallel` loop"),
+                "call it outside the loop; inside a `parallel` loop, read and write single elements",
+            );
+            return None;
+        }
         let kind = match name.as_str() {
             "copy" => {
                 if !self.arity(func, args, 2, "copy(src, &mut dst)", span) {
@@ -1063,6 +1151,19 @@ impl Checker<'_> {
                         span,
                         "`copy` between two global tensors is not supported",
                         "stage the tile through a shared or fragment buffer",
+                    );
+                    return None;
+                }
+                let rank = |t: &Tile| match t {
+                    Tile::Buffer(b) => self.target_rank(Target::Buffer(*b)),
+                    Tile::Region { tensor, .. } => self.target_rank(Target::Tensor(*tensor)),
+                };
+                let (rs, rd) = (rank(&src), rank(&dst));
+                if rs != rd {
+                    self.cx.error_hint(
+                        span,
+                        format!("`copy` between tiles of different ranks: the source has {rs} dimension{}, the destination {rd}", if rs == 1 { "" } else { "s" }),
+                        "give the buffer the tensor's rank, e.g. a `(1, BN)` buffer for one row of a 2-D tensor",
                     );
                     return None;
                 }
@@ -1208,9 +1309,10 @@ impl Checker<'_> {
                     self.cx.error_hint(
                         args[2].span,
                         format!(
-                            "`{}` has {} dimensions; there is no dimension {dim}",
+                            "`{}` has {} dimension{}; there is no dimension {dim}",
                             bs.name,
-                            bs.shape.len()
+                            bs.shape.len(),
+                            if bs.shape.len() == 1 { "" } else { "s" }
                         ),
                         format!("reduce along 0..{}", bs.shape.len()),
                     );
@@ -1325,6 +1427,25 @@ impl Checker<'_> {
         Some(x)
     }
 
+    /// A float literal must be finite in its type (`70000.0` is not an f16).
+    fn float_fits(&mut self, v: f64, ty: Dtype, span: Range) -> Option<()> {
+        let max = match ty {
+            Dtype::F16 => 65504.0,
+            Dtype::Bf16 => 3.3895313892515355e38,
+            Dtype::F32 => f32::MAX as f64,
+            _ => f64::MAX,
+        };
+        if v.abs() > max {
+            self.cx.error_hint(
+                span,
+                format!("literal `{v}` is out of the range of {ty} (largest finite value {max:e})"),
+                "use a smaller value or a wider type",
+            );
+            return None;
+        }
+        Some(())
+    }
+
     fn check_binary_types(&mut self, op: BinOp, ty: Dtype, span: Range) -> Option<()> {
         let ok = if op.is_logical() {
             ty == Dtype::Bool
@@ -1363,6 +1484,7 @@ impl Checker<'_> {
                     .or(expect.filter(|t| *t != Dtype::Bool))
                     .unwrap_or(Dtype::Index);
                 if ty.is_float() {
+                    self.float_fits(*v as f64, ty, span)?;
                     return mk(ExprKind::Float(*v as f64), ty);
                 }
                 if !int_fits(*v as i128, ty) {
@@ -1389,6 +1511,7 @@ impl Checker<'_> {
                     }
                     _ => Dtype::F32,
                 };
+                self.float_fits(*v, ty, span)?;
                 mk(ExprKind::Float(*v), ty)
             }
             K::Bool(b) => mk(ExprKind::Bool(*b), Dtype::Bool),
@@ -1448,6 +1571,33 @@ impl Checker<'_> {
                 };
                 mk(ExprKind::Binary(*op, Box::new(l), Box::new(r)), ty)
             }
+            K::Unary(UnOp::Neg, inner)
+                if matches!(inner.kind, K::Int(..)) && expect.is_none_or(|t| t.is_int()) =>
+            {
+                // `-2147483648` is one literal: check the negated value's range.
+                let K::Int(v, suffix) = inner.kind else {
+                    unreachable!()
+                };
+                let ty = suffix.or(expect).unwrap_or(Dtype::Index);
+                let v = -(v as i128);
+                if !int_fits(v, ty) {
+                    self.cx.error_hint(
+                        span,
+                        format!("literal `{v}` does not fit in {ty}"),
+                        "use a value in the type's range or a wider type",
+                    );
+                    return None;
+                }
+                if matches!(ty, Dtype::U8 | Dtype::U32) {
+                    self.cx.error_hint(
+                        span,
+                        format!("cannot negate a value of type {ty}"),
+                        "cast to a signed type first, e.g. `(x as i32)`",
+                    );
+                    return None;
+                }
+                mk(ExprKind::Int(v), ty)
+            }
             K::Unary(op, x) => {
                 let x = self.expr(x, expect)?;
                 match op {
@@ -1473,10 +1623,14 @@ impl Checker<'_> {
                 mk(ExprKind::Unary(*op, Box::new(x)), ty)
             }
             K::Cast(x, ty) => {
-                let inner_expect = if is_untyped_literal(x) {
-                    Some(*ty)
-                } else {
+                // An untyped literal takes the target type where it can (`1 as f16`); a float
+                // literal cast to an integer is an f64 converted like any other float.
+                let inner_expect = if !is_untyped_literal(x) {
                     None
+                } else if is_float_literal(x) && !ty.is_float() {
+                    Some(Dtype::F64)
+                } else {
+                    Some(*ty)
                 };
                 let x = self.expr(x, inner_expect)?;
                 if *ty == Dtype::Bool && x.ty != Dtype::Bool {
@@ -1697,6 +1851,23 @@ fn int_fits(v: i128, ty: Dtype) -> bool {
     }
 }
 
+fn check_threads(cx: &mut Ctxt, threads: &Expr, cfg: &Config, span: Range) {
+    let label = format!("in config `{}`", cfg.name);
+    match eval_const(threads, &cfg.values) {
+        Some(t) if (1..=1024).contains(&t) => {}
+        Some(t) => cx.error_hint(
+            span,
+            format!("{label}: `threads` is {t}, outside 1..=1024"),
+            "pick a block size between 1 and 1024 threads",
+        ),
+        None => cx.error_hint(
+            threads.span,
+            format!("{label}: `threads` does not evaluate to a constant"),
+            "use a literal or a const generic",
+        ),
+    }
+}
+
 /// Per-config checks: every constant the kernel uses is evaluated under each config.
 fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
     for (ci, cfg) in k.configs.iter().enumerate() {
@@ -1707,19 +1878,7 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
             .map(|c| c.name.span())
             .unwrap_or(k.name.span());
         let label = format!("in config `{}`", cfg.name);
-        match eval_const(&k.threads, vals) {
-            Some(t) if (1..=1024).contains(&t) => {}
-            Some(t) => cx.error_hint(
-                cfg_span,
-                format!("{label}: `threads` is {t}, outside 1..=1024"),
-                "pick a block size between 1 and 1024 threads",
-            ),
-            None => cx.error_hint(
-                k.threads.span,
-                format!("{label}: `threads` does not evaluate to a constant"),
-                "use a literal or a const generic",
-            ),
-        }
+        check_threads(cx, &k.threads, cfg, cfg_span.into());
         let shape = |b: BufId| -> Vec<Option<i128>> {
             k.buffers[b]
                 .shape

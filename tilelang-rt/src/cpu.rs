@@ -30,8 +30,16 @@ use crate::{Element, Error, Result};
 use half::{bf16, f16};
 
 /// A scalar the kernel language computes with: the element types, `bool` and the index type.
-pub trait Scalar: Copy + PartialOrd + std::fmt::Debug {
+pub trait Scalar: Copy + PartialOrd + std::fmt::Debug + 'static {
     const IS_FLOAT: bool;
+    /// f16, bf16 and f32: widening to f32 is exact, so one rounding from f32 is correct.
+    const NARROW_FLOAT: bool = false;
+    fn to_f32(self) -> f32 {
+        self.to_f64() as f32
+    }
+    fn from_f32(v: f32) -> Self {
+        Self::from_f64(v as f64)
+    }
     fn to_f64(self) -> f64;
     fn from_f64(v: f64) -> Self;
     fn to_i64(self) -> i64;
@@ -39,9 +47,18 @@ pub trait Scalar: Copy + PartialOrd + std::fmt::Debug {
 }
 
 macro_rules! scalar_float {
-    ($t:ty, $to:expr, $from:expr) => {
+    ($t:ty, $to:expr, $from:expr, $narrow:expr, $to32:expr, $from32:expr) => {
         impl Scalar for $t {
             const IS_FLOAT: bool = true;
+            const NARROW_FLOAT: bool = $narrow;
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                $to32(self)
+            }
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self {
+                $from32(v)
+            }
             fn to_f64(self) -> f64 {
                 $to(self)
             }
@@ -57,10 +74,88 @@ macro_rules! scalar_float {
         }
     };
 }
-scalar_float!(f16, |x: f16| x.to_f64(), f16::from_f64);
-scalar_float!(bf16, |x: bf16| x.to_f64(), bf16::from_f64);
-scalar_float!(f32, |x: f32| x as f64, |v: f64| v as f32);
-scalar_float!(f64, |x: f64| x, |v: f64| v);
+/// Rounds an f64 to nearest-even in a binary format with `eb` exponent and `mb` mantissa bits,
+/// once (`half`'s conversions go through f32 and can round twice). Returns the bit pattern.
+pub const fn round_f64(x: f64, eb: u32, mb: u32) -> u32 {
+    let b = x.to_bits();
+    let sign = ((b >> 63) as u32) << (eb + mb);
+    let exp = ((b >> 52) & 0x7ff) as i64;
+    let man = b & ((1u64 << 52) - 1);
+    let max_e = (1i64 << eb) - 1;
+    if exp == 0x7ff {
+        // Infinity, or a quiet NaN keeping the payload's top bits.
+        return sign
+            | ((max_e as u32) << mb)
+            | if man == 0 {
+                0
+            } else {
+                (1 << (mb - 1)) | (man >> (52 - mb)) as u32
+            };
+    }
+    if exp == 0 && man == 0 {
+        return sign;
+    }
+    let bias = (1i64 << (eb - 1)) - 1;
+    let e = exp - 1023 + bias;
+    // The significand with its implicit bit (f64 subnormals are far below every target's range).
+    let full = man | (1u64 << 52);
+    let (base, shift) = if e >= 1 {
+        ((e as u64) << mb, 52 - mb as i64)
+    } else {
+        (0, 52 - mb as i64 + 1 - e)
+    };
+    if shift >= 64 {
+        return sign;
+    }
+    let kept = if e >= 1 { man >> shift } else { full >> shift };
+    let rem = if e >= 1 {
+        man & ((1u64 << shift) - 1)
+    } else {
+        full & ((1u64 << shift) - 1)
+    };
+    let halfway = 1u64 << (shift - 1);
+    let mut r = base | kept;
+    if rem > halfway || (rem == halfway && kept & 1 == 1) {
+        r += 1; // a carry into the exponent is the correct result, up to infinity
+    }
+    if r >= (max_e as u64) << mb {
+        return sign | ((max_e as u32) << mb);
+    }
+    sign | r as u32
+}
+
+scalar_float!(
+    f16,
+    |x: f16| x.to_f64(),
+    |v: f64| f16::from_bits(round_f64(v, 5, 10) as u16),
+    true,
+    |x: f16| x.to_f32(),
+    f16::from_f32
+);
+scalar_float!(
+    bf16,
+    |x: bf16| x.to_f64(),
+    |v: f64| bf16::from_bits(round_f64(v, 8, 7) as u16),
+    true,
+    |x: bf16| x.to_f32(),
+    bf16::from_f32
+);
+scalar_float!(
+    f32,
+    |x: f32| x as f64,
+    |v: f64| v as f32,
+    true,
+    |x: f32| x,
+    |x: f32| x
+);
+scalar_float!(
+    f64,
+    |x: f64| x,
+    |v: f64| v,
+    false,
+    |x: f64| x as f32,
+    |x: f32| x as f64
+);
 
 macro_rules! scalar_int {
     ($t:ty) => {
@@ -105,6 +200,13 @@ impl Scalar for bool {
 /// `x as T` in the kernel language.
 #[inline(always)]
 pub fn cast<A: Scalar, B: Scalar>(a: A) -> B {
+    if std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>() {
+        // SAFETY: `A` and `B` are the same type; the value moves bit for bit (NaN payloads too).
+        return unsafe { std::mem::transmute_copy(&a) };
+    }
+    if A::NARROW_FLOAT && B::NARROW_FLOAT {
+        return B::from_f32(a.to_f32());
+    }
     if A::IS_FLOAT || B::IS_FLOAT {
         B::from_f64(a.to_f64())
     } else {
@@ -345,10 +447,16 @@ pub fn abs<T: Scalar + Arith>(x: T) -> T {
     }
 }
 
+/// NaN is the one value unordered with itself.
+#[inline(always)]
+fn is_nan<T: PartialOrd>(x: T) -> bool {
+    x.partial_cmp(&x).is_none()
+}
+
 /// `max(a, b)`; with one NaN operand the other is returned (IEEE maxNum, as `fmaxf`).
 #[inline(always)]
 pub fn max<T: Scalar>(a: T, b: T) -> T {
-    if a != a || b > a {
+    if is_nan(a) || b > a {
         b
     } else {
         a
@@ -358,7 +466,7 @@ pub fn max<T: Scalar>(a: T, b: T) -> T {
 /// `min(a, b)`; with one NaN operand the other is returned (IEEE minNum, as `fminf`).
 #[inline(always)]
 pub fn min<T: Scalar>(a: T, b: T) -> T {
-    if a != a || b < a {
+    if is_nan(a) || b < a {
         b
     } else {
         a
@@ -710,7 +818,7 @@ mod tests {
     #[test]
     fn copy_tails_read_zero_and_skip_writes() {
         let data: Vec<f32> = (0..12).map(|x| x as f32).collect();
-        let src = In::<f32, 2>::new("k", "a", &data, &[3, 4]);
+        let src = In::<f32, 2>::new("k", "a", &data[..], &[3, 4]);
         let mut buf = Buf::<f32, 2>::new("k", "s", [2, 3]);
         copy_from_global(&src, [2, 2], &mut buf).unwrap();
         assert_eq!(buf.data(), &[10.0, 11.0, 0.0, 0.0, 0.0, 0.0]);
@@ -718,7 +826,7 @@ mod tests {
         assert_eq!(buf.data(), &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
 
         let mut out = vec![-1.0f32; 12];
-        let mut dst = Out::<f32, 2>::new("k", "c", &mut out, &[3, 4]);
+        let mut dst = Out::<f32, 2>::new("k", "c", &mut out[..], &[3, 4]);
         let mut b = Buf::<f32, 2>::new("k", "s", [2, 3]);
         b.fill(7.0);
         copy_to_global(&b, &mut dst, [2, 2]).unwrap();
@@ -761,6 +869,39 @@ mod tests {
         assert_eq!(cast::<f32, u8>(300.0), 255);
         assert_eq!(cast::<i32, u8>(300), 44);
         assert_eq!(cast::<f32, f16>(1.0 / 3.0), f16::from_f32(1.0 / 3.0));
+        // One rounding from f64 (not f64 → f32 → f16).
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(cast::<f64, f16>(x).to_bits(), 0x3c01);
+        assert_eq!(lit::<f16>(x).to_bits(), 0x3c01);
+        // Same-type copies keep NaN payloads.
+        let snan = f16::from_bits(0x7c01);
+        assert_eq!(cast::<f16, f16>(snan).to_bits(), 0x7c01);
+        // The f64 rounding agrees with half's f32 conversions wherever f32 is exact.
+        let mut r = 0x1234_5678_9abc_def1u64;
+        for _ in 0..200_000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            let v = f32::from_bits(r as u32);
+            if v.is_nan() {
+                continue;
+            }
+            assert_eq!(
+                cast::<f64, f16>(v as f64).to_bits(),
+                f16::from_f32(v).to_bits(),
+                "{v:e}"
+            );
+            assert_eq!(
+                cast::<f64, bf16>(v as f64).to_bits(),
+                bf16::from_f32(v).to_bits(),
+                "{v:e}"
+            );
+        }
+        assert_eq!(cast::<f64, f16>(65520.0).to_bits(), 0x7c00);
+        assert_eq!(cast::<f64, f16>(65519.0).to_bits(), 0x7bff);
+        assert_eq!(cast::<f64, f16>(2f64.powi(-25)).to_bits(), 0x0000);
+        assert_eq!(cast::<f64, f16>(2f64.powi(-25) * 1.5).to_bits(), 0x0001);
+        assert_eq!(cast::<f64, f16>(-2f64.powi(-24)).to_bits(), 0x8001);
         assert_eq!(max(f32::NAN, 1.0), 1.0);
         assert_eq!(max(1.0, f32::NAN), 1.0);
     }

@@ -1,12 +1,14 @@
 //! Devices and tensors.
 //!
-//! Today the runtime has one backend, the CPU (the reference semantics). GPU backends (CUDA via
-//! cudarc, HIP loaded at run time) slot in as further [`Backend`] variants with device memory
-//! behind the same [`Tensor`] type.
+//! Two backends today: the CPU (the reference semantics) and CUDA (through cudarc, with the
+//! driver loaded at run time; see `cuda.rs`). HIP slots in as a further [`Backend`] with device
+//! memory behind the same [`Tensor`] type.
 
+use crate::cuda::{self, CudaDevice, DeviceBuffer};
 use crate::{Element, Error, Result};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 /// Which kind of machine runs kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,12 +16,16 @@ use std::sync::{Arc, OnceLock};
 pub enum Backend {
     /// Blocks run one after another on the host; the reference semantics.
     Cpu,
+    /// An NVIDIA GPU, through the CUDA driver API.
+    Cuda,
 }
 
 struct Inner {
     backend: Backend,
-    arch: &'static str,
+    arch: String,
     name: String,
+    /// `Some` exactly when `backend` is `Cuda`.
+    gpu: Option<CudaDevice>,
 }
 
 /// A device that owns tensors and runs kernels. Cheap to clone; clones are the same device.
@@ -41,6 +47,13 @@ impl fmt::Debug for Device {
     }
 }
 
+/// How a new tensor's elements start out.
+enum Init<'a, T> {
+    Data(&'a [T]),
+    Poison,
+    Zeros,
+}
+
 impl Device {
     /// The CPU backend. Every call returns the same device.
     pub fn cpu() -> Device {
@@ -48,76 +61,146 @@ impl Device {
         CPU.get_or_init(|| Device {
             inner: Arc::new(Inner {
                 backend: Backend::Cpu,
-                arch: "cpu",
+                arch: "cpu".to_string(),
                 name: format!(
                     "host CPU ({} threads available)",
                     std::thread::available_parallelism().map_or(1, |n| n.get())
                 ),
+                gpu: None,
             }),
         })
         .clone()
     }
 
-    /// The best device present: a GPU when a GPU backend finds one, else the CPU backend.
-    /// No GPU backend exists yet in this version, so this is the CPU.
+    /// CUDA device `ordinal` (0 is the first GPU). Every call with the same ordinal returns the
+    /// same device.
+    ///
+    /// [`Error::NoDevice`] when the NVIDIA driver library (libcuda) is missing or older than
+    /// CUDA 13.0, when there is no such device, or when the driver cannot open it.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
+        let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, dev)) = open.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(dev.clone());
+        }
+        let (gpu, arch, name) = cuda::open(ordinal)?;
+        let dev = Device {
+            inner: Arc::new(Inner {
+                backend: Backend::Cuda,
+                arch,
+                name,
+                gpu: Some(gpu),
+            }),
+        };
+        open.push((ordinal, dev.clone()));
+        Ok(dev)
+    }
+
+    /// The best device present: the first CUDA device when there is a driver and a device,
+    /// else the CPU backend. Never fails today; `Result` leaves room for backends that might.
     pub fn best() -> Result<Device> {
-        Ok(Device::cpu())
+        Ok(Device::cuda(0).unwrap_or_else(|_| Device::cpu()))
     }
 
     pub fn backend(&self) -> Backend {
         self.inner.backend
     }
 
-    /// The target architecture kernels are selected by: `"cpu"`, `"sm_90"`, `"gfx1100"`, ...
-    pub fn arch(&self) -> &'static str {
-        self.inner.arch
+    /// The target architecture kernels are selected by: `"cpu"`, `"sm_90"` (from the compute
+    /// capability), `"gfx1100"`, ...
+    pub fn arch(&self) -> &str {
+        &self.inner.arch
     }
 
-    /// A human-readable description of the device.
+    /// A human-readable description of the device: the GPU's name, or the host CPU.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// Copies host data into a new tensor of the given shape.
-    pub fn upload<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor<T>> {
-        let n = shape_len(shape)?;
-        if n != data.len() {
-            return Err(Error::LengthMismatch {
-                expected: n,
-                found: data.len(),
-            });
-        }
-        Ok(Tensor {
-            device: self.clone(),
-            shape: shape.to_vec(),
-            storage: Storage::Host(data.to_vec()),
-        })
+    pub(crate) fn gpu(&self) -> Option<&CudaDevice> {
+        self.inner.gpu.as_ref()
     }
 
-    /// A new tensor whose every element is poison ([`Element::POISON`]: NaN for floats), so that
-    /// an element a kernel forgets to write is caught.
+    /// Copies host data into a new tensor of the given shape.
+    pub fn upload<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor<T>> {
+        self.create(shape, Init::Data(data))
+    }
+
+    /// A new tensor whose every element is poison (NaN for floats, see [`Element::POISON`]), so
+    /// that an element a kernel forgets to write is caught. Device memory is filled with
+    /// [`crate::Dtype::poison_byte`].
     pub fn alloc<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
-        let n = shape_len(shape)?;
-        Ok(Tensor {
-            device: self.clone(),
-            shape: shape.to_vec(),
-            storage: Storage::Host(vec![T::POISON; n]),
-        })
+        self.create(shape, Init::Poison)
     }
 
     /// A new tensor of zeros.
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
+        self.create(shape, Init::Zeros)
+    }
+
+    fn create<T: Element>(&self, shape: &[usize], init: Init<'_, T>) -> Result<Tensor<T>> {
         let n = shape_len(shape)?;
+        if let Init::Data(data) = init {
+            if n != data.len() {
+                return Err(Error::LengthMismatch {
+                    expected: n,
+                    found: data.len(),
+                });
+            }
+        }
+        let storage = match self.gpu() {
+            None => Storage::Host(match init {
+                Init::Data(data) => data.to_vec(),
+                Init::Poison => vec![T::POISON; n],
+                Init::Zeros => vec![T::default(); n],
+            }),
+            Some(gpu) => {
+                let fill = match init {
+                    Init::Data(_) => None,
+                    Init::Poison => Some(T::DTYPE.poison_byte()),
+                    Init::Zeros => Some(0),
+                };
+                let buf = gpu.alloc(byte_len::<T>(n)?, fill)?;
+                let addr = buf.ptr();
+                if let Init::Data(data) = init {
+                    // SAFETY: `buf` holds `n` elements and `data` is `n` elements long.
+                    unsafe { gpu.htod(addr, data) }?;
+                }
+                Storage::Gpu {
+                    addr,
+                    len: n,
+                    _owned: Some(buf),
+                }
+            }
+        };
         Ok(Tensor {
             device: self.clone(),
             shape: shape.to_vec(),
-            storage: Storage::Host(vec![T::default(); n]),
+            storage,
         })
     }
 
-    /// Waits for all work queued on the device. The CPU backend runs synchronously.
+    /// Runs `f` once and returns how long it took, in milliseconds: on a GPU, the device time
+    /// between events recorded on the device's stream before and after `f` (so `f` should queue
+    /// work, and this waits for it); on the CPU, the wall time of `f`.
+    pub fn time_ms(&self, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+        match self.gpu() {
+            Some(gpu) => gpu.time_ms(&mut f),
+            None => {
+                let start = Instant::now();
+                f()?;
+                Ok(start.elapsed().as_secs_f64() * 1e3)
+            }
+        }
+    }
+
+    /// Waits for all work queued on the device. Launches on a GPU are asynchronous, and a
+    /// kernel's failure shows here. The CPU backend runs synchronously.
     pub fn synchronize(&self) -> Result<()> {
-        Ok(())
+        match self.gpu() {
+            Some(gpu) => gpu.synchronize(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -132,12 +215,26 @@ fn shape_len(shape: &[usize]) -> Result<usize> {
         })
 }
 
+/// The bytes `n` elements of `T` take.
+fn byte_len<T>(n: usize) -> Result<usize> {
+    n.checked_mul(std::mem::size_of::<T>())
+        .ok_or(Error::LengthMismatch {
+            expected: usize::MAX,
+            found: 0,
+        })
+}
+
 enum Storage<T> {
+    /// Host memory the tensor owns (CPU device).
     Host(Vec<T>),
-    /// Memory the tensor does not own (see [`Tensor::from_raw_parts`]).
-    Borrowed {
-        ptr: *mut T,
+    /// Host memory the tensor does not own (CPU device, see [`Tensor::from_raw_parts`]).
+    HostRaw { ptr: *mut T, len: usize },
+    /// `len` elements of device memory at `addr` (GPU device): owned when `_owned` holds the
+    /// allocation (freed on drop), borrowed through [`Tensor::from_raw_parts`] when it is `None`.
+    Gpu {
+        addr: u64,
         len: usize,
+        _owned: Option<DeviceBuffer>,
     },
 }
 
@@ -148,9 +245,9 @@ pub struct Tensor<T: Element> {
     storage: Storage<T>,
 }
 
-// SAFETY: owned storage is a Vec<T> with T: Send + Sync; borrowed storage is only created by the
-// unsafe `from_raw_parts`, whose contract makes the caller responsible for the memory's validity
-// while the tensor lives.
+// SAFETY: owned storage is a Vec<T> with T: Send + Sync, or device memory (a thread-safe
+// cudarc allocation); borrowed storage is only created by the unsafe `from_raw_parts`, whose
+// contract makes the caller responsible for the memory's validity while the tensor lives.
 unsafe impl<T: Element> Send for Tensor<T> {}
 unsafe impl<T: Element> Sync for Tensor<T> {}
 
@@ -169,21 +266,36 @@ impl<T: Element> fmt::Debug for Tensor<T> {
 impl<T: Element> Tensor<T> {
     /// Wraps memory the tensor does not own, for interoperation with other libraries.
     ///
+    /// On a CPU device `ptr` is a host address. On a GPU device it is a device address of that
+    /// device (a `CUdeviceptr` cast to `*mut T`), which the host never dereferences: the tensor
+    /// reads and writes it with the device's copies and kernels, queued on the device's stream
+    /// (the CUDA context's default stream, which also orders against other blocking streams).
+    ///
     /// # Safety
     /// `ptr` must be valid for reads and writes of `shape.iter().product()` elements of `T`,
-    /// properly aligned, on `device`, for as long as the tensor lives, and nothing else may
-    /// access that memory while a kernel uses the tensor. Two such tensors may overlap: the
-    /// safe launchers detect an output that overlaps another argument and refuse to launch.
+    /// properly aligned, on `device`, for as long as the tensor lives (for device memory: until
+    /// the work queued with the tensor has finished), and nothing else may access that memory
+    /// while a kernel uses the tensor. Two such tensors may overlap: the safe launchers detect an
+    /// output that overlaps another argument and refuse to launch.
     pub unsafe fn from_raw_parts(
         device: &Device,
         ptr: *mut T,
         shape: &[usize],
     ) -> Result<Tensor<T>> {
         let len = shape_len(shape)?;
+        byte_len::<T>(len)?;
+        let storage = match device.gpu() {
+            None => Storage::HostRaw { ptr, len },
+            Some(_) => Storage::Gpu {
+                addr: ptr as u64,
+                len,
+                _owned: None,
+            },
+        };
         Ok(Tensor {
             device: device.clone(),
             shape: shape.to_vec(),
-            storage: Storage::Borrowed { ptr, len },
+            storage,
         })
     }
 
@@ -194,7 +306,7 @@ impl<T: Element> Tensor<T> {
     pub fn len(&self) -> usize {
         match &self.storage {
             Storage::Host(v) => v.len(),
-            Storage::Borrowed { len, .. } => *len,
+            Storage::HostRaw { len, .. } | Storage::Gpu { len, .. } => *len,
         }
     }
 
@@ -210,12 +322,35 @@ impl<T: Element> Tensor<T> {
         &self.device
     }
 
-    /// Copies the tensor back to the host.
-    pub fn to_vec(&self) -> Result<Vec<T>> {
-        Ok(self.host().to_vec())
+    /// The device memory of a GPU tensor: its device and address. `None` for host memory.
+    fn on_gpu(&self) -> Option<Result<(&CudaDevice, u64)>> {
+        match self.storage {
+            Storage::Gpu { addr, .. } => Some(match self.device.gpu() {
+                Some(gpu) => Ok((gpu, addr)),
+                // Device memory is only ever created on a GPU device.
+                None => Err(Error::NoDevice(format!("{self:?} has device memory"))),
+            }),
+            _ => None,
+        }
     }
 
-    /// Overwrites the tensor with host data of the same length.
+    /// Copies the tensor to the host, after all work queued on its device.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        match self.on_gpu() {
+            None => Ok(self.host()?.to_vec()),
+            Some(gpu) => {
+                let (gpu, addr) = gpu?;
+                let mut v = vec![T::default(); self.len()];
+                // SAFETY: `addr` holds `len` elements (the tensor's invariant); every bit
+                // pattern is a valid `Element`.
+                unsafe { gpu.dtoh(&mut v, addr) }?;
+                Ok(v)
+            }
+        }
+    }
+
+    /// Overwrites the tensor with host data of the same length, after all work queued on its
+    /// device.
     pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::LengthMismatch {
@@ -223,42 +358,168 @@ impl<T: Element> Tensor<T> {
                 found: data.len(),
             });
         }
-        self.host_mut().copy_from_slice(data);
+        match self.on_gpu() {
+            None => self.host_mut()?.copy_from_slice(data),
+            Some(gpu) => {
+                let (gpu, addr) = gpu?;
+                // SAFETY: `addr` holds `len` = `data.len()` elements.
+                unsafe { gpu.htod(addr, data) }?;
+            }
+        }
         Ok(())
     }
 
     /// Fills the tensor with poison (NaN for floats), so unwritten elements show.
     pub fn poison(&mut self) -> Result<()> {
-        self.host_mut().fill(T::POISON);
+        match self.on_gpu() {
+            None => self.host_mut()?.fill(T::POISON),
+            Some(gpu) => {
+                let (gpu, addr) = gpu?;
+                // SAFETY: `addr` holds `len` elements.
+                unsafe { gpu.memset(addr, T::DTYPE.poison_byte(), byte_len::<T>(self.len())?) }?;
+            }
+        }
         Ok(())
     }
 
-    /// The byte range the tensor occupies, for aliasing checks.
+    /// The byte range the tensor occupies, for aliasing checks: host addresses on the CPU,
+    /// device addresses on a GPU (only tensors of one device are ever compared).
     #[doc(hidden)]
     pub fn address_range(&self) -> (usize, usize) {
-        let (p, n) = match &self.storage {
-            Storage::Host(v) => (v.as_ptr() as usize, v.len()),
-            Storage::Borrowed { ptr, len } => (*ptr as usize, *len),
+        let p = match &self.storage {
+            Storage::Host(v) => v.as_ptr() as usize,
+            Storage::HostRaw { ptr, .. } => *ptr as usize,
+            Storage::Gpu { addr, .. } => *addr as usize,
         };
-        (p, p + n * std::mem::size_of::<T>())
+        (p, p + self.len() * std::mem::size_of::<T>())
     }
 
-    /// The elements, for the CPU backend. Launchers call this only after the aliasing check.
+    /// The address of the first element, for [`crate::gpu::KernelArg::Ptr`]: a device address
+    /// on a GPU (a host address on the CPU, where it is of no use to kernels).
     #[doc(hidden)]
-    pub fn host(&self) -> &[T] {
+    pub fn device_ptr(&self) -> u64 {
+        self.address_range().0 as u64
+    }
+
+    /// The elements in host memory, for the CPU backend; [`Error::NotOnHost`] for a tensor in
+    /// device memory. Launchers call this only after the aliasing check.
+    #[doc(hidden)]
+    pub fn host(&self) -> Result<&[T]> {
         match &self.storage {
-            Storage::Host(v) => v,
+            Storage::Host(v) => Ok(v),
             // SAFETY: the contract of `from_raw_parts`.
-            Storage::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            Storage::HostRaw { ptr, len } => Ok(unsafe { std::slice::from_raw_parts(*ptr, *len) }),
+            Storage::Gpu { .. } => Err(not_on_host(&self.device)),
         }
     }
 
+    /// The elements in host memory, writable; see [`Tensor::host`].
     #[doc(hidden)]
-    pub fn host_mut(&mut self) -> &mut [T] {
+    pub fn host_mut(&mut self) -> Result<&mut [T]> {
         match &mut self.storage {
-            Storage::Host(v) => v,
+            Storage::Host(v) => Ok(v),
             // SAFETY: the contract of `from_raw_parts`.
-            Storage::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts_mut(*ptr, *len) },
+            Storage::HostRaw { ptr, len } => {
+                Ok(unsafe { std::slice::from_raw_parts_mut(*ptr, *len) })
+            }
+            Storage::Gpu { .. } => Err(not_on_host(&self.device)),
         }
+    }
+}
+
+fn not_on_host(device: &Device) -> Error {
+    Error::NotOnHost {
+        device: format!("{device:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_is_the_cpu_without_a_cuda_driver() {
+        match Device::cuda(0) {
+            Err(e) => {
+                assert!(matches!(e, Error::NoDevice(_)), "{e}");
+                assert_eq!(Device::best().unwrap(), Device::cpu());
+            }
+            Ok(gpu) => assert_eq!(Device::best().unwrap(), gpu),
+        }
+    }
+
+    #[test]
+    fn cuda_without_a_driver_names_libcuda() {
+        if cuda::probe().is_ok() {
+            return; // a driver is installed: covered by tests/cuda.rs
+        }
+        let e = Device::cuda(0).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::NoDevice(_)), "{msg}");
+        assert!(msg.contains("libcuda"), "{msg}");
+        assert!(Device::cuda(3).is_err());
+    }
+
+    #[test]
+    fn cpu_tensors_are_host_memory() {
+        let dev = Device::cpu();
+        assert_eq!(dev.arch(), "cpu");
+        assert_eq!(dev.backend(), Backend::Cpu);
+        let mut t = dev.upload(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+        assert_eq!(t.host().unwrap(), &[1.0, 2.0, 3.0]);
+        t.host_mut().unwrap()[1] = 5.0;
+        assert_eq!(t.to_vec().unwrap(), vec![1.0, 5.0, 3.0]);
+        assert_eq!(t.device_ptr(), t.address_range().0 as u64);
+        t.poison().unwrap();
+        assert!(t.to_vec().unwrap().iter().all(|x| x.is_nan()));
+        t.copy_from_slice(&[7.0, 8.0, 9.0]).unwrap();
+        assert_eq!(t.to_vec().unwrap(), vec![7.0, 8.0, 9.0]);
+        assert_eq!(
+            dev.zeros::<i32>(&[2]).unwrap().to_vec().unwrap(),
+            vec![0, 0]
+        );
+        assert_eq!(
+            dev.alloc::<u8>(&[1]).unwrap().to_vec().unwrap(),
+            vec![u8::POISON]
+        );
+    }
+
+    #[test]
+    fn device_memory_is_not_host_memory() {
+        // A tensor claiming device memory; never touched (`_owned` is None, nothing is freed).
+        let mut t = Tensor::<f32> {
+            device: Device::cpu(),
+            shape: vec![4],
+            storage: Storage::Gpu {
+                addr: 0x1000,
+                len: 4,
+                _owned: None,
+            },
+        };
+        assert!(matches!(t.host(), Err(Error::NotOnHost { .. })));
+        let e = t.host_mut().unwrap_err();
+        assert!(e.to_string().contains("to_vec"), "{e}");
+        assert_eq!(t.address_range(), (0x1000, 0x1010));
+        assert_eq!(t.device_ptr(), 0x1000);
+    }
+
+    #[test]
+    fn time_ms_on_the_cpu_is_wall_time() {
+        let dev = Device::cpu();
+        let mut calls = 0;
+        let ms = dev
+            .time_ms(|| {
+                calls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(calls, 1);
+        assert!(ms >= 2.0, "{ms}");
+        let e = dev
+            .time_ms(|| Err(Error::NoDevice("x".into())))
+            .unwrap_err();
+        assert_eq!(e, Error::NoDevice("x".into()));
+        dev.synchronize().unwrap();
     }
 }

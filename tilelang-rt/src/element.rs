@@ -27,6 +27,15 @@ impl Dtype {
             Dtype::U8 => "u8",
         }
     }
+    /// The byte that fresh device memory of this dtype is filled with to poison it: `0xFF` for
+    /// floats (every such pattern is a NaN), else the repeated byte of [`Element::POISON`].
+    pub fn poison_byte(self) -> u8 {
+        match self {
+            Dtype::F16 | Dtype::Bf16 | Dtype::F32 | Dtype::F64 => 0xFF,
+            Dtype::I32 => 0x5A,
+            Dtype::U32 | Dtype::U8 => 0xA5,
+        }
+    }
     pub fn size_bytes(self) -> usize {
         match self {
             Dtype::F16 | Dtype::Bf16 => 2,
@@ -43,9 +52,15 @@ impl fmt::Display for Dtype {
     }
 }
 
-/// A type that tensors and tile buffers can hold.
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A type that tensors and tile buffers can hold. Sealed: device memory is copied to and from
+/// these types byte for byte, which is sound only for plain numbers without padding, for which
+/// every bit pattern is a valid value.
 pub trait Element:
-    crate::cpu::Scalar + crate::cpu::Arith + Default + Send + Sync + 'static
+    sealed::Sealed + crate::cpu::Scalar + crate::cpu::Arith + Default + Send + Sync + 'static
 {
     const DTYPE: Dtype;
     /// The value fresh CPU buffers and poisoned tensors hold: NaN for floats, a recognisable
@@ -57,6 +72,7 @@ pub trait Element:
 
 macro_rules! float_element {
     ($t:ty, $d:ident, $nan:expr) => {
+        impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: Dtype = Dtype::$d;
             const POISON: Self = $nan;
@@ -73,6 +89,7 @@ float_element!(f64, F64, f64::NAN);
 
 macro_rules! int_element {
     ($t:ty, $d:ident, $poison:expr) => {
+        impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: Dtype = Dtype::$d;
             const POISON: Self = $poison;
@@ -85,3 +102,34 @@ macro_rules! int_element {
 int_element!(i32, I32, 0x5A5A_5A5A);
 int_element!(u32, U32, 0xA5A5_A5A5);
 int_element!(u8, U8, 0xA5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poison_bytes_are_poison() {
+        fn check<T: Element>(from_bytes: impl Fn(u8) -> T) {
+            let b = T::DTYPE.poison_byte();
+            assert!(from_bytes(b).is_poison(), "{} filled with {b:#x}", T::DTYPE);
+            assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size_bytes());
+        }
+        check(|b| f16::from_bits(u16::from_ne_bytes([b; 2])));
+        check(|b| bf16::from_bits(u16::from_ne_bytes([b; 2])));
+        check(|b| f32::from_ne_bytes([b; 4]));
+        check(|b| f64::from_ne_bytes([b; 8]));
+        check(|b| i32::from_ne_bytes([b; 4]));
+        check(|b| u32::from_ne_bytes([b; 4]));
+        check(|b| b);
+        // Integer poison on the device is bit-identical to the CPU's.
+        assert_eq!(
+            i32::from_ne_bytes([Dtype::I32.poison_byte(); 4]),
+            i32::POISON
+        );
+        assert_eq!(
+            u32::from_ne_bytes([Dtype::U32.poison_byte(); 4]),
+            u32::POISON
+        );
+        assert_eq!(Dtype::U8.poison_byte(), u8::POISON);
+    }
+}

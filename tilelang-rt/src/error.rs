@@ -79,8 +79,25 @@ pub enum Error {
         kernel: &'static str,
         grid: Vec<i64>,
     },
-    /// No device of the requested kind is available.
+    /// No device of the requested kind is available, or the device cannot run this work.
     NoDevice(String),
+    /// The kernel has no GPU object for the device's arch: the build did not compile it.
+    ArchNotCompiled {
+        kernel: &'static str,
+        /// The device's arch, e.g. `sm_90`.
+        arch: String,
+        /// The archs the build compiled objects for, in order; empty when it compiled none.
+        compiled: Vec<&'static str>,
+    },
+    /// A call into the GPU driver failed. The message names the operation (and the kernel for
+    /// launches) and the driver's error. Errors of a launch may only show at the next
+    /// synchronizing call (`Device::synchronize`, `Tensor::to_vec`).
+    Driver(String),
+    /// The tensor lives in device memory, which the host cannot read or write directly.
+    NotOnHost {
+        /// The device's description.
+        device: String,
+    },
 }
 
 pub use crate::Dtype;
@@ -123,6 +140,23 @@ impl fmt::Display for Error {
             Error::DivisionByZero { kernel } => write!(f, "{kernel}: integer division by zero in the kernel"),
             Error::BadGrid { kernel, grid } => write!(f, "{kernel}: the grid {grid:?} is out of range"),
             Error::NoDevice(why) => write!(f, "no device: {why}"),
+            Error::ArchNotCompiled { kernel, arch, compiled } => {
+                write!(f, "{kernel}: no GPU object was compiled for this device's arch `{arch}` ")?;
+                if compiled.is_empty() {
+                    write!(f, "(the build compiled no GPU objects)")?;
+                } else {
+                    write!(f, "(compiled: {})", compiled.join(", "))?;
+                }
+                write!(
+                    f,
+                    "; rebuild with `{arch}` in TILELANG_TARGETS and nvcc installed ($NVCC, $CUDA_HOME/bin or PATH)"
+                )
+            }
+            Error::Driver(what) => write!(f, "GPU driver error: {what}"),
+            Error::NotOnHost { device } => write!(
+                f,
+                "the tensor lives in the memory of {device}, not on the host; use `to_vec` or `copy_from_slice`"
+            ),
         }
     }
 }

@@ -3,13 +3,20 @@
 //! The CPU backend is the *reference semantics* of the kernel language (see [`cpu`]): a GPU
 //! backend must produce the same results on the same inputs, up to floating-point
 //! reassociation in reductions and matrix products.
+//!
+//! GPU backends: CUDA through cudarc's driver API, with libcuda loaded at run time, so every
+//! machine builds this crate and one without the driver gets [`Error::NoDevice`] from
+//! [`Device::cuda`] (and the CPU from [`Device::best`]). Compiled kernels reach the device
+//! through [`gpu`].
 
+mod cuda;
 mod device;
 mod element;
 mod error;
 
 pub mod cpu;
 pub mod dynamic;
+pub mod gpu;
 pub mod launch;
 
 pub use device::{Backend, Device, Tensor};

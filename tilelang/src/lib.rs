@@ -28,5 +28,5 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use half;
-    pub use tilelang_rt::{cpu, dynamic, launch};
+    pub use tilelang_rt::{cpu, dynamic, gpu, launch};
 }

@@ -1,0 +1,124 @@
+//! The build-script side of tilelang: compiles every `#[tile_kernel]` of a crate ahead of time.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     tilelang_build::build();
+//! }
+//! ```
+//!
+//! 1. [`find`]: parses the crate's `src/**/*.rs` and collects the `#[tile_kernel]` functions.
+//! 2. `tilelang_codegen` checks each one exactly as the macro will, and emits HIP C++ for every
+//!    (kernel, config, target).
+//! 3. [`toolchain`] finds the device compilers; [`compile`] runs them in parallel, with a
+//!    content-hash cache, records registers / spills / shared memory, and turns device-compiler
+//!    errors into rustc-style diagnostics at the kernel's Rust lines.
+//! 4. The build tells the `#[tile_kernel]` macro (through `cargo:rustc-env`) which targets were
+//!    compiled; the macro embeds those objects with `include_bytes!`.
+//!
+//! Targets come from `TILELANG_TARGETS` (`sm_90`, `gfx1100`, comma-separated; `none` for CPU
+//! only) or from the GPUs found on the build machine. Without a device compiler the build still
+//! succeeds, says so once, and kernels run on the CPU backend.
+
+pub mod compile;
+pub mod find;
+pub mod toolchain;
+
+use std::path::{Path, PathBuf};
+use tilelang_codegen::target::Target;
+
+/// The environment variable the macro reads: `<package>;<arch>,<arch>`.
+pub const BUILT_ENV: &str = "TILELANG_BUILT";
+
+/// Compiles the kernels of the crate whose build script calls this.
+pub fn build() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(env("OUT_DIR"));
+    let package = env("CARGO_PKG_NAME");
+    for var in [
+        "TILELANG_TARGETS",
+        "NVCC",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "HIPCC",
+        "ROCM_PATH",
+        "TILELANG_CLANG",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let src = manifest_dir.join("src");
+    println!("cargo:rerun-if-changed={}", src.display());
+    match run(&src, &out_dir, &manifest_dir) {
+        Ok(built) => println!("cargo:rustc-env={BUILT_ENV}={package};{}", built.join(",")),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn env(k: &str) -> String {
+    std::env::var(k).unwrap_or_else(|_| {
+        panic!("tilelang-build: {k} is not set; call tilelang_build::build() from a build script")
+    })
+}
+
+/// Finds, emits and compiles; returns the archs whose objects were produced.
+pub fn run(src: &Path, out_dir: &Path, manifest_dir: &Path) -> Result<Vec<String>, String> {
+    let kernels = find::kernels(src)?;
+    let targets = requested_targets()?;
+    let mut jobs = Vec::new();
+    let mut built = Vec::new();
+    for target in &targets {
+        let Some(tool) = toolchain::for_target(target) else {
+            println!(
+                "cargo:warning=tilelang: no device compiler for {} ({}); its kernels run on the CPU backend only",
+                target.arch,
+                toolchain::hint(target)
+            );
+            continue;
+        };
+        built.push(target.arch.to_string());
+        for k in &kernels {
+            for c in 0..k.ir.configs.len() {
+                jobs.push(compile::Job {
+                    kernel: k,
+                    config: c,
+                    target: *target,
+                    tool: tool.clone(),
+                });
+            }
+        }
+    }
+    if targets.is_empty() {
+        println!("cargo:warning=tilelang: no GPU targets (set TILELANG_TARGETS, e.g. sm_90 or gfx1100); kernels run on the CPU backend only");
+    }
+    let dir = out_dir.join("tilelang");
+    compile::run_all(&jobs, &dir, manifest_dir)?;
+    Ok(built)
+}
+
+fn requested_targets() -> Result<Vec<Target>, String> {
+    let spec = match std::env::var("TILELANG_TARGETS") {
+        Ok(s) => s,
+        Err(_) => toolchain::detect_gpus().join(","),
+    };
+    let mut out = Vec::new();
+    for a in spec
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty() && *a != "none")
+    {
+        match Target::by_arch(a) {
+            Some(t) => out.push(t),
+            None => {
+                let known: Vec<&str> = tilelang_codegen::target::TARGETS
+                    .iter()
+                    .map(|t| t.arch)
+                    .collect();
+                return Err(format!("error: TILELANG_TARGETS names `{a}`, which tilelang does not know; the targets are {}", known.join(", ")));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,302 @@
+//! GPU objects and raw launches, used by the launchers `#[tile_kernel]` generates.
+//!
+//! The build compiles each kernel once per (config, target arch) into an [`Object`]; the
+//! launcher passes all of a kernel's objects to [`Device::launch_gpu`], which picks the one for
+//! the device's arch and the chosen config ([`select_object`]), loads it once per device, and
+//! queues it on the device's stream.
+
+use crate::{bf16, f16, Device, Error, Result};
+use std::ffi::c_void;
+use std::fmt;
+
+/// One compiled kernel: a device image for one config on one target arch.
+#[derive(Clone, Copy)]
+pub struct Object {
+    /// The target arch, compared with [`Device::arch`]: `"sm_90"`, `"gfx1100"`, ...
+    pub arch: &'static str,
+    /// The config name, one of the kernel's `CONFIGS`.
+    pub config: &'static str,
+    /// The symbol of the `extern "C"` kernel function in the image.
+    pub entry: &'static str,
+    /// Threads per block (the block is `threads x 1 x 1`).
+    pub threads: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// The image: a cubin (or fatbin) on NVIDIA.
+    pub image: &'static [u8],
+}
+
+impl fmt::Debug for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Object")
+            .field("arch", &self.arch)
+            .field("config", &self.config)
+            .field("entry", &self.entry)
+            .field("threads", &self.threads)
+            .field("shared_bytes", &self.shared_bytes)
+            .field("image", &format_args!("[{} bytes]", self.image.len()))
+            .finish()
+    }
+}
+
+/// One kernel argument, in the kernel's parameter order. Each is passed by value with exactly
+/// the size of its payload: `Ptr` is a 64-bit device address, `F16`/`Bf16` are 2 bytes, and so on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KernelArg {
+    /// A device address (see [`crate::Tensor::device_ptr`]).
+    Ptr(u64),
+    F16(f16),
+    Bf16(bf16),
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    U32(u32),
+    U8(u8),
+    I64(i64),
+}
+
+impl KernelArg {
+    /// The address of the value, as `cuLaunchKernel` wants each entry of `kernelParams`. Valid
+    /// while `self` is borrowed; the driver only reads through it.
+    pub(crate) fn param_ptr(&self) -> *mut c_void {
+        match self {
+            KernelArg::Ptr(v) => v as *const u64 as *mut c_void,
+            KernelArg::F16(v) => v as *const f16 as *mut c_void,
+            KernelArg::Bf16(v) => v as *const bf16 as *mut c_void,
+            KernelArg::F32(v) => v as *const f32 as *mut c_void,
+            KernelArg::F64(v) => v as *const f64 as *mut c_void,
+            KernelArg::I32(v) => v as *const i32 as *mut c_void,
+            KernelArg::U32(v) => v as *const u32 as *mut c_void,
+            KernelArg::U8(v) => v as *const u8 as *mut c_void,
+            KernelArg::I64(v) => v as *const i64 as *mut c_void,
+        }
+    }
+}
+
+/// Picks the object for `arch` and `config`.
+///
+/// No object for `arch` at all is [`Error::ArchNotCompiled`], naming the archs that were
+/// compiled; objects for `arch` but none for `config` is [`Error::UnknownConfig`], listing the
+/// configs compiled for `arch`. Archs are compared exactly (`sm_90` does not take `sm_90a` or
+/// `sm_80` objects): nothing falls back silently.
+pub fn select_object<'a>(
+    kernel: &'static str,
+    objects: &'a [Object],
+    arch: &str,
+    config: &str,
+) -> Result<&'a Object> {
+    if !objects.iter().any(|o| o.arch == arch) {
+        let mut compiled: Vec<&'static str> = Vec::new();
+        for o in objects {
+            if !compiled.contains(&o.arch) {
+                compiled.push(o.arch);
+            }
+        }
+        return Err(Error::ArchNotCompiled {
+            kernel,
+            arch: arch.to_string(),
+            compiled,
+        });
+    }
+    objects
+        .iter()
+        .find(|o| o.arch == arch && o.config == config)
+        .ok_or_else(|| Error::UnknownConfig {
+            kernel,
+            config: config.to_string(),
+            available: objects
+                .iter()
+                .filter(|o| o.arch == arch)
+                .map(|o| o.config)
+                .collect(),
+        })
+}
+
+/// The launch grid as the driver takes it; `None` for an empty grid (nothing to launch).
+/// CUDA allows `x < 2^31` and `y, z < 2^16`.
+fn cuda_grid(kernel: &'static str, grid: [i64; 3]) -> Result<Option<[u32; 3]>> {
+    let limits = [i32::MAX as i64, u16::MAX as i64, u16::MAX as i64];
+    if grid
+        .iter()
+        .zip(limits)
+        .any(|(&g, max)| !(0..=max).contains(&g))
+    {
+        return Err(Error::BadGrid {
+            kernel,
+            grid: grid.to_vec(),
+        });
+    }
+    if grid.contains(&0) {
+        return Ok(None);
+    }
+    Ok(Some(grid.map(|g| g as u32)))
+}
+
+impl Device {
+    /// Queues one kernel on the device's stream: the object of `objects` for this device's arch
+    /// and `config` ([`select_object`]), `grid` blocks of `threads x 1 x 1` threads, the
+    /// object's dynamic shared memory, and `args` in order. Returns once the launch is queued;
+    /// a grid with a zero dimension launches nothing. The object's image is loaded on first use
+    /// and kept for the life of the device.
+    ///
+    /// Errors: a CPU device ([`Error::NoDevice`]), no object for the arch or config, a grid
+    /// out of range, and driver failures ([`Error::Driver`], naming the kernel). A failure
+    /// *inside* the kernel shows at the next synchronizing call.
+    ///
+    /// # Safety
+    /// The kernel runs with whatever `args` say. They must match the entry's parameter list in
+    /// number, order and type; every `Ptr` must be an address of this device's memory, valid
+    /// (allocated, not freed before the kernel finishes) for every access the kernel makes with
+    /// these arguments and this grid, and memory a kernel writes must not be accessed by anything
+    /// else until it finishes. `objects` must hold images built for these kernels. The safe
+    /// launchers `#[tile_kernel]` generates check shapes, devices and aliasing before calling this.
+    pub unsafe fn launch_gpu(
+        &self,
+        kernel: &'static str,
+        config: &str,
+        objects: &'static [Object],
+        grid: [i64; 3],
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let Some(gpu) = self.gpu() else {
+            return Err(Error::NoDevice(format!(
+                "{kernel}: `launch_gpu` needs a GPU device, and {self:?} is not one"
+            )));
+        };
+        let object = select_object(kernel, objects, self.arch(), config)?;
+        let Some(grid) = cuda_grid(kernel, grid)? else {
+            return Ok(());
+        };
+        // SAFETY: the caller's contract.
+        unsafe { gpu.launch(kernel, object, grid, args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const fn obj(arch: &'static str, config: &'static str) -> Object {
+        Object {
+            arch,
+            config,
+            entry: "k",
+            threads: 128,
+            shared_bytes: 0,
+            image: b"\x7fELF",
+        }
+    }
+
+    static OBJECTS: [Object; 4] = [
+        obj("sm_80", "small"),
+        obj("sm_90", "small"),
+        obj("sm_90", "big"),
+        obj("sm_80", "big"),
+    ];
+
+    #[test]
+    fn selects_by_arch_and_config() {
+        let o = select_object("k", &OBJECTS, "sm_90", "big").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_90", "big"));
+        let o = select_object("k", &OBJECTS, "sm_80", "small").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_80", "small"));
+    }
+
+    #[test]
+    fn arch_not_compiled_names_the_compiled_archs() {
+        let e = select_object("gemm", &OBJECTS, "sm_90a", "big").unwrap_err();
+        assert_eq!(
+            e,
+            Error::ArchNotCompiled {
+                kernel: "gemm",
+                arch: "sm_90a".into(),
+                compiled: vec!["sm_80", "sm_90"],
+            }
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("`sm_90a`"), "{msg}");
+        assert!(msg.contains("compiled: sm_80, sm_90"), "{msg}");
+        assert!(msg.contains("TILELANG_TARGETS"), "{msg}");
+        assert!(msg.contains("nvcc"), "{msg}");
+    }
+
+    #[test]
+    fn no_objects_at_all() {
+        let e = select_object("gemm", &[], "sm_90", "big").unwrap_err();
+        assert!(matches!(&e, Error::ArchNotCompiled { compiled, .. } if compiled.is_empty()));
+        let msg = e.to_string();
+        assert!(msg.contains("compiled no GPU objects"), "{msg}");
+        assert!(
+            msg.contains("TILELANG_TARGETS") && msg.contains("nvcc"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn config_missing_for_the_arch() {
+        let objects = [obj("sm_90", "small"), obj("sm_80", "big")];
+        let e = select_object("gemm", &objects, "sm_90", "big").unwrap_err();
+        assert_eq!(
+            e,
+            Error::UnknownConfig {
+                kernel: "gemm",
+                config: "big".into(),
+                available: vec!["small"],
+            }
+        );
+    }
+
+    #[test]
+    fn grid_limits() {
+        assert_eq!(cuda_grid("k", [4, 2, 1]).unwrap(), Some([4, 2, 1]));
+        assert_eq!(cuda_grid("k", [0, 2, 1]).unwrap(), None);
+        assert_eq!(
+            cuda_grid("k", [i32::MAX as i64, 65535, 65535]).unwrap(),
+            Some([i32::MAX as u32, 65535, 65535])
+        );
+        assert!(matches!(
+            cuda_grid("k", [-1, 1, 1]),
+            Err(Error::BadGrid { .. })
+        ));
+        assert!(matches!(
+            cuda_grid("k", [1, 65536, 1]),
+            Err(Error::BadGrid { .. })
+        ));
+        assert!(matches!(
+            cuda_grid("k", [1, 1, 1 << 40]),
+            Err(Error::BadGrid { .. })
+        ));
+    }
+
+    #[test]
+    fn param_ptrs_point_at_the_payload() {
+        let args = [
+            KernelArg::Ptr(0xdead_beef),
+            KernelArg::F16(f16::from_f32(1.5)),
+            KernelArg::U8(7),
+        ];
+        // SAFETY: each pointer points at the payload of the matching variant, in `args`.
+        unsafe {
+            assert_eq!(*(args[0].param_ptr() as *const u64), 0xdead_beef);
+            assert_eq!(
+                *(args[1].param_ptr() as *const u16),
+                f16::from_f32(1.5).to_bits()
+            );
+            assert_eq!(*(args[2].param_ptr() as *const u8), 7);
+        }
+    }
+
+    #[test]
+    fn launch_gpu_on_the_cpu_is_an_error() {
+        static ONE: [Object; 1] = [obj("cpu", "small")];
+        // SAFETY: refused before anything runs.
+        let e = unsafe {
+            Device::cpu().launch_gpu("k", "small", &ONE, [1, 1, 1], &[KernelArg::I32(1)])
+        }
+        .unwrap_err();
+        assert!(
+            matches!(&e, Error::NoDevice(m) if m.contains("launch_gpu")),
+            "{e}"
+        );
+    }
+}

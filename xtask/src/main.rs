@@ -1,0 +1,178 @@
+//! `cargo xtask gpu-bundle [DIR]`: builds, on a machine without a GPU, everything the GPU
+//! checks need (release binaries with the sm_90 objects embedded), strips them into one folder
+//! (default `.gpu/`, ignored by git) with the script that runs them there:
+//!
+//! ```text
+//! cargo xtask gpu-bundle          # here: needs nvcc (NVCC, CUDA_HOME or the README's wheels)
+//! bash .gpu/run.sh                # on the GPU machine; logs go to $OUT (or .gpu/out)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("gpu-bundle") => gpu_bundle(Path::new(args.get(1).map_or(".gpu", String::as_str))),
+        _ => Err("usage: cargo xtask gpu-bundle [DIR]".to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c.env(
+        "TILELANG_TARGETS",
+        std::env::var("TILELANG_TARGETS").unwrap_or_else(|_| "sm_90".into()),
+    );
+    c
+}
+
+fn run(mut c: Command) -> Result<String, String> {
+    let out = c.output().map_err(|e| format!("cannot run {c:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{c:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Executables cargo reports in `--message-format=json` output, with their target names.
+fn executables(json: &str) -> Vec<(String, bool, PathBuf)> {
+    let mut out = Vec::new();
+    for line in json.lines() {
+        let Some(exe) = field(line, "\"executable\":\"") else {
+            continue;
+        };
+        let name = field(line, "\"name\":\"").unwrap_or_default();
+        let test = line.contains("\"test\":true");
+        out.push((name, test, PathBuf::from(exe)));
+    }
+    out
+}
+
+fn field(line: &str, key: &str) -> Option<String> {
+    let i = line.find(key)? + key.len();
+    let j = line[i..].find('"')?;
+    Some(line[i..i + j].to_string())
+}
+
+fn gpu_bundle(dir: &Path) -> Result<(), String> {
+    let dir = root().join(dir);
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    let mut build = cargo();
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "kernels",
+        "--bins",
+        "--message-format=json",
+    ]);
+    let mut tests = cargo();
+    tests.args([
+        "test",
+        "--release",
+        "-p",
+        "kernels",
+        "--lib",
+        "--no-run",
+        "--message-format=json",
+    ]);
+    let mut exes = executables(&run(build)?);
+    exes.extend(executables(&run(tests)?));
+    let mut copied = Vec::new();
+    for (name, test, exe) in exes {
+        let dest = bin.join(if test {
+            format!("{name}-tests")
+        } else {
+            name.clone()
+        });
+        std::fs::copy(&exe, &dest).map_err(|e| format!("copy {}: {e}", exe.display()))?;
+        let _ = Command::new("strip").arg(&dest).status();
+        copied.push(dest);
+    }
+    // The objects themselves, for disassembly on the GPU machine.
+    let objects = dir.join("objects");
+    std::fs::create_dir_all(&objects).map_err(|e| e.to_string())?;
+    for entry in glob_objects(&root().join("target/release/build")) {
+        let _ = std::fs::copy(&entry, objects.join(entry.file_name().unwrap()));
+    }
+    std::fs::copy(root().join("xtask/gpu/run.sh"), dir.join("run.sh"))
+        .map_err(|e| e.to_string())?;
+    let commit = run({
+        let mut c = Command::new("git");
+        c.current_dir(root()).args(["rev-parse", "HEAD"]);
+        c
+    })
+    .unwrap_or_default();
+    let dirty = run({
+        let mut c = Command::new("git");
+        c.current_dir(root())
+            .args(["status", "--porcelain", "--untracked-files=no"]);
+        c
+    })
+    .map(|s| !s.trim().is_empty())
+    .unwrap_or(false);
+    std::fs::write(
+        dir.join("COMMIT"),
+        format!(
+            "{}{}\n",
+            commit.trim(),
+            if dirty {
+                " (with uncommitted changes)"
+            } else {
+                ""
+            }
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    for c in &copied {
+        println!("{}", c.display());
+    }
+    println!(
+        "bundle ready in {}: run `bash {}/run.sh` on the GPU machine",
+        dir.display(),
+        dir.file_name().unwrap().to_string_lossy()
+    );
+    Ok(())
+}
+
+/// `target/release/build/kernels-*/out/tilelang/*.bin`
+fn glob_objects(build: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(build) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("kernels-") {
+            continue;
+        }
+        let Ok(objs) = std::fs::read_dir(e.path().join("out/tilelang")) else {
+            continue;
+        };
+        for o in objs.flatten() {
+            if o.path().extension().is_some_and(|x| x == "bin") {
+                out.push(o.path());
+            }
+        }
+    }
+    out
+}
