@@ -1,40 +1,37 @@
-use tilelang::prelude::*;
+//! The ten tutorial kernels, written with `#[tile_kernel]`. Each chapter module explains its
+//! problem, holds its kernels (every variant of the original tutorial), a float64 reference, a
+//! `run` function used by the `tutorials` binary (correctness check, then timing), and tests at
+//! odd sizes on the CPU backend.
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [small(BLOCK = 64, THREADS = 64), large(BLOCK = 1024, THREADS = 256)], defaults = [cpu = small])]
-pub fn vector_add<const BLOCK: usize, const THREADS: usize>(
-    a: &Tensor<f16, (N,)>,
-    b: &Tensor<f16, (N,)>,
-    c: &mut Tensor<f16, (N,)>,
-) {
-    let mut s = alloc_fragment::<f16, (BLOCK,)>();
-    copy(a.at((block_idx(0) * BLOCK,)), &mut s);
-    for i in parallel(BLOCK) {
-        let g = block_idx(0) * BLOCK + i;
-        if g < N {
-            c[g] = s[i] + b[g];
-        }
-    }
-}
+pub mod check;
 
-#[cfg(test)]
-mod t {
-    use super::*;
-    #[test]
-    fn va() {
-        let dev = Device::cpu();
-        let n = 1000;
-        let av: Vec<f16> = (0..n).map(|i| f16::from_f32(i as f32)).collect();
-        let a = dev.upload(&av, &[n]).unwrap();
-        let b = dev.upload(&av, &[n]).unwrap();
-        let mut c = dev.alloc::<f16>(&[n]).unwrap();
-        vector_add(&dev, &a, &b, &mut c).unwrap();
-        let cv = c.to_vec().unwrap();
-        for i in 0..n {
-            assert_eq!(cv[i].to_f32(), 2.0 * i as f32, "{i}");
-        }
-        vector_add::launch(&dev, "large", &a, &b, &mut c).unwrap();
-        assert!(vector_add::launch(&dev, "nope", &a, &b, &mut c).is_err());
-        let mut d = dev.alloc::<f16>(&[n + 1]).unwrap();
-        println!("{}", vector_add(&dev, &a, &b, &mut d).unwrap_err());
-    }
-}
+pub mod ch01_copy;
+pub mod ch02_vector_add;
+pub mod ch03_outer_add;
+pub mod ch04_broadcast_relu;
+pub mod ch05_row_sum;
+pub mod ch06_softmax;
+pub mod ch07_flash_attention;
+pub mod ch08_gemm;
+pub mod ch09_conv1d;
+pub mod ch10_w4a16;
+
+use check::{Case, Scale};
+use tilelang::Device;
+
+/// A chapter's entry point: check and time every variant at the given scale.
+pub type Chapter = fn(&Device, Scale, u64) -> tilelang::Result<Vec<Case>>;
+
+/// The chapters in order, with their titles.
+pub const CHAPTERS: &[(&str, Chapter)] = &[
+    ("01 copy", ch01_copy::run),
+    ("02 vector add, mul+ReLU", ch02_vector_add::run),
+    ("03 outer add", ch03_outer_add::run),
+    ("04 broadcast mul+ReLU fwd/bwd", ch04_broadcast_relu::run),
+    ("05 row reduce-sum", ch05_row_sum::run),
+    ("06 softmax", ch06_softmax::run),
+    ("07 scalar flash attention", ch07_flash_attention::run),
+    ("08 GEMM", ch08_gemm::run),
+    ("09 conv1d", ch09_conv1d::run),
+    ("10 W4A16 GEMM", ch10_w4a16::run),
+];

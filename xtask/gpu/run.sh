@@ -25,13 +25,12 @@ step() {
   nvcc --version 2>/dev/null | tail -1
 } | tee "$log"
 
+step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
 export TILELANG_TEST_DEVICE=gpu
 step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
 step "tutorials at tutorial size" "$here/bin/tutorials" --scale tutorial --all-configs
-export TILELANG_SANITIZE=1
 step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
 step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
-unset TILELANG_SANITIZE
 if [ -d "$here/objects" ]; then
   for f in "$here"/objects/tl_gemm_*.bin; do
     n=$(cuobjdump --dump-sass "$f" 2>/dev/null | grep -c -E 'HMMA|HGMMA')

@@ -96,8 +96,24 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]);
+    let mut rt = cargo();
+    rt.args([
+        "test",
+        "--release",
+        "-p",
+        "tilelang-rt",
+        "--test",
+        "cuda",
+        "--no-run",
+        "--message-format=json",
+    ]);
     let mut exes = executables(&run(build)?);
     exes.extend(executables(&run(tests)?));
+    exes.extend(
+        executables(&run(rt)?)
+            .into_iter()
+            .map(|(_, t, p)| ("rt-cuda".to_string(), t, p)),
+    );
     let mut copied = Vec::new();
     for (name, test, exe) in exes {
         let dest = bin.join(if test {

@@ -1,0 +1,253 @@
+//! # Chapter 02: vector add and fused multiply + ReLU
+//!
+//! Two element-wise kernels over `N = 4,194,304` half-precision values: `C = A + B` and
+//! `C = max(0, A·B)`. Each block takes `BLOCK` consecutive elements; the `parallel` loop spreads
+//! them over the block's threads. The multiply and the ReLU happen in registers in one pass, so
+//! the fused kernel moves exactly as many bytes as the plain add: 2 reads and 1 write per
+//! element. Both are bandwidth-bound; the best a kernel can do is run at the memory's speed.
+//!
+//! The last block may run past `N` (a tail); the `if g < N` guard skips those elements.
+
+use crate::check::{self, Case, Rng, Scale, Work};
+use tilelang::prelude::*;
+
+/// `c = a + b`.
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = THREADS,
+    configs = [b1024(BLOCK = 1024, THREADS = 256), b256(BLOCK = 256, THREADS = 256), b4096(BLOCK = 4096, THREADS = 512)],
+    defaults = [gfx1100 = b1024, gfx1201 = b1024, sm_90 = b4096, cpu = b4096],
+)]
+pub fn vector_add<const BLOCK: usize, const THREADS: usize>(
+    a: &Tensor<f16, (N,)>,
+    b: &Tensor<f16, (N,)>,
+    c: &mut Tensor<f16, (N,)>,
+) {
+    let base = block_idx(0) * BLOCK;
+    for i in parallel(BLOCK) {
+        let g = base + i;
+        if g < N {
+            c[g] = a[g] + b[g];
+        }
+    }
+}
+
+/// `c = max(0, a·b)`, fused: the product never leaves registers.
+#[tile_kernel(
+    grid = [N.div_ceil(BLOCK)],
+    threads = THREADS,
+    configs = [b1024(BLOCK = 1024, THREADS = 256), b4096(BLOCK = 4096, THREADS = 512)],
+    defaults = [sm_90 = b4096, cpu = b4096],
+)]
+pub fn mul_relu<const BLOCK: usize, const THREADS: usize>(
+    a: &Tensor<f16, (N,)>,
+    b: &Tensor<f16, (N,)>,
+    c: &mut Tensor<f16, (N,)>,
+) {
+    let base = block_idx(0) * BLOCK;
+    for i in parallel(BLOCK) {
+        let g = base + i;
+        if g < N {
+            c[g] = max(a[g] * b[g], 0.0);
+        }
+    }
+}
+
+/// The float64 references.
+pub fn reference_add(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x + y).collect()
+}
+pub fn reference_mul_relu(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| (x * y).max(0.0)).collect()
+}
+
+/// f16 results are rounded once from an exact f64 value: half an ulp, 2^-11 relative.
+const RTOL: f64 = 1.0 / 1024.0;
+const ATOL: f64 = 1e-6;
+
+pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
+    let n = match scale {
+        Scale::Tutorial | Scale::Reduced => 4_194_304,
+    };
+    let mut rng = Rng::new(seed);
+    let (av, bv) = (rng.vec::<f16>(n, -4.0, 4.0), rng.vec::<f16>(n, -4.0, 4.0));
+    let (a64, b64) = (check::to_f64(&av), check::to_f64(&bv));
+    let a = dev.upload(&av, &[n])?;
+    let b = dev.upload(&bv, &[n])?;
+    let mut c = dev.alloc::<f16>(&[n])?;
+    let bytes = Work::Bytes(3.0 * 2.0 * n as f64);
+    let reps = check::reps_for(dev, n as f64);
+    let mut cases = Vec::new();
+
+    let arch = dev.arch();
+    let variants: [(&str, &'static [&'static str], &'static str, Vec<f64>); 2] = [
+        (
+            "vector add",
+            vector_add::CONFIGS,
+            vector_add::default_config(arch),
+            reference_add(&a64, &b64),
+        ),
+        (
+            "mul+ReLU",
+            mul_relu::CONFIGS,
+            mul_relu::default_config(arch),
+            reference_mul_relu(&a64, &b64),
+        ),
+    ];
+    for (variant, all, default, want) in variants {
+        for config in check::configs(all, default) {
+            let launch = |c: &mut Tensor<f16>| match variant {
+                "vector add" => vector_add::launch(dev, config, &a, &b, c),
+                _ => mul_relu::launch(dev, config, &a, &b, c),
+            };
+            let (cmp, median_ms) = check::measure(dev, reps, &mut c, &want, ATOL, RTOL, launch)?;
+            cases.push(Case {
+                chapter: "02",
+                variant: variant.into(),
+                config: config.into(),
+                size: format!("N={n}"),
+                check: cmp,
+                median_ms,
+                work: bytes,
+            });
+        }
+    }
+    Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(n: usize, seed: u64) -> (Vec<f16>, Vec<f16>) {
+        let mut rng = Rng::new(seed);
+        (rng.vec(n, -4.0, 4.0), rng.vec(n, -4.0, 4.0))
+    }
+
+    #[test]
+    fn every_config_matches_the_reference_with_tails() {
+        let dev = crate::check::test_device();
+        let seed = Rng::fresh_seed();
+        for n in [1, 255, 1000, 4097, 10_001] {
+            let (av, bv) = inputs(n, seed ^ n as u64);
+            let (a64, b64) = (check::to_f64(&av), check::to_f64(&bv));
+            let a = dev.upload(&av, &[n]).unwrap();
+            let b = dev.upload(&bv, &[n]).unwrap();
+            let mut c = dev.alloc::<f16>(&[n]).unwrap();
+            for cfg in vector_add::CONFIGS {
+                c.poison().unwrap();
+                vector_add::launch(&dev, cfg, &a, &b, &mut c).unwrap();
+                check::assert_close(
+                    &format!("vector_add[{cfg}] n={n}"),
+                    &c,
+                    &reference_add(&a64, &b64),
+                    ATOL,
+                    RTOL,
+                    seed,
+                );
+            }
+            for cfg in mul_relu::CONFIGS {
+                c.poison().unwrap();
+                mul_relu::launch(&dev, cfg, &a, &b, &mut c).unwrap();
+                check::assert_close(
+                    &format!("mul_relu[{cfg}] n={n}"),
+                    &c,
+                    &reference_mul_relu(&a64, &b64),
+                    ATOL,
+                    RTOL,
+                    seed,
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_lengths_are_refused_before_any_write() {
+        let dev = crate::check::test_device();
+        let a = dev.zeros::<f16>(&[100]).unwrap();
+        let b = dev.zeros::<f16>(&[101]).unwrap();
+        let mut c = dev.alloc::<f16>(&[100]).unwrap();
+        let err = vector_add(&dev, &a, &b, &mut c).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ShapeMismatch {
+                    symbol: "N",
+                    expected: 100,
+                    found: 101,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            c.to_vec().unwrap().iter().all(|x| x.is_nan()),
+            "nothing may be written"
+        );
+    }
+
+    #[test]
+    fn type_erased_launch_checks_dtypes_and_arguments() {
+        use tilelang::{AnyScalar, AnyTensor, Arg};
+        let dev = crate::check::test_device();
+        let a = AnyTensor::from(dev.upload(&[f16::ONE; 8], &[8]).unwrap());
+        let b32 = AnyTensor::from(dev.upload(&[1.0f32; 8], &[8]).unwrap());
+        let b = AnyTensor::from(dev.upload(&[f16::ONE; 8], &[8]).unwrap());
+        let mut c = AnyTensor::from(dev.alloc::<f16>(&[8]).unwrap());
+
+        let err = vector_add::launch_dyn(
+            &dev,
+            "b256",
+            vec![Arg::In(&a), Arg::In(&b32), Arg::Out(&mut c)],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::DtypeMismatch {
+                    tensor: "b",
+                    expected: tilelang::Dtype::F16,
+                    found: tilelang::Dtype::F32,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = vector_add::launch_dyn(
+            &dev,
+            "b256",
+            vec![
+                Arg::In(&a),
+                Arg::Scalar(AnyScalar::F32(1.0)),
+                Arg::Out(&mut c),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::BadArgument { arg: "b", .. }), "{err}");
+        let err = vector_add::launch_dyn(&dev, "b256", vec![Arg::In(&a), Arg::In(&b)]).unwrap_err();
+        assert!(matches!(err, Error::BadArgument { .. }), "{err}");
+        assert!(
+            c.get::<f16>()
+                .unwrap()
+                .to_vec()
+                .unwrap()
+                .iter()
+                .all(|x| x.is_nan()),
+            "nothing may be written"
+        );
+
+        vector_add::launch_dyn(
+            &dev,
+            "b256",
+            vec![Arg::In(&a), Arg::In(&b), Arg::Out(&mut c)],
+        )
+        .unwrap();
+        assert!(c
+            .get::<f16>()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|x| x.to_f32() == 2.0));
+    }
+}

@@ -1,0 +1,306 @@
+//! # Chapter 06: row softmax, in three passes and online
+//!
+//! `B[i, j] = exp(A[i, j] − m_i) / Σ_k exp(A[i, k] − m_i)` with `m_i = max_k A[i, k]`, over a
+//! `[4096, 16384]` f32 matrix. Subtracting the row maximum changes nothing mathematically
+//! (numerator and denominator both gain the factor `exp(−m_i)`), but it keeps every exponent
+//! `≤ 0`, so no `exp` overflows: without it a row containing `89.0` would already give `inf`
+//! in f32, and `inf / inf` is NaN.
+//!
+//! A row of 16384 floats (64 KiB) is too long to keep in one tile, so each block owns `BM`
+//! rows and walks along them in column chunks of `BN`, keeping one running value per row in a
+//! `(BM,)` fragment. A chunk is copied into a `(BM, BN)` fragment, transformed element-wise in
+//! a `parallel` loop, and folded with `reduce_max` / `reduce_sum` along dimension 1.
+//!
+//! * **3-pass** (`softmax_3pass`): pass 1 folds the chunk maxima into `m`; pass 2 sums
+//!   `exp(x − m)` into `s`; pass 3 writes `exp(x − m) / s`. The input is read three times.
+//! * **online** (`softmax_online`): passes 1 and 2 merge. After chunk `t` the block holds
+//!   `m_t = max` of the columns seen so far and `s_t = Σ_{seen} exp(x − m_t)`. A new chunk with
+//!   maximum `c` gives `m_{t+1} = max(m_t, c)` and
+//!   `s_{t+1} = s_t · exp(m_t − m_{t+1}) + Σ_{chunk} exp(x − m_{t+1})`,
+//!   because `exp(x − m_t) · exp(m_t − m_{t+1}) = exp(x − m_{t+1})`: rescaling the old sum
+//!   re-expresses every term already in it relative to the new maximum. When the maximum does
+//!   not grow the factor is exactly `exp(0) = 1`; when it grows, it is `< 1`, so nothing
+//!   overflows either. After the last chunk `(m, s)` equal the 3-pass values up to rounding,
+//!   and one write pass finishes. The input is read twice instead of three times, which is
+//!   what matters for a bandwidth-bound kernel.
+//!
+//! **Tails.** `copy` reads zeros outside the tensor and skips writes outside it, so rows past
+//! `M` cost nothing but need no guard. Columns past `N` are different: a zero would enter the
+//! maximum (wrong when a whole row is negative: `max` would be `0`, and for rows far below zero
+//! every `exp` would underflow) and `exp(0 − m)` would enter the sum. So the kernels mask them
+//! with `if_then_else` on the global column index: `NEG_BIG = −1e30` for the maximum (a
+//! finite stand-in for `−∞`: `exp(−1e30 − m)` is exactly `0`, and there is no `∞ − ∞` risk),
+//! `0` for the sum. Every chunk holds at least one real column, so no row's maximum is ever
+//! the mask value itself.
+
+use crate::check::{self, Case, Rng, Scale, Work};
+use tilelang::prelude::*;
+
+/// Three passes over each row: maximum, sum of exponentials, normalised write.
+#[tile_kernel(
+    grid = [M.div_ceil(BM)],
+    threads = THREADS,
+    configs = [r4x1024(BM = 4, BN = 1024, THREADS = 256), r1x4096(BM = 1, BN = 4096, THREADS = 256), r16x256(BM = 16, BN = 256, THREADS = 128)],
+    defaults = [gfx1100 = r4x1024, gfx1201 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
+)]
+pub fn softmax_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
+    a: &Tensor<f32, (M, N)>,
+    b: &mut Tensor<f32, (M, N)>,
+) {
+    let row0 = block_idx(0) * BM;
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    let mut part = alloc_fragment::<f32, (BM,)>();
+    let mut m = alloc_fragment::<f32, (BM,)>();
+    let mut s = alloc_fragment::<f32, (BM,)>();
+    fill(&mut m, -1.0e30);
+    fill(&mut s, 0.0);
+    // Pass 1: the row maximum. Columns past N read as 0 and must not count.
+    for t in serial(N.div_ceil(BN)) {
+        copy(a.at((row0, t * BN)), &mut tile);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], -1.0e30);
+        }
+        reduce_max(&tile, &mut part, 1);
+        for i in parallel(BM) {
+            m[i] = max(m[i], part[i]);
+        }
+    }
+    // Pass 2: Σ exp(x − m), the tail columns contributing 0.
+    for t in serial(N.div_ceil(BN)) {
+        copy(a.at((row0, t * BN)), &mut tile);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = if_then_else(t * BN + j < N, exp(tile[(i, j)] - m[i]), 0.0);
+        }
+        reduce_sum(&tile, &mut part, 1);
+        for i in parallel(BM) {
+            s[i] += part[i];
+        }
+    }
+    // Pass 3: normalise and write (the copy skips the tails).
+    for t in serial(N.div_ceil(BN)) {
+        copy(a.at((row0, t * BN)), &mut tile);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = exp(tile[(i, j)] - m[i]) / s[i];
+        }
+        copy(&tile, b.at_mut((row0, t * BN)));
+    }
+}
+
+/// One pass for a running maximum and a rescaled running sum, then one write pass.
+#[tile_kernel(
+    grid = [M.div_ceil(BM)],
+    threads = THREADS,
+    configs = [r4x1024(BM = 4, BN = 1024, THREADS = 256), r1x4096(BM = 1, BN = 4096, THREADS = 256), r16x256(BM = 16, BN = 256, THREADS = 128)],
+    defaults = [gfx1100 = r4x1024, gfx1201 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
+)]
+pub fn softmax_online<const BM: usize, const BN: usize, const THREADS: usize>(
+    a: &Tensor<f32, (M, N)>,
+    b: &mut Tensor<f32, (M, N)>,
+) {
+    let row0 = block_idx(0) * BM;
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    let mut part = alloc_fragment::<f32, (BM,)>();
+    let mut m = alloc_fragment::<f32, (BM,)>();
+    let mut s = alloc_fragment::<f32, (BM,)>();
+    fill(&mut m, -1.0e30);
+    fill(&mut s, 0.0);
+    for t in serial(N.div_ceil(BN)) {
+        copy(a.at((row0, t * BN)), &mut tile);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], -1.0e30);
+        }
+        reduce_max(&tile, &mut part, 1);
+        // The new maximum; the old sum is re-expressed relative to it.
+        for i in parallel(BM) {
+            let m_new = max(m[i], part[i]);
+            s[i] = s[i] * exp(m[i] - m_new);
+            m[i] = m_new;
+        }
+        // Masked columns hold −1e30, so their exp is exactly 0.
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = exp(tile[(i, j)] - m[i]);
+        }
+        reduce_sum(&tile, &mut part, 1);
+        for i in parallel(BM) {
+            s[i] += part[i];
+        }
+    }
+    for t in serial(N.div_ceil(BN)) {
+        copy(a.at((row0, t * BN)), &mut tile);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = exp(tile[(i, j)] - m[i]) / s[i];
+        }
+        copy(&tile, b.at_mut((row0, t * BN)));
+    }
+}
+
+/// The float64 reference: max-subtracted softmax of each row of the row-major `[m, n]` matrix.
+pub fn reference_softmax(a: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    for (row, o) in a.chunks_exact(n).zip(out.chunks_exact_mut(n)).take(m) {
+        let mx = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = row.iter().map(|x| (x - mx).exp()).sum();
+        for (o, x) in o.iter_mut().zip(row) {
+            *o = (x - mx).exp() / sum;
+        }
+    }
+    out
+}
+
+/// Relative tolerance, against float64. The tutorial checked `|got − want| ≤ 1e-4` (and 5e-4);
+/// softmax outputs lie in `[0, 1]`, so `RTOL·|want| ≤ 5e-5` is at least twice as strict
+/// everywhere, and far stricter on typical outputs (~1/16384, where an absolute 1e-4 checks
+/// nothing). Error budget in f32 (`u = 2^-24 ≈ 6e-8`), inputs exact in both: `x − m` rounds
+/// once (≤ 200·u ≈ 1.2e-5 relative in `exp` for the ±100 test, ≤ 8·u for ±4), `exp` and the
+/// division add ~1 ulp each, and the sum of up to `BN + N/BN` positive terms per row has a
+/// relative error whose worst case is `(BN + N/BN)·u ≈ 2.5e-4` for BN = 4096 but which behaves
+/// like `√(BN + N/BN)·u ≈ 4e-6` for rounding errors of random sign (and `log2(BN)·u` for a
+/// GPU's tree reduction). Measured on the CPU at the tutorial size: 8e-7.
+const RTOL: f64 = 5e-5;
+/// Outputs below f32's normal range (`exp(x − m) < 1.2e-38`, i.e. `x` more than ~87 below the
+/// row maximum) lose relative precision or flush to zero; the float64 reference keeps them.
+/// An absolute slack of 1e-36 covers exactly those and nothing the tutorial would see.
+const ATOL: f64 = 1e-36;
+
+pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
+    let n = 16_384;
+    let m = match scale {
+        Scale::Tutorial => 4096,
+        // A tutorial-size run takes ~26 s of CPU time (each launch ~2 s); an eighth of the rows
+        // (~3 s) exercises the same code: the row count only sets the number of blocks.
+        Scale::Reduced => 512,
+    };
+    let mut rng = Rng::new(seed);
+    let av = rng.vec::<f32>(m * n, -4.0, 4.0);
+    let want = reference_softmax(&check::to_f64(&av), m, n);
+    let a = dev.upload(&av, &[m, n])?;
+    let mut b = dev.alloc::<f32>(&[m, n])?;
+    // Minimum traffic: A read once, B written once.
+    let bytes = Work::Bytes(2.0 * 4.0 * (m * n) as f64);
+    let reps = check::reps_for(dev, (m * n) as f64);
+    let mut cases = Vec::new();
+    let arch = dev.arch();
+    let variants = [
+        (
+            "3-pass",
+            softmax_3pass::CONFIGS,
+            softmax_3pass::default_config(arch),
+        ),
+        (
+            "online",
+            softmax_online::CONFIGS,
+            softmax_online::default_config(arch),
+        ),
+    ];
+    for (variant, all, default) in variants {
+        for config in check::configs(all, default) {
+            let launch = |b: &mut Tensor<f32>| match variant {
+                "3-pass" => softmax_3pass::launch(dev, config, &a, b),
+                _ => softmax_online::launch(dev, config, &a, b),
+            };
+            let (cmp, median_ms) = check::measure(dev, reps, &mut b, &want, ATOL, RTOL, launch)?;
+            cases.push(Case {
+                chapter: "06",
+                variant: variant.into(),
+                config: config.into(),
+                size: format!("{m}x{n}"),
+                check: cmp,
+                median_ms,
+                work: bytes,
+            });
+        }
+    }
+    Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs every config of both kernels on `av` (`[m, n]`) with a poisoned output.
+    fn check_all(what: &str, av: &[f32], m: usize, n: usize, seed: u64) {
+        let dev = crate::check::test_device();
+        let want = reference_softmax(&check::to_f64(av), m, n);
+        let a = dev.upload(av, &[m, n]).unwrap();
+        let mut b = dev.alloc::<f32>(&[m, n]).unwrap();
+        for cfg in softmax_3pass::CONFIGS {
+            b.poison().unwrap();
+            softmax_3pass::launch(&dev, cfg, &a, &mut b).unwrap();
+            check::assert_close(
+                &format!("softmax_3pass[{cfg}] {what} {m}x{n}"),
+                &b,
+                &want,
+                ATOL,
+                RTOL,
+                seed,
+            );
+        }
+        for cfg in softmax_online::CONFIGS {
+            b.poison().unwrap();
+            softmax_online::launch(&dev, cfg, &a, &mut b).unwrap();
+            check::assert_close(
+                &format!("softmax_online[{cfg}] {what} {m}x{n}"),
+                &b,
+                &want,
+                ATOL,
+                RTOL,
+                seed,
+            );
+        }
+    }
+
+    #[test]
+    fn every_config_matches_the_reference_with_tails() {
+        let seed = Rng::fresh_seed();
+        // Rows: below, between and past the row tiles (1, 4, 16); columns: a single column,
+        // less than one chunk, and several chunks of every BN with a ragged last one.
+        for (m, n) in [(1, 1), (3, 7), (17, 255), (5, 1025), (7, 4097), (19, 8193)] {
+            let mut rng = Rng::new(seed ^ (m * 100_003 + n) as u64);
+            let av = rng.vec::<f32>(m * n, -4.0, 4.0);
+            check_all("uniform ±4", &av, m, n, seed);
+        }
+    }
+
+    /// A whole row far below zero: if the zero-filled tail columns entered the maximum, it
+    /// would be 0 and every `exp(x − 0) ≈ exp(−200)` would flush to zero (0/0 = NaN).
+    #[test]
+    fn tail_columns_do_not_enter_the_maximum() {
+        let seed = Rng::fresh_seed();
+        let (m, n) = (5, 1031);
+        let mut rng = Rng::new(seed);
+        let av = rng.vec::<f32>(m * n, -210.0, -190.0);
+        check_all("all negative", &av, m, n, seed);
+    }
+
+    /// Inputs up to ±80 with some rows shifted by ±20 (so `|x|` reaches 100): `exp(x)` alone
+    /// overflows f32 past x ≈ 88.7, so only the max subtraction keeps these finite.
+    #[test]
+    fn large_magnitudes_stay_finite() {
+        let seed = Rng::fresh_seed();
+        let (m, n) = (9, 4099);
+        let mut rng = Rng::new(seed);
+        let mut av = rng.vec::<f32>(m * n, -80.0, 80.0);
+        for (r, row) in av.chunks_exact_mut(n).enumerate() {
+            let shift = [0.0, 20.0, -20.0][r % 3];
+            row.iter_mut().for_each(|x| *x += shift);
+        }
+        assert!(
+            av.iter().any(|&x| x.exp().is_infinite()),
+            "the test must contain inputs whose plain exp overflows"
+        );
+        check_all("±100", &av, m, n, seed);
+        // And the result is an honest distribution: every row sums to 1.
+        let dev = crate::check::test_device();
+        let a = dev.upload(&av, &[m, n]).unwrap();
+        let mut b = dev.alloc::<f32>(&[m, n]).unwrap();
+        softmax_online(&dev, &a, &mut b).unwrap();
+        for row in b.to_vec().unwrap().chunks_exact(n) {
+            assert!(row.iter().all(|x| x.is_finite()));
+            let sum: f64 = row.iter().map(|&x| x as f64).sum();
+            assert!(
+                (sum - 1.0).abs() < 1e-5,
+                "row sum {sum} (TILELANG_SEED={seed})"
+            );
+        }
+    }
+}

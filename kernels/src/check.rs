@@ -1,0 +1,286 @@
+//! Shared helpers of the tutorial chapters: random inputs, comparison against a float64
+//! reference, timing, and the rows of the printed table.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use tilelang::{Device, Element, Tensor};
+
+/// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A fresh seed per process (time-based) unless `TILELANG_SEED` is set; printed by callers
+    /// so a failure can be replayed.
+    pub fn fresh_seed() -> u64 {
+        if let Some(s) = std::env::var("TILELANG_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            return s;
+        }
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+
+    /// `n` values uniform in `[lo, hi)`, rounded to `T`.
+    pub fn vec<T: Element>(&mut self, n: usize, lo: f64, hi: f64) -> Vec<T> {
+        (0..n).map(|_| T::from_f64(self.uniform(lo, hi))).collect()
+    }
+
+    /// `n` random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// Widens to f64 (for references).
+pub fn to_f64<T: Element>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// The result of comparing a kernel's output with a reference.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// max |got − want|
+    pub max_abs: f64,
+    /// max |got − want| / max(|want|, atol / rtol) over elements: the relative error, where
+    /// values below the scale at which the absolute tolerance takes over count absolutely.
+    pub max_rel: f64,
+    /// The first element outside `atol + rtol·|want|`, or a NaN / poison value.
+    pub first_bad: Option<(usize, f64, f64)>,
+    pub atol: f64,
+    pub rtol: f64,
+}
+
+impl Comparison {
+    pub fn passed(&self) -> bool {
+        self.first_bad.is_none()
+    }
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "max abs err {:.3e}, max rel err {:.3e} (atol {:.0e}, rtol {:.0e})",
+            self.max_abs, self.max_rel, self.atol, self.rtol
+        )?;
+        if let Some((i, g, w)) = self.first_bad {
+            write!(f, "; first mismatch at {i}: got {g}, want {w}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares element-wise: every element must satisfy `|got − want| ≤ atol + rtol·|want|`, and
+/// no element may be NaN where the reference is not (poisoned outputs never written show up).
+pub fn compare<T: Element>(got: &[T], want: &[f64], atol: f64, rtol: f64) -> Comparison {
+    assert_eq!(got.len(), want.len(), "compare: lengths differ");
+    let mut c = Comparison {
+        max_abs: 0.0,
+        max_rel: 0.0,
+        first_bad: None,
+        atol,
+        rtol,
+    };
+    let floor = if rtol > 0.0 {
+        (atol / rtol).max(1e-30)
+    } else {
+        1e-6
+    };
+    for (i, (g, &w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        let d = (g - w).abs();
+        let bad = g.is_nan() != w.is_nan() || (!w.is_nan() && d > atol + rtol * w.abs());
+        if d.is_finite() {
+            c.max_abs = c.max_abs.max(d);
+            c.max_rel = c.max_rel.max(d / w.abs().max(floor));
+        } else if !(g.is_nan() && w.is_nan()) {
+            c.max_abs = f64::INFINITY;
+            c.max_rel = f64::INFINITY;
+        }
+        if bad && c.first_bad.is_none() {
+            c.first_bad = Some((i, g, w));
+        }
+    }
+    c
+}
+
+/// Compares and returns an error message (with the seed) on failure; for tests.
+pub fn assert_close<T: Element>(
+    what: &str,
+    got: &Tensor<T>,
+    want: &[f64],
+    atol: f64,
+    rtol: f64,
+    seed: u64,
+) {
+    let c = compare(&got.to_vec().expect("download"), want, atol, rtol);
+    assert!(c.passed(), "{what}: {c} (TILELANG_SEED={seed})");
+}
+
+/// The device the tests run on: the CPU backend, or with `TILELANG_TEST_DEVICE=gpu` the best
+/// GPU (the run fails if there is none, so a GPU check can never pass on the CPU by accident).
+pub fn test_device() -> Device {
+    match std::env::var("TILELANG_TEST_DEVICE").as_deref() {
+        Ok("gpu") => {
+            let d = Device::best().expect("TILELANG_TEST_DEVICE=gpu: no device");
+            assert!(
+                d.backend() != tilelang::Backend::Cpu,
+                "TILELANG_TEST_DEVICE=gpu but no GPU was found"
+            );
+            d
+        }
+        Ok("cpu") | Err(_) => Device::cpu(),
+        Ok(other) => panic!("TILELANG_TEST_DEVICE must be `cpu` or `gpu`, not `{other}`"),
+    }
+}
+
+/// How large the problems of a tutorial run are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// The sizes of the original tutorials (seed-notes.md).
+    Tutorial,
+    /// Smaller sizes for the CPU backend where the tutorial size would take minutes
+    /// (each chapter says which sizes it uses).
+    Reduced,
+}
+
+/// What a throughput figure counts.
+#[derive(Debug, Clone, Copy)]
+pub enum Work {
+    /// Minimum bytes moved: each input read once, each output written once.
+    Bytes(f64),
+    /// Floating-point operations (2·M·N·K for a GEMM).
+    Flops(f64),
+}
+
+/// One row of the tutorial table.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub chapter: &'static str,
+    pub variant: String,
+    pub config: String,
+    pub size: String,
+    pub check: Comparison,
+    /// Median over repetitions, milliseconds.
+    pub median_ms: f64,
+    pub work: Work,
+}
+
+impl Case {
+    /// GB/s or GFLOP/s.
+    pub fn throughput(&self) -> String {
+        let s = self.median_ms / 1e3;
+        match self.work {
+            Work::Bytes(b) => format!("{:.2} GB/s", b / s / 1e9),
+            Work::Flops(f) => format!("{:.2} GFLOP/s", f / s / 1e9),
+        }
+    }
+}
+
+/// Runs `f` once to warm up, then `reps` times, and returns the median time of one call in
+/// milliseconds: device time from events on a GPU, wall time on the CPU backend.
+pub fn time_ms(
+    dev: &Device,
+    reps: usize,
+    mut f: impl FnMut() -> tilelang::Result<()>,
+) -> tilelang::Result<f64> {
+    f()?;
+    dev.synchronize()?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        t.push(dev.time_ms(&mut f)?);
+    }
+    t.sort_by(|a, b| a.total_cmp(b));
+    Ok(t[t.len() / 2])
+}
+
+/// Whether `run` checks and times every compiled config or only the arch's default
+/// (the `tutorials` binary's `--all-configs`).
+static ALL_CONFIGS: AtomicBool = AtomicBool::new(false);
+
+/// Makes every chapter's `run` check and time all configs of each kernel (process-wide).
+pub fn set_all_configs(on: bool) {
+    ALL_CONFIGS.store(on, Ordering::Relaxed);
+}
+
+/// The configs `run` measures for a kernel: `[default]`, or with [`set_all_configs`] every one of
+/// `all`, the default first.
+pub fn configs(all: &'static [&'static str], default: &'static str) -> Vec<&'static str> {
+    let mut v = vec![default];
+    if ALL_CONFIGS.load(Ordering::Relaxed) {
+        v.extend(all.iter().copied().filter(|&c| c != default));
+    }
+    v
+}
+
+/// Checks, then times one launch: poisons `out`, runs `launch` once, compares `out` with `want`
+/// (see [`compare`]), then times `launch` with [`time_ms`]. Returns the comparison and the
+/// median milliseconds, a [`Case`]'s `check` and `median_ms`.
+pub fn measure<T: Element>(
+    dev: &Device,
+    reps: usize,
+    out: &mut Tensor<T>,
+    want: &[f64],
+    atol: f64,
+    rtol: f64,
+    mut launch: impl FnMut(&mut Tensor<T>) -> tilelang::Result<()>,
+) -> tilelang::Result<(Comparison, f64)> {
+    out.poison()?;
+    launch(out)?;
+    let check = compare(&out.to_vec()?, want, atol, rtol);
+    let median_ms = time_ms(dev, reps, || launch(out))?;
+    Ok((check, median_ms))
+}
+
+/// Repetitions for a timing: enough for a stable median without taking long on the CPU.
+pub fn reps_for(dev: &Device, work_elems: f64) -> usize {
+    match dev.backend() {
+        tilelang::Backend::Cpu => (2e7 / work_elems.max(1.0)).clamp(3.0, 50.0) as usize,
+        #[allow(unreachable_patterns)]
+        _ => 100,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_catches_nan_and_error() {
+        let want = [1.0, 2.0, 3.0];
+        assert!(compare(&[1.0f32, 2.0, 3.0], &want, 0.0, 0.0).passed());
+        assert!(!compare(&[1.0f32, f32::NAN, 3.0], &want, 1.0, 1.0).passed());
+        let c = compare(&[1.0f32, 2.0, 3.5], &want, 0.1, 0.1);
+        assert!(!c.passed());
+        assert_eq!(c.first_bad.unwrap().0, 2);
+    }
+
+    #[test]
+    fn rng_is_uniform_enough() {
+        let mut r = Rng::new(7);
+        let v: Vec<f64> = (0..10000).map(|_| r.uniform(-1.0, 1.0)).collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        assert!(mean.abs() < 0.05, "{mean}");
+        assert!(v.iter().all(|x| (-1.0..1.0).contains(x)));
+    }
+}
