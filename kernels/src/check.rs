@@ -206,8 +206,12 @@ pub fn time_ms(
 ) -> tilelang::Result<f64> {
     f()?;
     dev.synchronize()?;
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
+    // Spend about a second at most: slow variants (one thread copying a whole tensor) get
+    // fewer repetitions, never fewer than three.
+    let first = dev.time_ms(&mut f)?;
+    let reps = reps.min((1000.0 / first.max(1e-3)) as usize).max(3);
+    let mut t = vec![first];
+    for _ in 1..reps {
         t.push(dev.time_ms(&mut f)?);
     }
     t.sort_by(|a, b| a.total_cmp(b));

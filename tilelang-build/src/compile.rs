@@ -315,6 +315,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn device_compiler_errors_point_at_the_rust_line() {
+        let dir = std::env::temp_dir().join(format!("tilelang-build-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        let file = dir.join("src/lib.rs");
+        std::fs::write(&file, "fn a() {}\n    let x = weird(y);\nfn b() {}\n").unwrap();
+        let job = Prepared {
+            kernel: "k".into(),
+            config: "small".into(),
+            target: Target::by_arch("sm_90").unwrap(),
+            tool: Tool::Nvcc("nvcc".into()),
+            file: file.clone(),
+            hip: emit_hip::HipKernel { entry: "tl_k__small".into(), source: String::new(), threads: 32, shared_bytes: 0 },
+        };
+        let nvcc = format!("{}(2): error: identifier \"weird\" is undefined\n1 error detected\n", file.display());
+        let text = render_failure(&job, &nvcc, Path::new("/tmp/out/tl_k__small.sm_90.cu"), &dir);
+        assert!(text.starts_with("error: the device compiler rejected kernel `k` (config `small`, target sm_90)"), "{text}");
+        assert!(text.contains("--> src/lib.rs:2"), "{text}");
+        assert!(text.contains("let x = weird(y);"), "{text}");
+        assert!(text.contains("identifier \"weird\" is undefined"), "{text}");
+        assert!(text.contains("generated source: /tmp/out/tl_k__small.sm_90.cu"), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn reads_ptxas_report() {
         let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Function properties for k\n    16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\nptxas info    : Used 31 registers, used 1 barriers, 1024 bytes smem, 384 bytes cmem[0]\n";
         let r = parse_resources(log);

@@ -3,11 +3,14 @@
 # Every kernel, variant and config is checked against float64 references at odd sizes (the
 # kernels' test suite on the GPU), the tutorials run at their sizes, and the test suite runs
 # again under compute-sanitizer memcheck and racecheck. Logs go to $OUT (else <bundle>/out).
+#
+#   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
 mkdir -p "$out"
-log="$out/gpu-check.log"
+phase="${1:-all}"
+log="$out/gpu-$phase.log"
 status=0
 step() {
   local name="$1"; shift
@@ -25,19 +28,23 @@ step() {
   nvcc --version 2>/dev/null | tail -1
 } | tee "$log"
 
-step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
 export TILELANG_TEST_DEVICE=gpu
-step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
-step "tutorials at tutorial size" "$here/bin/tutorials" --scale tutorial --all-configs
-step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
-step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
-if [ -d "$here/objects" ]; then
-  for f in "$here"/objects/tl_gemm_*.bin; do
+if [ "$phase" = all ] || [ "$phase" = check ]; then
+  step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
+  step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
+  step "tutorials at tutorial size, every config" "$here/bin/tutorials" --scale tutorial --all-configs
+fi
+if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
+  step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
+  step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
+fi
+if [ -d "$here/objects" ] && [ "$phase" != sanitize ]; then
+  for f in "$here"/objects/tl_gemm_{tiled,fragment,w4a16}__*.bin; do
     n=$(cuobjdump --dump-sass "$f" 2>/dev/null | grep -c -E 'HMMA|HGMMA')
     echo "sass $(basename "$f"): $n HMMA/HGMMA instructions" | tee -a "$log"
     [ "$n" -gt 0 ] || status=1
   done
 fi
-grep -E "^(test result|[0-9]+ passed|FAIL|ERROR|=== )" "$log" | tail -40
+grep -E "^(test result|[0-9]+ passed|FAIL|ERROR|=== |\| )" "$log" | tail -120
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)" | tee -a "$log"
 exit $status

@@ -61,7 +61,8 @@ fn executables(json: &str) -> Vec<(String, bool, PathBuf)> {
             continue;
         };
         let name = field(line, "\"name\":\"").unwrap_or_default();
-        let test = line.contains("\"test\":true");
+        // The profile's `test` flag (the target object has a `test` key of its own).
+        let test = line.find("\"profile\":").is_some_and(|i| line[i..].contains("\"test\":true"));
         out.push((name, test, PathBuf::from(exe)));
     }
     out
