@@ -241,14 +241,9 @@ impl Body<'_> {
         s.iter().map(|s| self.stmt(s)).collect()
     }
 
-    fn tile_region(&self, tensor: ParamId, offsets: &[Expr]) -> (syn::Ident, TokenStream, bool) {
-        let k = self.e.k;
+    fn tile_region(&self, tensor: ParamId, offsets: &[Expr]) -> (syn::Ident, TokenStream) {
         let offs = offsets.iter().map(|o| self.e.expr(o));
-        let mutable = matches!(
-            k.params[tensor].kind,
-            ParamKind::Tensor { mutable: true, .. }
-        );
-        (tensor_ident(k, tensor), quote!([#(#offs),*]), mutable)
+        (tensor_ident(self.e.k, tensor), quote!([#(#offs),*]))
     }
 
     fn stmt(&self, s: &Stmt) -> TokenStream {
@@ -316,16 +311,12 @@ impl Body<'_> {
             }
             StmtKind::Copy { src, dst } => match (src, dst) {
                 (Tile::Region { tensor, offsets }, Tile::Buffer(b)) => {
-                    let (t, offs, mutable) = self.tile_region(*tensor, offsets);
+                    let (t, offs) = self.tile_region(*tensor, offsets);
                     let b = buf_ident(*b);
-                    if mutable {
-                        quote!(#rt::copy_from_global_mut(&#t, #offs, &mut #b)?;)
-                    } else {
-                        quote!(#rt::copy_from_global(&#t, #offs, &mut #b)?;)
-                    }
+                    quote!(#rt::copy_from_global(&#t, #offs, &mut #b)?;)
                 }
                 (Tile::Buffer(b), Tile::Region { tensor, offsets }) => {
-                    let (t, offs, _) = self.tile_region(*tensor, offsets);
+                    let (t, offs) = self.tile_region(*tensor, offsets);
                     let b = buf_ident(*b);
                     quote!(#rt::copy_to_global(&#b, &mut #t, #offs)?;)
                 }

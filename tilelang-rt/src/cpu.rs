@@ -507,132 +507,99 @@ fn shape_of<const R: usize>(dims: &[usize]) -> [i64; R] {
     s
 }
 
-/// A read-only tensor argument inside a CPU kernel.
-pub struct In<'a, T, const R: usize> {
+/// An n-dimensional, row-major, bounds-checked view of elements inside a CPU kernel: a tensor
+/// argument (`In`, `Out`) or a tile buffer (`Buf`), depending on what holds the data.
+pub struct View<D, T, const R: usize> {
     kernel: &'static str,
     name: &'static str,
-    data: &'a [T],
+    data: D,
     shape: [i64; R],
+    _elem: std::marker::PhantomData<T>,
 }
 
-impl<'a, T: Element, const R: usize> In<'a, T, R> {
+/// A read-only tensor argument.
+pub type In<'a, T, const R: usize> = View<&'a [T], T, R>;
+/// A writable tensor argument.
+pub type Out<'a, T, const R: usize> = View<&'a mut [T], T, R>;
+/// A tile buffer (shared, fragment or local). Fresh buffers hold poison.
+pub type Buf<T, const R: usize> = View<Vec<T>, T, R>;
+
+impl<'a, T: Element, const R: usize> View<&'a [T], T, R> {
     pub fn new(kernel: &'static str, name: &'static str, data: &'a [T], dims: &[usize]) -> Self {
-        In {
+        View {
             kernel,
             name,
             data,
             shape: shape_of(dims),
-        }
-    }
-    #[inline(always)]
-    pub fn get(&self, idx: [i64; R]) -> Result<T> {
-        match linear(idx, &self.shape) {
-            Some(i) => Ok(self.data[i]),
-            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
+            _elem: std::marker::PhantomData,
         }
     }
 }
 
-/// A writable tensor argument inside a CPU kernel.
-pub struct Out<'a, T, const R: usize> {
-    kernel: &'static str,
-    name: &'static str,
-    data: &'a mut [T],
-    shape: [i64; R],
-}
-
-impl<'a, T: Element, const R: usize> Out<'a, T, R> {
+impl<'a, T: Element, const R: usize> View<&'a mut [T], T, R> {
     pub fn new(
         kernel: &'static str,
         name: &'static str,
         data: &'a mut [T],
         dims: &[usize],
     ) -> Self {
-        Out {
+        View {
             kernel,
             name,
             data,
             shape: shape_of(dims),
+            _elem: std::marker::PhantomData,
         }
-    }
-    #[inline(always)]
-    pub fn get(&self, idx: [i64; R]) -> Result<T> {
-        match linear(idx, &self.shape) {
-            Some(i) => Ok(self.data[i]),
-            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
-        }
-    }
-    #[inline(always)]
-    pub fn set(&mut self, idx: [i64; R], v: T) -> Result<()> {
-        match linear(idx, &self.shape) {
-            Some(i) => {
-                self.data[i] = v;
-                Ok(())
-            }
-            None => Err(oob(self.kernel, self.name, idx, &self.shape)),
-        }
-    }
-    #[inline(always)]
-    pub fn atomic_add(&mut self, idx: [i64; R], v: T) -> Result<()>
-    where
-        T: Arith,
-    {
-        let old = self.get(idx)?;
-        self.set(idx, old.add(v))
     }
 }
 
-/// A tile buffer (shared, fragment or local) inside a CPU kernel. Fresh buffers hold poison.
-pub struct Buf<T, const R: usize> {
-    kernel: &'static str,
-    name: &'static str,
-    data: Vec<T>,
-    shape: [i64; R],
-}
-
-impl<T: Element, const R: usize> Buf<T, R> {
+impl<T: Element, const R: usize> View<Vec<T>, T, R> {
     pub fn new(kernel: &'static str, name: &'static str, shape: [i64; R]) -> Self {
         let n: i64 = shape.iter().product();
-        Buf {
+        View {
             kernel,
             name,
             data: vec![T::POISON; n as usize],
             shape,
+            _elem: std::marker::PhantomData,
         }
     }
+    pub fn fill(&mut self, v: T) {
+        self.data.fill(v);
+    }
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+}
+
+impl<D: AsRef<[T]>, T: Element, const R: usize> View<D, T, R> {
     #[inline(always)]
     pub fn get(&self, idx: [i64; R]) -> Result<T> {
         match linear(idx, &self.shape) {
-            Some(i) => Ok(self.data[i]),
+            Some(i) => Ok(self.data.as_ref()[i]),
             None => Err(oob(self.kernel, self.name, idx, &self.shape)),
         }
     }
+    pub fn shape(&self) -> [i64; R] {
+        self.shape
+    }
+}
+
+impl<D: AsRef<[T]> + AsMut<[T]>, T: Element, const R: usize> View<D, T, R> {
     #[inline(always)]
     pub fn set(&mut self, idx: [i64; R], v: T) -> Result<()> {
         match linear(idx, &self.shape) {
             Some(i) => {
-                self.data[i] = v;
+                self.data.as_mut()[i] = v;
                 Ok(())
             }
             None => Err(oob(self.kernel, self.name, idx, &self.shape)),
         }
     }
     #[inline(always)]
-    pub fn atomic_add(&mut self, idx: [i64; R], v: T) -> Result<()>
-    where
-        T: Arith,
-    {
+    pub fn atomic_add(&mut self, idx: [i64; R], v: T) -> Result<()> {
         let old = self.get(idx)?;
         self.set(idx, old.add(v))
-    }
-    pub fn fill(&mut self, v: T) {
-        self.data.fill(v);
-    }
-    pub fn shape(&self) -> [i64; R] {
-        self.shape
-    }
-    pub fn data(&self) -> &[T] {
-        &self.data
     }
 }
 
@@ -677,34 +644,17 @@ fn for_each_row<const R: usize>(
 }
 
 /// `copy(t.at(offset), &mut buf)`: out-of-bounds elements read as zero.
-pub fn copy_from_global<S: Element, D: Element, const R: usize>(
-    src: &In<'_, S, R>,
+pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize>(
+    src: &View<G, S, R>,
     offset: [i64; R],
     dst: &mut Buf<D, R>,
 ) -> Result<()> {
-    copy_region_in(src.data, &src.shape, offset, dst)
-}
-
-/// `copy(t.at(offset), &mut buf)` where `t` is a writable tensor.
-pub fn copy_from_global_mut<S: Element, D: Element, const R: usize>(
-    src: &Out<'_, S, R>,
-    offset: [i64; R],
-    dst: &mut Buf<D, R>,
-) -> Result<()> {
-    copy_region_in(src.data, &src.shape, offset, dst)
-}
-
-fn copy_region_in<S: Element, D: Element, const R: usize>(
-    data: &[S],
-    shape: &[i64; R],
-    offset: [i64; R],
-    dst: &mut Buf<D, R>,
-) -> Result<()> {
+    let data = src.data.as_ref();
     let zero = D::from_f64(0.0);
     let bshape = dst.shape;
     let cols = bshape[R - 1] as usize;
     let out = &mut dst.data;
-    for_each_row(&bshape, shape, &offset, |b, t, lo, hi| {
+    for_each_row(&bshape, &src.shape, &offset, |b, t, lo, hi| {
         let row = &mut out[b..b + cols];
         match t {
             Some(t) => {
