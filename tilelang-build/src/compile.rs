@@ -223,8 +223,21 @@ fn compile_one(
     Ok((line, res))
 }
 
-/// Reads `ptxas -v` output.
+/// The tag ending every line of clang's AMDGPU resource report.
+const AMD_REMARK: &str = "[-Rpass-analysis=kernel-resource-usage]";
+
+/// Reads the device compiler's resource report: `ptxas -v` (nvcc) or, on AMD, the remarks of
+/// clang's `-Rpass-analysis=kernel-resource-usage` (hipcc or clang).
 pub fn parse_resources(log: &str) -> Resources {
+    if log.contains(AMD_REMARK) {
+        parse_amd_resources(log)
+    } else {
+        parse_ptxas(log)
+    }
+}
+
+/// `ptxas -v`: `Used N registers, ... M bytes smem`, `K bytes spill stores`.
+fn parse_ptxas(log: &str) -> Resources {
     let mut r = Resources::default();
     for line in log.lines() {
         if let Some(i) = line.find("Used ") {
@@ -257,6 +270,56 @@ pub fn parse_resources(log: &str) -> Resources {
     r
 }
 
+/// clang's AMDGPU remarks, one block per function (`Function Name: f`, then `SGPRs: n`,
+/// `VGPRs: n`, `AGPRs: n` (gfx90a/gfx942 only), `ScratchSize [bytes/lane]: n`, `SGPRs Spill: n`,
+/// `VGPRs Spill: n`, `LDS Size [bytes/block]: n`, ...). Over several functions, the largest.
+///
+/// - `registers`: VGPRs, plus AGPRs where there are any: on gfx90a/gfx942 both come out of one
+///   per-lane register file, and the compiler also parks spilled VGPRs in AGPRs.
+/// - `spill_bytes`: per lane, the spilled registers (4 bytes each) that can have reached memory,
+///   that is at most the scratch size: SGPR spills usually go to VGPR lanes and VGPR spills on
+///   gfx90a/gfx942 to AGPRs, neither of which needs scratch; scratch without spills is a private
+///   array (like ptxas's stack frame, not counted).
+/// - `static_shared`: LDS of static `__shared__` variables (the dynamic part is in the launch).
+fn parse_amd_resources(log: &str) -> Resources {
+    let mut r = Resources::default();
+    let (mut vgprs, mut agprs, mut scratch, mut spilled) = (0u32, 0u32, 0u32, 0u32);
+    let mut functions = Vec::new();
+    for line in log.lines() {
+        let Some(body) = line.trim_end().strip_suffix(AMD_REMARK) else {
+            continue;
+        };
+        let Some(i) = body.find("remark: ") else {
+            continue;
+        };
+        let Some((key, value)) = body[i + 8..].trim().rsplit_once(": ") else {
+            continue;
+        };
+        if key == "Function Name" {
+            functions.push((vgprs, agprs, scratch, spilled));
+            (vgprs, agprs, scratch, spilled) = (0, 0, 0, 0);
+            continue;
+        }
+        let Ok(n) = value.trim().parse::<u32>() else {
+            continue;
+        };
+        match key.trim() {
+            "VGPRs" => vgprs = n,
+            "AGPRs" => agprs = n,
+            "ScratchSize [bytes/lane]" => scratch = n,
+            "VGPRs Spill" | "SGPRs Spill" => spilled += n,
+            "LDS Size [bytes/block]" => r.static_shared = r.static_shared.max(n),
+            _ => {}
+        }
+    }
+    functions.push((vgprs, agprs, scratch, spilled));
+    for (vgprs, agprs, scratch, spilled) in functions {
+        r.registers = r.registers.max(vgprs + agprs);
+        r.spill_bytes = r.spill_bytes.max(scratch.min(4 * spilled));
+    }
+    r
+}
+
 /// `TILELANG_CACHE_DIR`, else `<target dir>/tilelang-cache` when `dir` is inside a cargo
 /// `OUT_DIR` (`<target>/<profile>/build/<pkg>/out/tilelang`).
 fn cache_dir(dir: &Path) -> Option<std::path::PathBuf> {
@@ -283,30 +346,70 @@ fn render_failure(job: &Prepared, text: &str, src: &Path, manifest_dir: &Path) -
     let lines: Vec<&str> = source.lines().collect();
     let mut shown = 0;
     for l in text.lines() {
-        // nvcc: `path(LINE): error: message`
-        if let Some(rest) = l.strip_prefix(&file).and_then(|r| r.strip_prefix('(')) {
-            if let Some((num, msg)) = rest.split_once("): ") {
-                if let Ok(n) = num.parse::<usize>() {
-                    if !msg.contains("error") {
-                        continue;
-                    }
-                    let _ = writeln!(out, "  --> {}:{n}", rel(&job.file, manifest_dir));
-                    if let Some(code) = lines.get(n.wrapping_sub(1)) {
-                        let _ = writeln!(out, "   |\n{n:>4} | {code}\n   |");
-                    }
-                    let _ = writeln!(out, "   = {msg}");
-                    shown += 1;
-                    if shown >= 10 {
-                        break;
-                    }
-                }
-            }
+        let Some((n, msg)) = diagnostic_at(l, &file) else {
+            continue;
+        };
+        // `error`, `fatal error`, `error #20-D`, `catastrophic error`; not notes or warnings.
+        if !msg.split(':').next().unwrap_or("").contains("error") {
+            continue;
+        }
+        let _ = writeln!(out, "  --> {}:{n}", rel(&job.file, manifest_dir));
+        if let Some(code) = lines.get(n.wrapping_sub(1)) {
+            let _ = writeln!(out, "   |\n{n:>4} | {code}\n   |");
+        }
+        let _ = writeln!(out, "   = {msg}");
+        shown += 1;
+        if shown >= 10 {
+            break;
         }
     }
     if shown == 0 {
-        let _ = writeln!(out, "{}", text.trim_end());
+        let _ = writeln!(out, "{}", without_remarks(text).trim_end());
     }
     let _ = writeln!(out, "   = note: generated source: {}", src.display());
+    out
+}
+
+/// The line and message of a diagnostic about `file`, in nvcc's form `file(LINE): error: msg` or
+/// clang's `file:LINE:COL: error: msg`.
+fn diagnostic_at<'a>(l: &'a str, file: &str) -> Option<(usize, &'a str)> {
+    let rest = l.strip_prefix(file)?;
+    if let Some(r) = rest.strip_prefix('(') {
+        let (num, msg) = r.split_once("): ")?;
+        return Some((num.parse().ok()?, msg));
+    }
+    let (num, r) = rest.strip_prefix(':')?.split_once(':')?;
+    let n = num.parse().ok()?;
+    let msg = match r.split_once(": ") {
+        Some((col, msg)) if col.parse::<usize>().is_ok() => msg,
+        _ => r.trim_start(),
+    };
+    Some((n, msg))
+}
+
+/// A compiler's output without clang's resource remarks and the source lines it quotes under
+/// them (they accompany back-end errors, which name no source line).
+fn without_remarks(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_remark = false;
+    for l in text.lines() {
+        if l.trim_end().ends_with(AMD_REMARK) {
+            in_remark = true;
+            continue;
+        }
+        // clang quotes the line as `  12 | code` and marks it with `     |  ^`.
+        let quoted = l
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .starts_with(" |")
+            || l.trim_start().starts_with('|');
+        if in_remark && quoted {
+            continue;
+        }
+        in_remark = false;
+        out.push_str(l);
+        out.push('\n');
+    }
     out
 }
 
@@ -326,15 +429,76 @@ mod tests {
             target: Target::by_arch("sm_90").unwrap(),
             tool: Tool::Nvcc("nvcc".into()),
             file: file.clone(),
-            hip: emit_hip::HipKernel { entry: "tl_k__small".into(), source: String::new(), threads: 32, shared_bytes: 0 },
+            hip: emit_hip::HipKernel {
+                entry: "tl_k__small".into(),
+                source: String::new(),
+                threads: 32,
+                shared_bytes: 0,
+            },
         };
-        let nvcc = format!("{}(2): error: identifier \"weird\" is undefined\n1 error detected\n", file.display());
-        let text = render_failure(&job, &nvcc, Path::new("/tmp/out/tl_k__small.sm_90.cu"), &dir);
-        assert!(text.starts_with("error: the device compiler rejected kernel `k` (config `small`, target sm_90)"), "{text}");
+        let nvcc = format!(
+            "{}(2): error: identifier \"weird\" is undefined\n1 error detected\n",
+            file.display()
+        );
+        let text = render_failure(
+            &job,
+            &nvcc,
+            Path::new("/tmp/out/tl_k__small.sm_90.cu"),
+            &dir,
+        );
+        assert!(
+            text.starts_with(
+                "error: the device compiler rejected kernel `k` (config `small`, target sm_90)"
+            ),
+            "{text}"
+        );
         assert!(text.contains("--> src/lib.rs:2"), "{text}");
         assert!(text.contains("let x = weird(y);"), "{text}");
         assert!(text.contains("identifier \"weird\" is undefined"), "{text}");
-        assert!(text.contains("generated source: /tmp/out/tl_k__small.sm_90.cu"), "{text}");
+        assert!(
+            text.contains("generated source: /tmp/out/tl_k__small.sm_90.cu"),
+            "{text}"
+        );
+
+        // clang (hipcc or plain clang, AMD): `file:LINE:COL: error: msg`, with the line quoted.
+        let job = Prepared {
+            target: Target::by_arch("gfx1100").unwrap(),
+            tool: Tool::Clang("clang++-19".into()),
+            ..job
+        };
+        let clang = format!(
+            "{f}:2:19: error: use of undeclared identifier 'y'\n    2 |     let x = weird(y);\n      |                   ^\n{f}:2:13: note: something noted\n{f}:3:1: warning: a warning\n1 error generated when compiling for gfx1100.\n",
+            f = file.display()
+        );
+        let gen = Path::new("/tmp/out/tl_k__small.gfx1100.cu");
+        let text = render_failure(&job, &clang, gen, &dir);
+        assert!(
+            text.starts_with(
+                "error: the device compiler rejected kernel `k` (config `small`, target gfx1100)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("--> src/lib.rs:2\n"), "{text}");
+        assert!(text.contains("   2 |     let x = weird(y);"), "{text}");
+        assert!(
+            text.contains("= error: use of undeclared identifier 'y'"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("noted") && !text.contains("a warning"),
+            "{text}"
+        );
+        assert!(!text.contains("src/lib.rs:3"), "{text}");
+        assert!(
+            text.contains("generated source: /tmp/out/tl_k__small.gfx1100.cu"),
+            "{text}"
+        );
+
+        // A back-end error names no line: the output is shown whole, less the resource remarks.
+        let backend = "error: no libcall available for fexp\n/tmp/out/l.cu:1:1: remark: Function Name: k [-Rpass-analysis=kernel-resource-usage]\n    1 | extern \"C\" __global__ void k(double* p) {\n      | ^\n/tmp/out/l.cu:1:1: remark:     SGPRs: 2 [-Rpass-analysis=kernel-resource-usage]\n1 error generated when compiling for gfx1100.\n";
+        let text = render_failure(&job, backend, gen, &dir);
+        assert!(text.contains("\nerror: no libcall available for fexp\n1 error generated when compiling for gfx1100.\n"), "{text}");
+        assert!(!text.contains("remark") && !text.contains(" | "), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -346,5 +510,67 @@ mod tests {
             (r.registers, r.spill_bytes, r.static_shared),
             (31, 12, 1024)
         );
+    }
+
+    /// Real `-Rpass-analysis=kernel-resource-usage` output of clang 19 (Debian 19.1.7) for
+    /// generated tutorial kernels (`compile_dir kernels/src`), paths shortened.
+    #[test]
+    fn reads_amdgpu_resource_remarks() {
+        // gfx942: AGPRs share the register file; VGPRs spill partly to AGPRs, partly to scratch.
+        let gfx942 = "\
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark: Function Name: tl_gemm_fragment__r64x64x32 [-Rpass-analysis=kernel-resource-usage]
+    4 | TL_GLOBAL void __launch_bounds__(128) tl_gemm_fragment__r64x64x32(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N) {
+      | ^
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     SGPRs: 66 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     VGPRs: 256 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     AGPRs: 256 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     ScratchSize [bytes/lane]: 404 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     Dynamic Stack: False [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     Occupancy [waves/SIMD]: 1 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     SGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     VGPRs Spill: 116 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_fragment__r64x64x32.gfx942.cu:4:1: remark:     LDS Size [bytes/block]: 0 [-Rpass-analysis=kernel-resource-usage]
+";
+        let r = parse_resources(gfx942);
+        assert_eq!((r.registers, r.spill_bytes, r.static_shared), (512, 404, 0));
+
+        // gfx90a: SGPRs spilled to VGPR lanes only (no scratch): not a memory spill.
+        let gfx90a = "\
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark: Function Name: tl_gemm_w4a16__w16x32x16s2 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     SGPRs: 100 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     VGPRs: 96 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     AGPRs: 0 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     ScratchSize [bytes/lane]: 0 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     SGPRs Spill: 16 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     VGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_w4a16__w16x32x16s2.gfx90a.cu:4:1: remark:     LDS Size [bytes/block]: 0 [-Rpass-analysis=kernel-resource-usage]
+";
+        let r = parse_resources(gfx90a);
+        assert_eq!((r.registers, r.spill_bytes, r.static_shared), (96, 0, 0));
+
+        // gfx1100 (no AGPRs line): heavy VGPR spilling, bounded by the scratch size.
+        let gfx1100 = "\
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark: Function Name: tl_gemm_tiled__t128x128x32s3 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     SGPRs: 41 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     VGPRs: 256 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     ScratchSize [bytes/lane]: 4284 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     SGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     VGPRs Spill: 1180 [-Rpass-analysis=kernel-resource-usage]
+/tmp/amdout/tl_gemm_tiled__t128x128x32s3.gfx1100.cu:4:1: remark:     LDS Size [bytes/block]: 0 [-Rpass-analysis=kernel-resource-usage]
+";
+        let r = parse_resources(gfx1100);
+        assert_eq!((r.registers, r.spill_bytes), (256, 4284));
+
+        // Static LDS, and a second (non-inlined) function: the largest of each.
+        let two = "\
+a.cu:1:1: remark: Function Name: k [-Rpass-analysis=kernel-resource-usage]
+a.cu:1:1: remark:     VGPRs: 3 [-Rpass-analysis=kernel-resource-usage]
+a.cu:1:1: remark:     LDS Size [bytes/block]: 1024 [-Rpass-analysis=kernel-resource-usage]
+a.cu:2:1: remark: Function Name: f [-Rpass-analysis=kernel-resource-usage]
+a.cu:2:1: remark:     VGPRs: 40 [-Rpass-analysis=kernel-resource-usage]
+a.cu:2:1: remark:     ScratchSize [bytes/lane]: 64 [-Rpass-analysis=kernel-resource-usage]
+";
+        let r = parse_resources(two);
+        assert_eq!((r.registers, r.spill_bytes, r.static_shared), (40, 0, 1024));
     }
 }

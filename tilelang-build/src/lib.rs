@@ -10,14 +10,16 @@
 //! 1. [`find`]: parses the crate's `src/**/*.rs` and collects the `#[tile_kernel]` functions.
 //! 2. `tilelang_codegen` checks each one exactly as the macro will, and emits HIP C++ for every
 //!    (kernel, config, target).
-//! 3. [`toolchain`] finds the device compilers; [`compile`] runs them in parallel, with a
+//! 3. [`toolchain`] finds the device compilers (nvcc for NVIDIA; hipcc or clang 19+ for AMD,
+//!    one raw code object per arch); [`compile`] runs them in parallel, with a
 //!    content-hash cache, records registers / spills / shared memory, and turns device-compiler
 //!    errors into rustc-style diagnostics at the kernel's Rust lines.
 //! 4. The build tells the `#[tile_kernel]` macro (through `cargo:rustc-env`) which targets were
 //!    compiled; the macro embeds those objects with `include_bytes!`.
 //!
 //! Targets come from `TILELANG_TARGETS` (`sm_90`, `gfx1100`, comma-separated; `none` for CPU
-//! only) or from the GPUs found on the build machine. Without a device compiler the build still
+//! only) or from the GPUs found on the build machine (`nvidia-smi`; `amdgpu-arch`,
+//! `rocm_agent_enumerator` or `rocminfo`). Without a device compiler the build still
 //! succeeds, says so once, and kernels run on the CPU backend.
 
 pub mod compile;
@@ -42,6 +44,7 @@ pub fn build() {
         "CUDA_PATH",
         "HIPCC",
         "ROCM_PATH",
+        "HIP_PATH",
         "TILELANG_CLANG",
     ] {
         println!("cargo:rerun-if-env-changed={var}");

@@ -8,8 +8,10 @@
 //!   reads it, a loop broadcasts it, a `gemm` reads it) it is *demoted* to shared memory, which
 //!   is always correct.
 //! * **Layouts.** A register fragment is strided (element `L` = register `L / T` of thread
-//!   `L % T`), matching the thread mapping of `parallel` loops, or, as a tensor-core `gemm`
-//!   accumulator, the `mma.sync` layout; loops touching it then iterate in that layout.
+//!   `L % T`), matching the thread mapping of `parallel` loops, or, as the accumulator of a
+//!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
+//!   instruction's accumulator layout over a grid of waves; loops touching it then iterate in
+//!   that layout. A `gemm` whose shapes or dtypes fit no instruction uses FMA loops.
 //! * **Barriers.** Between consecutive block-level statements a barrier is placed exactly when
 //!   one writes a shared-resident buffer or a global tensor that the other reads or writes,
 //!   including around the back edge of loops.
@@ -42,13 +44,79 @@ pub fn entry_name(k: &Kernel, config: usize) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layout {
     Strided,
-    /// Tensor-core accumulator: block tile M×N over a WM×WN grid of warps.
-    Mma {
+    /// Matrix-unit accumulator: block tile M×N over a WM×WN grid of waves, each wave a grid of
+    /// `inst` tiles.
+    Matrix {
+        inst: Inst,
         m: usize,
         n: usize,
         wm: usize,
         wn: usize,
     },
+}
+
+/// A matrix instruction `gemm` can lower to (f16 or bf16 operands, f32 accumulators), with the
+/// tl.h functions that run it and locate its accumulator registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inst {
+    /// NVIDIA `mma.sync.m16n8k16`.
+    MmaSync,
+    /// RDNA3 `v_wmma_f32_16x16x16_{f16,bf16}`, wave32.
+    Wmma,
+    /// RDNA4 `v_wmma_f32_16x16x16_{f16,bf16}` (gfx12 operands), wave32.
+    Wmma12,
+    /// CDNA `v_mfma_f32_32x32x8{f16,bf16_1k}`, wave64.
+    Mfma32,
+    /// CDNA `v_mfma_f32_16x16x16{f16,bf16_1k}`, wave64.
+    Mfma16,
+}
+
+impl Inst {
+    /// The instructions of a matrix unit, preferred first.
+    fn of(unit: MatrixUnit) -> &'static [Inst] {
+        match unit {
+            MatrixUnit::MmaSync => &[Inst::MmaSync],
+            MatrixUnit::Wmma => &[Inst::Wmma],
+            MatrixUnit::Wmma12 => &[Inst::Wmma12],
+            MatrixUnit::Mfma => &[Inst::Mfma32, Inst::Mfma16],
+            MatrixUnit::None => &[],
+        }
+    }
+    /// (M, N, K) of one instruction tile.
+    fn shape(self) -> (usize, usize, usize) {
+        match self {
+            Inst::MmaSync => (16, 8, 16),
+            Inst::Wmma | Inst::Wmma12 | Inst::Mfma16 => (16, 16, 16),
+            Inst::Mfma32 => (32, 32, 8),
+        }
+    }
+    /// The lanes executing one instruction.
+    fn wave(self) -> usize {
+        match self {
+            Inst::MmaSync | Inst::Wmma | Inst::Wmma12 => 32,
+            Inst::Mfma32 | Inst::Mfma16 => 64,
+        }
+    }
+    /// The call `acc += a·b` in tl.h.
+    fn gemm(self, t: &str, m: usize, n: usize, k: usize, wm: usize, wn: usize) -> String {
+        match self {
+            Inst::MmaSync => format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32>"),
+            Inst::Mfma16 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 16>"),
+        }
+    }
+    /// The function giving the (row, col) of an accumulator register in tl.h.
+    fn coord(self, m: usize, n: usize, wm: usize, wn: usize) -> String {
+        match self {
+            Inst::MmaSync => format!("tl::mma_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Wmma => format!("tl::wmma_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Wmma12 => format!("tl::wmma12_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Mfma32 => format!("tl::mfma_coord<{m}, {n}, {wm}, {wn}, 32>"),
+            Inst::Mfma16 => format!("tl::mfma_coord<{m}, {n}, {wm}, {wn}, 16>"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +292,9 @@ pub fn ctype(d: Dtype) -> &'static str {
 fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<Storage> {
     let nbuf = k.buffers.len();
     let mut demoted = vec![false; nbuf];
-    let mut mma: Vec<Option<Layout>> = vec![None; nbuf];
+    // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
+    // of them fits no matrix instruction (FMA path).
+    let mut mma: Vec<Option<Option<Layout>>> = vec![None; nbuf];
     for (b, buf) in k.buffers.iter().enumerate() {
         if buf.scope == Scope::Shared {
             demoted[b] = true;
@@ -239,7 +309,7 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
         demoted: &mut [bool],
         threads: usize,
         target: &Gpu,
-        mma: &mut [Option<Layout>],
+        mma: &mut [Option<Option<Layout>>],
     ) {
         for s in stmts {
             let check_access = |a: &Access, demoted: &mut [bool]| {
@@ -297,9 +367,11 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
                     for x in [a, b] {
                         demoted[*x] = true;
                     }
-                    if let Some(l) = mma_layout(k, vals, *a, *b, *c, threads, target) {
-                        mma[*c] = Some(l);
-                    }
+                    let l = matrix_layout(k, vals, *a, *b, *c, threads, target);
+                    mma[*c] = match mma[*c] {
+                        Some(prev) if prev != l => Some(None),
+                        _ => Some(l),
+                    };
                 }
                 StmtKind::Reduce { src, dst, .. } => {
                     demoted[*src] = true;
@@ -319,9 +391,10 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
         target,
         &mut mma,
     );
+    let mma: Vec<Option<Layout>> = mma.into_iter().map(Option::flatten).collect();
 
-    // Layout agreement: a parallel loop or copy touching an mma fragment iterates in its layout;
-    // any other register fragment it touches must share that layout, or is demoted.
+    // Layout agreement: a parallel loop or copy touching a matrix-unit fragment iterates in its
+    // layout; any other register fragment it touches must share that layout, or is demoted.
     loop {
         let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
             if k.buffers[b].scope != Scope::Fragment || demoted[b] {
@@ -359,7 +432,7 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
                 .collect();
             if let Some(&(_, first)) = regs
                 .iter()
-                .find(|(_, l)| matches!(l, Layout::Mma { .. }))
+                .find(|(_, l)| matches!(l, Layout::Matrix { .. }))
                 .or(regs.first())
             {
                 for &(b, l) in &regs {
@@ -390,8 +463,11 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
         .collect()
 }
 
-/// The tensor-core layout for `c += a·b`, when the target has one and the shapes fit.
-fn mma_layout(
+/// The matrix-unit layout for `c += a·b`, when the target has a matrix instruction for the
+/// dtypes (f16 or bf16 operands, f32 accumulator) and the shapes fit: the threads are whole
+/// waves of the instruction's width, K is a multiple of the instruction's K, and the block tile
+/// splits over the waves into whole instruction tiles. Otherwise `gemm` uses FMA loops.
+fn matrix_layout(
     k: &Kernel,
     vals: &[u64],
     a: BufId,
@@ -400,35 +476,40 @@ fn mma_layout(
     threads: usize,
     target: &Gpu,
 ) -> Option<Layout> {
-    if target.matrix != MatrixUnit::MmaSync || threads % 32 != 0 {
-        return None;
-    }
     let (da, dc) = (k.buffers[a].dtype, k.buffers[c].dtype);
     if !matches!(da, Dtype::F16 | Dtype::Bf16) || dc != Dtype::F32 || k.buffers[b].dtype != da {
         return None;
     }
     let (sa, sb) = (buf_shape(k, a, vals), buf_shape(k, b, vals));
     let (m, kk, n) = (sa[0], sa[1], sb[1]);
-    if kk % 16 != 0 {
-        return None;
-    }
-    let warps = threads / 32;
-    // The most square warp grid that divides the tile.
-    let mut best: Option<(usize, usize)> = None;
-    for wm in 1..=warps {
-        if warps % wm != 0 {
+    let wave = target.wave as usize;
+    for &inst in Inst::of(target.matrix) {
+        let (im, in_, ik) = inst.shape();
+        // The instruction is defined over a whole wave of the target.
+        if inst.wave() != wave || threads % wave != 0 || kk % ik != 0 {
             continue;
         }
-        let wn = warps / wm;
-        if m % (16 * wm) != 0 || n % (8 * wn) != 0 {
-            continue;
+        let waves = threads / wave;
+        // The most square wave grid that divides the tile.
+        let mut best: Option<(usize, usize)> = None;
+        for wm in 1..=waves {
+            if waves % wm != 0 {
+                continue;
+            }
+            let wn = waves / wm;
+            if m % (im * wm) != 0 || n % (in_ * wn) != 0 {
+                continue;
+            }
+            let score = |wm: usize, wn: usize| ((m / wm) as isize - (n / wn) as isize).abs();
+            if best.is_none_or(|(bm, bn)| score(wm, wn) < score(bm, bn)) {
+                best = Some((wm, wn));
+            }
         }
-        let score = |wm: usize, wn: usize| ((m / wm) as isize - (n / wn) as isize).abs();
-        if best.is_none_or(|(bm, bn)| score(wm, wn) < score(bm, bn)) {
-            best = Some((wm, wn));
+        if let Some((wm, wn)) = best {
+            return Some(Layout::Matrix { inst, m, n, wm, wn });
         }
     }
-    best.map(|(wm, wn)| Layout::Mma { m, n, wm, wn })
+    None
 }
 
 /// Calls `f` on each element access made directly by `s` (not inside nested statements).
@@ -742,7 +823,7 @@ impl Emitter<'_> {
                 );
                 let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
                 match self.storage[*c] {
-                    Storage::Reg { layout: Layout::Mma { wm, wn, .. }, .. } => format!("{ind}tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}>({na}, {nb}, {nc});\n"),
+                    Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn)),
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
                     _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
                 }
@@ -779,14 +860,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// The layout a parallel loop iterates in: that of an mma fragment it touches, else strided.
+    /// The layout a parallel loop iterates in: that of a matrix-unit fragment it touches, else
+    /// strided.
     fn loop_layout(&self, body: &[Stmt], ext: &[usize]) -> Layout {
         let mut layout = Layout::Strided;
         walk(body, &mut |s| {
             for_each_access(s, &mut |a| {
                 if let Target::Buffer(b) = a.target {
                     if let Storage::Reg {
-                        layout: l @ Layout::Mma { .. },
+                        layout: l @ Layout::Matrix { .. },
                         ..
                     } = self.storage[b]
                     {
@@ -821,9 +903,10 @@ impl Emitter<'_> {
                 }
                 (head, coords)
             }
-            Layout::Mma { m, n, wm, wn } => {
+            Layout::Matrix { inst, m, n, wm, wn } => {
+                // Each thread holds m·n / t elements, each held by exactly one (thread, register).
                 let nreg = m * n / t;
-                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  int __row, __col;\n  tl::mma_coord<{m}, {n}, {wm}, {wn}>(__r, __row, __col);\n  {{");
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  int __row, __col;\n  {}(__r, __row, __col);\n  {{", inst.coord(m, n, wm, wn));
                 (
                     head,
                     vec!["(tl::index)__row".into(), "(tl::index)__col".into()],

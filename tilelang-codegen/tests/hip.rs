@@ -1,21 +1,33 @@
 //! HIP C++ generation: deterministic, pinned by snapshots for one NVIDIA, one RDNA and one CDNA
-//! target, and the decisions the emitter makes (storage, layouts, barriers) on small kernels.
+//! target, and the decisions the emitter makes (storage, layouts, barriers) on small kernels;
+//! the matrix-unit layouts of tl.h checked on the host, and the AMD GEMMs compiled down to their
+//! matrix instructions with clang++-19.
 //!
 //! After an intended change to the generated code, regenerate the snapshots with
 //! `UPDATE_SNAPSHOTS=1 cargo test -p tilelang-codegen --test hip` and review the diff.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use tilelang_codegen::emit_hip::{emit, HipKernel};
 use tilelang_codegen::ir::Kernel;
 use tilelang_codegen::target::Target;
 
 fn kernel(src: &str) -> Kernel {
     let file = syn::parse_file(src).expect("test source parses");
-    let syn::Item::Fn(mut f) = file.items.into_iter().next().unwrap() else { panic!("a function") };
-    let i = f.attrs.iter().position(|a| a.path().is_ident("tile_kernel")).unwrap();
+    let syn::Item::Fn(mut f) = file.items.into_iter().next().unwrap() else {
+        panic!("a function")
+    };
+    let i = f
+        .attrs
+        .iter()
+        .position(|a| a.path().is_ident("tile_kernel"))
+        .unwrap();
     let attr = f.attrs.remove(i);
-    let syn::Meta::List(list) = attr.meta else { panic!("attribute list") };
-    tilelang_codegen::compile(list.tokens, quote::ToTokens::into_token_stream(f)).unwrap_or_else(|d| panic!("{:?}", d.iter().map(|d| d.text()).collect::<Vec<_>>()))
+    let syn::Meta::List(list) = attr.meta else {
+        panic!("attribute list")
+    };
+    tilelang_codegen::compile(list.tokens, quote::ToTokens::into_token_stream(f))
+        .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|d| d.text()).collect::<Vec<_>>()))
 }
 
 fn hip(src: &str, config: usize, arch: &str) -> HipKernel {
@@ -62,14 +74,21 @@ pub fn rowmax<const BM: usize, const BN: usize>(a: &Tensor<f32, (M, N)>, out: &m
 "#;
 
 fn snapshot(name: &str, text: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(&path, text).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_SNAPSHOTS=1)", path.display()));
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_SNAPSHOTS=1)", path.display()));
     if want != text {
-        let line = want.lines().zip(text.lines()).position(|(a, b)| a != b).unwrap_or(want.lines().count().min(text.lines().count()));
+        let line = want
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(text.lines().count()));
         panic!("{name} differs from its snapshot at line {}:\n--- snapshot: {:?}\n+++ now:      {:?}\n(UPDATE_SNAPSHOTS=1 to accept)", line + 1, want.lines().nth(line), text.lines().nth(line));
     }
 }
@@ -80,6 +99,8 @@ fn snapshots_for_nvidia_rdna_and_cdna() {
         snapshot(&format!("gemm.{arch}.cu"), &hip(GEMM, 0, arch).source);
         snapshot(&format!("rowmax.{arch}.cu"), &hip(ROWMAX, 0, arch).source);
     }
+    // RDNA4's WMMA differs from RDNA3's in its operand and accumulator layouts.
+    snapshot("gemm.gfx1201.cu", &hip(GEMM, 0, "gfx1201").source);
 }
 
 #[test]
@@ -91,29 +112,456 @@ fn emission_is_deterministic() {
     }
 }
 
+/// The GEMM kernel with another element type, block size and tile.
+fn gemm_variant(dtype: &str, threads: u32, bm: u32, bn: u32, bk: u32) -> String {
+    GEMM.replace("threads = 128", &format!("threads = {threads}"))
+        .replace(
+            "BM = 64, BN = 64, BK = 32",
+            &format!("BM = {bm}, BN = {bn}, BK = {bk}"),
+        )
+        .replace("f16", dtype)
+}
+
 #[test]
-fn gemm_uses_tensor_cores_on_nvidia_and_fma_elsewhere_for_now() {
+fn gemm_uses_the_matrix_unit_of_each_target() {
     let nv = hip(GEMM, 0, "sm_90");
-    assert!(nv.source.contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2>"), "{}", nv.source);
+    assert!(
+        nv.source
+            .contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2>"),
+        "{}",
+        nv.source
+    );
     // The ReLU epilogue iterates in the accumulator's mma layout, owner-only: no shared memory
     // beyond the two operand tiles.
     assert!(nv.source.contains("tl::mma_coord<64, 64, 2, 2>"));
     assert_eq!(nv.shared_bytes, 64 * 32 * 2 + 32 * 64 * 2);
+    // 128 threads: four waves of 32 in a 2×2 grid on RDNA, each wave a 32×32 sub-tile of 2×2
+    // WMMA tiles; two waves of 64 side by side on CDNA, each a 64×32 sub-tile of two 32×32 MFMA
+    // tiles. The epilogue and the store run in the same layout (32 registers a thread
+    // everywhere: 64·64 / 128).
+    for (arch, gemm, coord) in [
+        (
+            "gfx1100",
+            "tl::gemm_wmma<tl::half, 64, 64, 32, 2, 2>",
+            "tl::wmma_coord<64, 64, 2, 2>",
+        ),
+        (
+            "gfx1151",
+            "tl::gemm_wmma<tl::half, 64, 64, 32, 2, 2>",
+            "tl::wmma_coord<64, 64, 2, 2>",
+        ),
+        (
+            "gfx1201",
+            "tl::gemm_wmma12<tl::half, 64, 64, 32, 2, 2>",
+            "tl::wmma12_coord<64, 64, 2, 2>",
+        ),
+        (
+            "gfx90a",
+            "tl::gemm_mfma<tl::half, 64, 64, 32, 1, 2, 32>",
+            "tl::mfma_coord<64, 64, 1, 2, 32>",
+        ),
+        (
+            "gfx942",
+            "tl::gemm_mfma<tl::half, 64, 64, 32, 1, 2, 32>",
+            "tl::mfma_coord<64, 64, 1, 2, 32>",
+        ),
+    ] {
+        let k = hip(GEMM, 0, arch);
+        assert!(k.source.contains(gemm), "{arch}: {}", k.source);
+        assert_eq!(k.source.matches(coord).count(), 2, "{arch}: {}", k.source);
+        assert!(
+            k.source.contains("float b2_acc[32];"),
+            "{arch}: {}",
+            k.source
+        );
+        assert!(!k.source.contains("gemm_fma"), "{arch}: {}", k.source);
+        assert_eq!(k.shared_bytes, 64 * 32 * 2 + 32 * 64 * 2, "{arch}");
+    }
     let amd = hip(GEMM, 0, "gfx1030");
     assert!(amd.source.contains("tl::gemm_fma<"), "{}", amd.source);
 }
 
 #[test]
+fn gemm_falls_back_to_fma_where_no_instruction_fits() {
+    let emit = |dtype: &str, threads: u32, bm: u32, bn: u32, bk: u32, arch: &str| {
+        hip(&gemm_variant(dtype, threads, bm, bn, bk), 0, arch).source
+    };
+    let fma = "tl::gemm_fma<";
+    // bf16 has WMMA and MFMA forms too.
+    assert!(emit("bf16", 128, 64, 64, 32, "gfx1100")
+        .contains("tl::gemm_wmma<tl::bfloat, 64, 64, 32, 2, 2>"));
+    assert!(emit("bf16", 128, 64, 64, 32, "gfx1201")
+        .contains("tl::gemm_wmma12<tl::bfloat, 64, 64, 32, 2, 2>"));
+    assert!(emit("bf16", 128, 64, 64, 32, "gfx90a")
+        .contains("tl::gemm_mfma<tl::bfloat, 64, 64, 32, 1, 2, 32>"));
+    // f32 operands: no instruction.
+    for arch in ["sm_90", "gfx1100", "gfx1201", "gfx942"] {
+        assert!(emit("f32", 128, 64, 64, 32, arch).contains(fma), "{arch}");
+    }
+    // K = 8: too shallow for WMMA's (and mma.sync's) 16, enough for MFMA 32×32×8.
+    assert!(emit("f16", 128, 64, 64, 8, "gfx1100").contains(fma));
+    assert!(emit("f16", 128, 64, 64, 8, "gfx1201").contains(fma));
+    assert!(emit("f16", 128, 64, 64, 8, "sm_90").contains(fma));
+    assert!(emit("f16", 128, 64, 64, 8, "gfx942")
+        .contains("tl::gemm_mfma<tl::half, 64, 64, 8, 1, 2, 32>"));
+    // 96 threads: not whole waves of 64 on CDNA; on RDNA three waves cannot split 64×64 into
+    // 16×16 tiles.
+    assert!(emit("f16", 96, 64, 64, 32, "gfx942").contains(fma));
+    assert!(emit("f16", 96, 64, 64, 32, "gfx1100").contains(fma));
+    // A 32×32 tile over two waves of 64: no room for 32×32 MFMA tiles, 16×16×16 ones fit.
+    let small = emit("f16", 128, 32, 32, 32, "gfx942");
+    assert!(
+        small.contains("tl::gemm_mfma<tl::half, 32, 32, 32, 1, 2, 16>"),
+        "{small}"
+    );
+    assert!(
+        small.contains("tl::mfma_coord<32, 32, 1, 2, 16>"),
+        "{small}"
+    );
+    assert!(small.contains("float b2_acc[8];"), "{small}");
+    // 16×16 over two waves of 64: nothing fits.
+    assert!(emit("f16", 128, 16, 16, 16, "gfx942").contains(fma));
+    // 16×16 over one wave: one instruction tile on each AMD unit.
+    assert!(emit("f16", 64, 16, 16, 16, "gfx90a")
+        .contains("tl::gemm_mfma<tl::half, 16, 16, 16, 1, 1, 16>"));
+    assert!(emit("f16", 32, 16, 16, 16, "gfx1100")
+        .contains("tl::gemm_wmma<tl::half, 16, 16, 16, 1, 1>"));
+    assert!(emit("f16", 32, 16, 16, 16, "gfx1201")
+        .contains("tl::gemm_wmma12<tl::half, 16, 16, 16, 1, 1>"));
+}
+
+/// The host half of the layout check: tl.h's pure index section, then these checks. Spot values
+/// are entries of AMD Matrix Instruction Calculator 1.3.2's `--matrix-layout` tables (independent
+/// of the formulas in tl.h); the rest checks that the formulas are consistent: each operand
+/// element is held by the documented number of lanes, each accumulator element by exactly one
+/// (thread, register), and the GEMM's operand addressing computes A·B under the layouts.
+const LAYOUT_CHECK: &str = r#"
+int failures = 0, checks = 0;
+void check(bool ok, const char* what, const char* name, int a, int b, int c) {
+  ++checks;
+  if (!ok && failures++ < 20) std::printf("FAIL %s %s (%d, %d, %d)\n", what, name, a, b, c);
+}
+struct Spot { char m; int lane, e, row, col; };
+template <class I> void spots(const char* name, std::initializer_list<Spot> s) {
+  for (const Spot& p : s) {
+    const bool ok = p.m == 'A' ? I::a_row(p.lane) == p.row && I::ab_k(p.lane, p.e) == p.col
+                  : p.m == 'B' ? I::ab_k(p.lane, p.e) == p.row && I::b_col(p.lane) == p.col
+                  : I::c(p.lane, p.e).row == p.row && I::c(p.lane, p.e).col == p.col;
+    check(ok, "documented entry", name, p.m, p.lane, p.e);
+  }
+}
+template <class I> void instruction(const char* name) {
+  std::vector<int> a(I::IM * I::IK), b(I::IK * I::IN), c(I::IM * I::IN);
+  for (int l = 0; l < I::WAVE; ++l)
+    for (int e = 0; e < I::AE; ++e) {
+      const int i = I::a_row(l), j = I::b_col(l), k = I::ab_k(l, e);
+      const bool in = i >= 0 && i < I::IM && j >= 0 && j < I::IN && k >= 0 && k < I::IK;
+      check(in, "operand in the tile", name, l, e, 0);
+      if (in) ++a[i * I::IK + k], ++b[k * I::IN + j];
+    }
+  const int copies = I::WAVE * I::AE / (I::IM * I::IK);
+  for (int x = 0; x < I::IM * I::IK; ++x) check(a[x] == copies, "A element held", name, x, a[x], copies);
+  for (int x = 0; x < I::IK * I::IN; ++x) check(b[x] == copies, "B element held", name, x, b[x], copies);
+  for (int l = 0; l < I::WAVE; ++l)
+    for (int q = 0; q < I::CE; ++q) {
+      const rc p = I::c(l, q);
+      const bool in = p.row >= 0 && p.row < I::IM && p.col >= 0 && p.col < I::IN;
+      check(in, "C element in the tile", name, l, q, 0);
+      if (in) ++c[p.row * I::IN + p.col];
+    }
+  for (int x = 0; x < I::IM * I::IN; ++x) check(c[x] == 1, "C element held once", name, x, c[x], 0);
+}
+// The block GEMM as tl.h's mx::gemm runs it, each instruction executed by its documented
+// semantics: the operand tiles are rebuilt from the lanes' registers through the layouts,
+// multiplied, and the product scattered to the lanes' accumulators through the C layout.
+template <class I, int M, int N, int K, int WM, int WN> void block(const char* name) {
+  typedef tiling<I, M, N, WM, WN> L;
+  std::vector<double> A(M * K), B(K * N), ref(M * N, 0.0), acc(L::THREADS * L::NREG, 0.0);
+  for (int i = 0; i < M * K; ++i) A[i] = (i * 7 % 11) - 5;
+  for (int i = 0; i < K * N; ++i) B[i] = (i * 5 % 13) - 6;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; ++k) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+  std::vector<int> seen(M * N, 0);
+  for (int t = 0; t < L::THREADS; ++t)
+    for (int r = 0; r < L::NREG; ++r) {
+      const rc p = L::c(t, r);
+      const bool in = p.row >= 0 && p.row < M && p.col >= 0 && p.col < N;
+      check(in, "register in the block tile", name, t, r, 0);
+      if (in) ++seen[p.row * N + p.col];
+    }
+  for (int x = 0; x < M * N; ++x) check(seen[x] == 1, "block element held once", name, x, seen[x], 0);
+  for (int k0 = 0; k0 < K; k0 += I::IK)
+    for (int w = 0; w < WM * WN; ++w)
+      for (int mt = 0; mt < L::MT; ++mt)
+        for (int nt = 0; nt < L::NT; ++nt) {
+          std::vector<double> a(I::IM * I::IK, 1e300), b(I::IK * I::IN, 1e300);
+          for (int l = 0; l < I::WAVE; ++l)
+            for (int e = 0; e < I::AE; ++e) {
+              const int t = w * I::WAVE + l, ia = L::a_index(t, K, mt, k0, e), ib = L::b_index(t, nt, k0, e);
+              const bool in = ia >= 0 && ia < M * K && ib >= 0 && ib < K * N;
+              check(in, "operand address in the tile", name, t, e, k0);
+              if (!in) continue;
+              double& x = a[I::a_row(l) * I::IK + I::ab_k(l, e)];
+              double& y = b[I::ab_k(l, e) * I::IN + I::b_col(l)];
+              check(x == 1e300 || x == A[ia], "A copies agree", name, t, e, k0);
+              check(y == 1e300 || y == B[ib], "B copies agree", name, t, e, k0);
+              x = A[ia];
+              y = B[ib];
+            }
+          for (int l = 0; l < I::WAVE; ++l)
+            for (int q = 0; q < I::CE; ++q) {
+              const rc p = I::c(l, q);
+              double d = 0;
+              for (int k = 0; k < I::IK; ++k) d += a[p.row * I::IK + k] * b[k * I::IN + p.col];
+              acc[(w * I::WAVE + l) * L::NREG + (mt * L::NT + nt) * I::CE + q] += d;
+            }
+        }
+  for (int t = 0; t < L::THREADS; ++t)
+    for (int r = 0; r < L::NREG; ++r) {
+      const rc p = L::c(t, r);
+      if (p.row >= 0 && p.row < M && p.col >= 0 && p.col < N)
+        check(acc[t * L::NREG + r] == ref[p.row * N + p.col], "product", name, t, r, 0);
+    }
+}
+int main() {
+  spots<Wmma11>("Wmma11", {{'A', 0, 0, 0, 0}, {'A', 17, 5, 1, 5}, {'B', 3, 9, 9, 3}, {'B', 30, 15, 15, 14}, {'D', 0, 7, 14, 0}, {'D', 16, 0, 1, 0}, {'D', 31, 7, 15, 15}});  // RDNA3 v_wmma_f32_16x16x16_f16
+  spots<Wmma12>("Wmma12", {{'A', 16, 0, 0, 4}, {'A', 5, 4, 5, 8}, {'A', 31, 7, 15, 15}, {'B', 16, 4, 12, 0}, {'B', 2, 3, 3, 2}, {'D', 16, 3, 11, 0}, {'D', 15, 7, 7, 15}, {'D', 31, 0, 8, 15}});  // RDNA4 v_wmma_f32_16x16x16_f16
+  spots<Mfma32>("Mfma32", {{'A', 33, 1, 1, 5}, {'A', 31, 3, 31, 3}, {'B', 62, 2, 6, 30}, {'D', 0, 4, 8, 0}, {'D', 32, 0, 4, 0}, {'D', 33, 5, 13, 1}, {'D', 63, 15, 31, 31}});  // CDNA3 v_mfma_f32_32x32x8_f16
+  spots<Mfma16>("Mfma16", {{'A', 16, 0, 0, 4}, {'A', 63, 3, 15, 15}, {'B', 47, 2, 10, 15}, {'D', 16, 0, 4, 0}, {'D', 33, 2, 10, 1}, {'D', 63, 3, 15, 15}});  // CDNA3 v_mfma_f32_16x16x16_f16
+  instruction<Wmma11>("Wmma11");
+  instruction<Wmma12>("Wmma12");
+  instruction<Mfma32>("Mfma32");
+  instruction<Mfma16>("Mfma16");
+  block<Wmma11, 64, 64, 32, 2, 2>("Wmma11 64x64x32 2x2");
+  block<Wmma11, 64, 64, 32, 4, 1>("Wmma11 64x64x32 4x1");
+  block<Wmma11, 32, 64, 48, 1, 2>("Wmma11 32x64x48 1x2");
+  block<Wmma11, 16, 16, 16, 1, 1>("Wmma11 16x16x16 1x1");
+  block<Wmma12, 64, 64, 32, 2, 2>("Wmma12 64x64x32 2x2");
+  block<Wmma12, 128, 32, 16, 2, 1>("Wmma12 128x32x16 2x1");
+  block<Wmma12, 16, 16, 16, 1, 1>("Wmma12 16x16x16 1x1");
+  block<Mfma32, 64, 64, 32, 2, 1>("Mfma32 64x64x32 2x1");
+  block<Mfma32, 64, 64, 16, 1, 1>("Mfma32 64x64x16 1x1");
+  block<Mfma32, 128, 128, 8, 2, 2>("Mfma32 128x128x8 2x2");
+  block<Mfma32, 32, 64, 24, 1, 2>("Mfma32 32x64x24 1x2");
+  block<Mfma16, 32, 32, 32, 1, 2>("Mfma16 32x32x32 1x2");
+  block<Mfma16, 16, 16, 16, 1, 1>("Mfma16 16x16x16 1x1");
+  block<Mfma16, 64, 48, 32, 2, 1>("Mfma16 64x48x32 2x1");
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
+"#;
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tl-hip-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A host C++ compiler: $CXX, else c++, g++ or clang++ on PATH.
+fn host_cxx() -> Option<String> {
+    let mut names: Vec<String> = std::env::var("CXX").into_iter().collect();
+    names.extend(["c++", "g++", "clang++"].map(String::from));
+    names.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+#[test]
+fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
+    let header = tilelang_codegen::emit_hip::HEADER;
+    let (begin, end) = ("// BEGIN matrix layouts\n", "// END matrix layouts\n");
+    let section = &header[header.find(begin).expect("tl.h marks its layout section") + begin.len()
+        ..header.find(end).unwrap()];
+    let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
+    let dir = scratch_dir("layouts");
+    let src = dir.join("layouts.cpp");
+    let exe = dir.join("layouts");
+    let text = format!("#include <cstdio>\n#include <initializer_list>\n#include <vector>\n#define TL_LAYOUT constexpr\nnamespace tl {{\n{section}}}\nusing namespace tl::mx;\n{LAYOUT_CHECK}");
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cxx} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    let report = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{report}");
+    assert!(report.contains(", 0 failures"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Compiles `src` for `arch` with clang++-19 (no ROCm: the header's own prelude) and returns the
+/// disassembly and the compiler's resource-usage remarks.
+fn clang_amd(clang: &Path, objdump: &Path, src: &str, arch: &str, dir: &Path) -> (String, String) {
+    let (cu, obj) = (
+        dir.join(format!("{arch}.cu")),
+        dir.join(format!("{arch}.o")),
+    );
+    std::fs::write(&cu, src).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let out = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "-std=c++17",
+            "-nogpulib",
+            "-nogpuinc",
+            "--offload-device-only",
+            "--no-gpu-bundle-output",
+        ])
+        .arg(format!("--offload-arch={arch}"))
+        .args(["-O3", "-Rpass-analysis=kernel-resource-usage", "-I"])
+        .arg(&include)
+        .arg("-o")
+        .arg(&obj)
+        .arg(&cu)
+        .output()
+        .unwrap();
+    let remarks = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{arch}:\n{remarks}");
+    let dis = Command::new(objdump).arg("-d").arg(&obj).output().unwrap();
+    assert!(dis.status.success(), "{arch}: llvm-objdump failed");
+    (String::from_utf8_lossy(&dis.stdout).into_owned(), remarks)
+}
+
+/// Needs clang++-19 and llvm-objdump-19 (`apt-get install clang-19 lld-19 llvm-19`; CI installs
+/// them). There is no AMD GPU here, so this checks compilation, not results.
+#[test]
+fn amd_gemms_compile_to_the_matrix_instructions() {
+    let (clang, objdump) = (
+        Path::new("/usr/bin/clang++-19"),
+        Path::new("/usr/bin/llvm-objdump-19"),
+    );
+    assert!(
+        clang.is_file() && objdump.is_file(),
+        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19)",
+        clang.display(),
+        objdump.display()
+    );
+    let dir = scratch_dir("amd");
+    let gemm = |dtype, threads, bm, bn, bk| gemm_variant(dtype, threads, bm, bn, bk);
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            gemm("f16", 128, 64, 64, 32),
+            "gfx1100",
+            "v_wmma_f32_16x16x16_f16",
+        ),
+        (
+            gemm("f16", 128, 64, 64, 32),
+            "gfx1151",
+            "v_wmma_f32_16x16x16_f16",
+        ),
+        (
+            gemm("bf16", 128, 64, 64, 32),
+            "gfx1100",
+            "v_wmma_f32_16x16x16_bf16",
+        ),
+        (
+            gemm("f16", 128, 64, 64, 32),
+            "gfx1201",
+            "v_wmma_f32_16x16x16_f16",
+        ),
+        (
+            gemm("bf16", 128, 64, 64, 32),
+            "gfx1201",
+            "v_wmma_f32_16x16x16_bf16",
+        ),
+        (
+            gemm("f16", 128, 64, 64, 32),
+            "gfx90a",
+            "v_mfma_f32_32x32x8f16",
+        ),
+        (
+            gemm("bf16", 128, 64, 64, 32),
+            "gfx90a",
+            "v_mfma_f32_32x32x8bf16_1k",
+        ),
+        (
+            gemm("f16", 128, 64, 64, 32),
+            "gfx942",
+            "v_mfma_f32_32x32x8_f16",
+        ),
+        (
+            gemm("bf16", 128, 64, 64, 32),
+            "gfx942",
+            "v_mfma_f32_32x32x8_bf16",
+        ),
+        (
+            gemm("f16", 128, 32, 32, 32),
+            "gfx942",
+            "v_mfma_f32_16x16x16_f16",
+        ),
+        (gemm("f16", 128, 64, 64, 32), "gfx1030", ""),
+    ];
+    for (src, arch, inst) in &cases {
+        let k = hip(src, 0, arch);
+        let (dis, remarks) = clang_amd(clang, objdump, &k.source, arch, &dir);
+        if inst.is_empty() {
+            assert!(
+                !dis.contains("v_wmma") && !dis.contains("v_mfma"),
+                "{arch}: a matrix instruction without a matrix unit"
+            );
+        } else {
+            assert!(
+                dis.contains(&format!("{inst} ")),
+                "{arch}: no {inst}:\n{dis}"
+            );
+        }
+        if !inst.is_empty() {
+            // The accumulators and operands stay in registers: no scratch memory.
+            assert!(
+                remarks.contains("ScratchSize [bytes/lane]: 0"),
+                "{arch} {inst}: {remarks}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn barriers_separate_writers_from_readers_and_nothing_else() {
     let src = hip(GEMM, 0, "sm_90").source;
-    let body: Vec<&str> = src.lines().map(str::trim).filter(|l| !l.starts_with("#line")).collect();
+    let body: Vec<&str> = src
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("#line"))
+        .collect();
     // In the K loop: a barrier before the copies (the previous iteration's gemm read the tiles)
     // and one between the copies and the gemm; none between the two copies.
-    let loop_start = body.iter().position(|l| l.starts_with("for (tl::index")).unwrap();
-    let seq: Vec<&str> = body[loop_start + 1..loop_start + 6].iter().map(|l| if l.starts_with("tl::sync") { "sync" } else if l.contains("copy_g2s") { "copy" } else if l.contains("gemm_mma") { "gemm" } else { "?" }).collect();
+    let loop_start = body
+        .iter()
+        .position(|l| l.starts_with("for (tl::index"))
+        .unwrap();
+    let seq: Vec<&str> = body[loop_start + 1..loop_start + 6]
+        .iter()
+        .map(|l| {
+            if l.starts_with("tl::sync") {
+                "sync"
+            } else if l.contains("copy_g2s") {
+                "copy"
+            } else if l.contains("gemm_mma") {
+                "gemm"
+            } else {
+                "?"
+            }
+        })
+        .collect();
     assert_eq!(seq, ["sync", "copy", "copy", "sync", "gemm"], "{src}");
     // The epilogue and the store touch only registers: no barrier after the loop.
-    let after: Vec<&&str> = body[loop_start + 6..].iter().filter(|l| l.starts_with("tl::sync")).collect();
+    let after: Vec<&&str> = body[loop_start + 6..]
+        .iter()
+        .filter(|l| l.starts_with("tl::sync"))
+        .collect();
     assert!(after.is_empty(), "{src}");
 }
 
@@ -123,6 +571,9 @@ fn reductions_use_whole_waves_of_the_target() {
     // (limited by 128 / 4), and the reduced buffers live in shared memory.
     for (arch, g) in [("sm_90", 32), ("gfx1100", 32), ("gfx942", 32)] {
         let src = hip(ROWMAX, 0, arch).source;
-        assert!(src.contains(&format!("tl::reduce<tl::Max, float, 4, 256, 1, 128, {g}>")), "{arch}: {src}");
+        assert!(
+            src.contains(&format!("tl::reduce<tl::Max, float, 4, 256, 1, 128, {g}>")),
+            "{arch}: {src}"
+        );
     }
 }

@@ -9,12 +9,12 @@
 //! without events. That is why cudarc's per-allocation event tracking is switched off.
 
 use crate::gpu::{KernelArg, Object};
+use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
 use crate::{Error, Result};
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
-use std::collections::HashMap;
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 /// The oldest driver accepted: cudarc's bindings (`cuda-13000`) name CUDA 13.0 entry points
 /// (e.g. `cuEventElapsedTime_v2`), which an older libcuda lacks, and cudarc panics on those.
@@ -77,11 +77,8 @@ pub(crate) struct CudaDevice {
     ctx: Arc<CudaContext>,
     /// The context's default stream; see the module docs.
     stream: Arc<CudaStream>,
-    modules: Mutex<HashMap<ModuleKey, Arc<Loaded>>>,
+    modules: ModuleCache<Loaded>,
 }
-
-/// Which object a loaded module came from: (image address, image length, entry).
-type ModuleKey = (usize, usize, &'static str);
 
 /// Opens CUDA device `ordinal`: its primary context and default stream. Returns the device,
 /// its arch (`sm_90` for compute capability 9.0) and its name.
@@ -108,7 +105,7 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
     let dev = CudaDevice {
         ctx,
         stream,
-        modules: Mutex::new(HashMap::new()),
+        modules: ModuleCache::new(),
     };
     Ok((dev, format!("sm_{major}{minor}"), name))
 }
@@ -124,6 +121,12 @@ impl DeviceBuffer {
 }
 
 impl CudaDevice {
+    /// The stream all of this device's work is queued on (module docs), for
+    /// [`crate::Device::cuda_stream`].
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// Makes the context current on the calling thread; needed before every raw `result::` call.
     fn bind(&self) -> Result<()> {
         self.ctx
@@ -244,9 +247,11 @@ impl CudaDevice {
         grid: [u32; 3],
         args: &[KernelArg],
     ) -> Result<()> {
-        let loaded = self.function(kernel, object)?;
+        let loaded = self
+            .modules
+            .get_or_load(object, || self.load(kernel, object))?;
         // Pointers into `args`, which outlives the call; cuLaunchKernel copies the values.
-        let mut params: Vec<*mut c_void> = args.iter().map(KernelArg::param_ptr).collect();
+        let mut params = kernel_params(args);
         self.bind()?;
         // SAFETY: `loaded` keeps the module (so the function) alive; the arguments are the
         // caller's contract.
@@ -268,40 +273,9 @@ impl CudaDevice {
         })
     }
 
-    /// The loaded function of `object`, loading it on first use.
-    fn function(&self, kernel: &'static str, object: &'static Object) -> Result<Arc<Loaded>> {
-        let key = (
-            object.image.as_ptr() as usize,
-            object.image.len(),
-            object.entry,
-        );
-        let mut modules = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(loaded) = modules.get(&key) {
-            return Ok(loaded.clone());
-        }
-        let loaded = Arc::new(self.load(kernel, object)?);
-        modules.insert(key, loaded.clone());
-        Ok(loaded)
-    }
-
     fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
         let what = what(kernel, object);
-        if object.image.is_empty() {
-            return Err(Error::Driver(format!(
-                "{what}: the object's image is empty"
-            )));
-        }
-        let entry = CString::new(object.entry)
-            .map_err(|_| Error::Driver(format!("{what}: the entry name contains a NUL byte")))?;
-        // cuModuleLoadData reads the image in place: a cubin or fatbin wants alignment (the
-        // bytes of `include_bytes!` have none) and PTX text must end in NUL. Copy the image
-        // into 8-byte words with at least one zero byte after it.
-        let mut aligned = vec![0u64; object.image.len() / 8 + 1];
-        for (word, chunk) in aligned.iter_mut().zip(object.image.chunks(8)) {
-            let mut bytes = [0u8; 8];
-            bytes[..chunk.len()].copy_from_slice(chunk);
-            *word = u64::from_ne_bytes(bytes);
-        }
+        let (aligned, entry) = prepare_image(kernel, object)?;
         self.bind()?;
         // SAFETY: `aligned` holds the image and a terminating zero byte, and lives through the
         // call; the driver copies what it loads.
@@ -339,11 +313,6 @@ impl CudaDevice {
         }
         Ok(loaded)
     }
-}
-
-/// `gemm (config big, sm_90)`, for messages.
-fn what(kernel: &str, object: &Object) -> String {
-    format!("{kernel} (config {}, {})", object.config, object.arch)
 }
 
 /// A loaded module and its kernel function; unloaded on drop.

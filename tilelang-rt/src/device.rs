@@ -1,11 +1,11 @@
 //! Devices and tensors.
 //!
-//! Two backends today: the CPU (the reference semantics) and CUDA (through cudarc, with the
-//! driver loaded at run time; see `cuda.rs`). HIP slots in as a further [`Backend`] with device
-//! memory behind the same [`Tensor`] type.
+//! Three backends: the CPU (the reference semantics), CUDA (through cudarc, with the driver
+//! loaded at run time; see `cuda.rs`) and HIP (AMD's runtime, loaded at run time; see `hip.rs`).
+//! Both GPU backends keep device memory behind the same [`Tensor`] type (`gpu_common.rs`).
 
-use crate::cuda::{self, CudaDevice, DeviceBuffer};
-use crate::{Element, Error, Result};
+use crate::gpu_common::{DeviceBuffer, GpuDevice};
+use crate::{cuda, hip, Element, Error, Result};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
@@ -18,14 +18,16 @@ pub enum Backend {
     Cpu,
     /// An NVIDIA GPU, through the CUDA driver API.
     Cuda,
+    /// An AMD GPU, through the HIP runtime (`libamdhip64`).
+    Hip,
 }
 
 struct Inner {
     backend: Backend,
     arch: String,
     name: String,
-    /// `Some` exactly when `backend` is `Cuda`.
-    gpu: Option<CudaDevice>,
+    /// `Some` exactly when `backend` is a GPU backend, of that backend.
+    gpu: Option<GpuDevice>,
 }
 
 /// A device that owns tensors and runs kernels. Cheap to clone; clones are the same device.
@@ -79,14 +81,42 @@ impl Device {
     /// CUDA 13.0, when there is no such device, or when the driver cannot open it.
     pub fn cuda(ordinal: usize) -> Result<Device> {
         static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
-        let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);
+        Device::open_gpu(&OPEN, ordinal, || {
+            let (gpu, arch, name) = cuda::open(ordinal)?;
+            Ok((Backend::Cuda, GpuDevice::Cuda(gpu), arch, name))
+        })
+    }
+
+    /// HIP device `ordinal` (0 is the first AMD GPU the runtime sees, after
+    /// `HIP_VISIBLE_DEVICES`). Every call with the same ordinal returns the same device. Its
+    /// [`arch`](Device::arch) is the bare target (`gfx90a`, `gfx1100`), without the target
+    /// features the runtime reports (`gfx90a:sramecc+:xnack-`).
+    ///
+    /// [`Error::NoDevice`] when the HIP runtime (`libamdhip64.so.7`, `.so.6` or `.so`, searched
+    /// by the dynamic loader, then in `$ROCM_PATH/lib` and `/opt/rocm/lib`) is missing or older
+    /// than ROCm 6.0, when it cannot initialise, or when there is no such device.
+    pub fn hip(ordinal: usize) -> Result<Device> {
+        static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
+        Device::open_gpu(&OPEN, ordinal, || {
+            let (gpu, arch, name) = hip::open(ordinal)?;
+            Ok((Backend::Hip, GpuDevice::Hip(gpu), arch, name))
+        })
+    }
+
+    /// The device of `ordinal` in `open`, opening it with `open_device` the first time.
+    fn open_gpu(
+        open: &Mutex<Vec<(usize, Device)>>,
+        ordinal: usize,
+        open_device: impl FnOnce() -> Result<(Backend, GpuDevice, String, String)>,
+    ) -> Result<Device> {
+        let mut open = open.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, dev)) = open.iter().find(|(o, _)| *o == ordinal) {
             return Ok(dev.clone());
         }
-        let (gpu, arch, name) = cuda::open(ordinal)?;
+        let (backend, gpu, arch, name) = open_device()?;
         let dev = Device {
             inner: Arc::new(Inner {
-                backend: Backend::Cuda,
+                backend,
                 arch,
                 name,
                 gpu: Some(gpu),
@@ -97,9 +127,12 @@ impl Device {
     }
 
     /// The best device present: the first CUDA device when there is a driver and a device,
-    /// else the CPU backend. Never fails today; `Result` leaves room for backends that might.
+    /// else the first HIP device when there is a runtime and a device, else the CPU backend.
+    /// Never fails today; `Result` leaves room for backends that might.
     pub fn best() -> Result<Device> {
-        Ok(Device::cuda(0).unwrap_or_else(|_| Device::cpu()))
+        Ok(Device::cuda(0)
+            .or_else(|_| Device::hip(0))
+            .unwrap_or_else(|_| Device::cpu()))
     }
 
     pub fn backend(&self) -> Backend {
@@ -107,7 +140,7 @@ impl Device {
     }
 
     /// The target architecture kernels are selected by: `"cpu"`, `"sm_90"` (from the compute
-    /// capability), `"gfx1100"`, ...
+    /// capability), `"gfx1100"` (the bare HIP target), ...
     pub fn arch(&self) -> &str {
         &self.inner.arch
     }
@@ -117,8 +150,19 @@ impl Device {
         &self.inner.name
     }
 
-    pub(crate) fn gpu(&self) -> Option<&CudaDevice> {
+    pub(crate) fn gpu(&self) -> Option<&GpuDevice> {
         self.inner.gpu.as_ref()
+    }
+
+    /// The CUDA stream this device queues all its work on (`None` on other backends), so that a
+    /// vendor library (cuBLAS in the benches) can work on the device's tensors, through
+    /// [`Tensor::device_ptr`], in order with our own launches and copies. Not a stable API.
+    #[doc(hidden)]
+    pub fn cuda_stream(&self) -> Option<Arc<cudarc::driver::CudaStream>> {
+        match self.gpu() {
+            Some(GpuDevice::Cuda(gpu)) => Some(gpu.stream().clone()),
+            _ => None,
+        }
     }
 
     /// Copies host data into a new tensor of the given shape.
@@ -246,7 +290,7 @@ pub struct Tensor<T: Element> {
 }
 
 // SAFETY: owned storage is a Vec<T> with T: Send + Sync, or device memory (a thread-safe
-// cudarc allocation); borrowed storage is only created by the unsafe `from_raw_parts`, whose
+// cudarc allocation, or a HIP device address); borrowed storage is only created by the unsafe `from_raw_parts`, whose
 // contract makes the caller responsible for the memory's validity while the tensor lives.
 unsafe impl<T: Element> Send for Tensor<T> {}
 unsafe impl<T: Element> Sync for Tensor<T> {}
@@ -267,9 +311,10 @@ impl<T: Element> Tensor<T> {
     /// Wraps memory the tensor does not own, for interoperation with other libraries.
     ///
     /// On a CPU device `ptr` is a host address. On a GPU device it is a device address of that
-    /// device (a `CUdeviceptr` cast to `*mut T`), which the host never dereferences: the tensor
-    /// reads and writes it with the device's copies and kernels, queued on the device's stream
-    /// (the CUDA context's default stream, which also orders against other blocking streams).
+    /// device (a `CUdeviceptr` or HIP device pointer cast to `*mut T`), which the host never
+    /// dereferences: the tensor reads and writes it with the device's copies and kernels, queued
+    /// on the device's stream (the CUDA context's default stream, or the HIP device's null
+    /// stream; both also order against other blocking streams).
     ///
     /// # Safety
     /// `ptr` must be valid for reads and writes of `shape.iter().product()` elements of `T`,
@@ -323,7 +368,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// The device memory of a GPU tensor: its device and address. `None` for host memory.
-    fn on_gpu(&self) -> Option<Result<(&CudaDevice, u64)>> {
+    fn on_gpu(&self) -> Option<Result<(&GpuDevice, u64)>> {
         match self.storage {
             Storage::Gpu { addr, .. } => Some(match self.device.gpu() {
                 Some(gpu) => Ok((gpu, addr)),
@@ -438,13 +483,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn best_is_the_cpu_without_a_cuda_driver() {
-        match Device::cuda(0) {
-            Err(e) => {
+    fn best_is_cuda_then_hip_then_the_cpu() {
+        let best = Device::best().unwrap();
+        match (Device::cuda(0), Device::hip(0)) {
+            (Ok(gpu), _) => assert_eq!(best, gpu),
+            (Err(e), Ok(gpu)) => {
                 assert!(matches!(e, Error::NoDevice(_)), "{e}");
-                assert_eq!(Device::best().unwrap(), Device::cpu());
+                assert_eq!(best, gpu);
+                assert_eq!(gpu.backend(), Backend::Hip);
             }
-            Ok(gpu) => assert_eq!(Device::best().unwrap(), gpu),
+            (Err(cuda), Err(hip)) => {
+                assert!(matches!(cuda, Error::NoDevice(_)), "{cuda}");
+                assert!(matches!(hip, Error::NoDevice(_)), "{hip}");
+                assert_eq!(best, Device::cpu());
+            }
+        }
+    }
+
+    #[test]
+    fn hip_without_a_runtime_is_no_device() {
+        // Either way `hip(huge)` is NoDevice: no runtime, or no such device.
+        let e = Device::hip(1 << 20).unwrap_err();
+        assert!(
+            matches!(&e, Error::NoDevice(m) if m.starts_with("HIP")),
+            "{e}"
+        );
+        if let Err(e) = Device::hip(0) {
+            let msg = e.to_string();
+            assert!(matches!(e, Error::NoDevice(_)), "{msg}");
+            // Asking again gives the same answer.
+            assert_eq!(Device::hip(0).unwrap_err(), e);
         }
     }
 

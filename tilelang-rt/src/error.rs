@@ -147,10 +147,17 @@ impl fmt::Display for Error {
                 } else {
                     write!(f, "(compiled: {})", compiled.join(", "))?;
                 }
-                write!(
-                    f,
-                    "; rebuild with `{arch}` in TILELANG_TARGETS and nvcc installed ($NVCC, $CUDA_HOME/bin or PATH)"
-                )
+                if arch.starts_with("gfx") {
+                    write!(
+                        f,
+                        "; rebuild with `{arch}` in TILELANG_TARGETS and an AMD device compiler installed (ROCm's hipcc, or LLVM clang++ 19 or newer)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "; rebuild with `{arch}` in TILELANG_TARGETS and nvcc installed ($NVCC, $CUDA_HOME/bin or PATH)"
+                    )
+                }
             }
             Error::Driver(what) => write!(f, "GPU driver error: {what}"),
             Error::NotOnHost { device } => write!(

@@ -5,6 +5,7 @@
 //! the device's arch and the chosen config ([`select_object`]), loads it once per device, and
 //! queues it on the device's stream.
 
+use crate::gpu_common::GpuDevice;
 use crate::{bf16, f16, Device, Error, Result};
 use std::ffi::c_void;
 use std::fmt;
@@ -22,7 +23,9 @@ pub struct Object {
     pub threads: u32,
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
-    /// The image: a cubin (or fatbin) on NVIDIA.
+    /// The image: a cubin (or fatbin) on NVIDIA; on AMD an ELF code object for `arch` (what
+    /// `clang --offload-device-only --no-gpu-bundle-output` or `hipcc --genco` writes, not a
+    /// clang offload bundle), loaded with `hipModuleLoadData`.
     pub image: &'static [u8],
 }
 
@@ -56,7 +59,8 @@ pub enum KernelArg {
 }
 
 impl KernelArg {
-    /// The address of the value, as `cuLaunchKernel` wants each entry of `kernelParams`. Valid
+    /// The address of the value, as `cuLaunchKernel` and `hipModuleLaunchKernel` want each entry
+    /// of `kernelParams`. Valid
     /// while `self` is borrowed; the driver only reads through it.
     pub(crate) fn param_ptr(&self) -> *mut c_void {
         match self {
@@ -113,13 +117,24 @@ pub fn select_object<'a>(
 }
 
 /// The launch grid as the driver takes it; `None` for an empty grid (nothing to launch).
-/// CUDA allows `x < 2^31` and `y, z < 2^16`.
-fn cuda_grid(kernel: &'static str, grid: [i64; 3]) -> Result<Option<[u32; 3]>> {
+///
+/// CUDA allows `x < 2^31` and `y, z < 2^16` blocks. HIP allows as many (`y` and `z` even one
+/// more: ROCm/clr `hipModuleLaunchKernel`), and also counts work-items in 32 bits: the grid's
+/// `x * threads` must be below `2^32` (its documentation: no launch with `gridDim x blockDim`
+/// of `2^32` or more in a dimension), which `hip_threads` (the block size) checks when given.
+fn launch_grid(
+    kernel: &'static str,
+    grid: [i64; 3],
+    hip_threads: Option<u32>,
+) -> Result<Option<[u32; 3]>> {
     let limits = [i32::MAX as i64, u16::MAX as i64, u16::MAX as i64];
-    if grid
-        .iter()
-        .zip(limits)
-        .any(|(&g, max)| !(0..=max).contains(&g))
+    let too_many_items =
+        hip_threads.is_some_and(|t| grid[0].saturating_mul(i64::from(t)) > i64::from(u32::MAX));
+    if too_many_items
+        || grid
+            .iter()
+            .zip(limits)
+            .any(|(&g, max)| !(0..=max).contains(&g))
     {
         return Err(Error::BadGrid {
             kernel,
@@ -164,7 +179,8 @@ impl Device {
             )));
         };
         let object = select_object(kernel, objects, self.arch(), config)?;
-        let Some(grid) = cuda_grid(kernel, grid)? else {
+        let hip_threads = matches!(gpu, GpuDevice::Hip(_)).then_some(object.threads);
+        let Some(grid) = launch_grid(kernel, grid, hip_threads)? else {
             return Ok(());
         };
         // SAFETY: the caller's contract.
@@ -248,24 +264,84 @@ mod tests {
 
     #[test]
     fn grid_limits() {
-        assert_eq!(cuda_grid("k", [4, 2, 1]).unwrap(), Some([4, 2, 1]));
-        assert_eq!(cuda_grid("k", [0, 2, 1]).unwrap(), None);
+        let cuda_grid = |grid| launch_grid("k", grid, None);
+        assert_eq!(cuda_grid([4, 2, 1]).unwrap(), Some([4, 2, 1]));
+        assert_eq!(cuda_grid([0, 2, 1]).unwrap(), None);
         assert_eq!(
-            cuda_grid("k", [i32::MAX as i64, 65535, 65535]).unwrap(),
+            cuda_grid([i32::MAX as i64, 65535, 65535]).unwrap(),
             Some([i32::MAX as u32, 65535, 65535])
         );
+        assert!(matches!(cuda_grid([-1, 1, 1]), Err(Error::BadGrid { .. })));
         assert!(matches!(
-            cuda_grid("k", [-1, 1, 1]),
+            cuda_grid([1, 65536, 1]),
             Err(Error::BadGrid { .. })
         ));
         assert!(matches!(
-            cuda_grid("k", [1, 65536, 1]),
+            cuda_grid([1, 1, 1 << 40]),
             Err(Error::BadGrid { .. })
         ));
+    }
+
+    #[test]
+    fn hip_grids_count_work_items_in_32_bits() {
+        let most = i64::from(u32::MAX) / 256;
+        assert_eq!(
+            launch_grid("k", [most, 65535, 1], Some(256)).unwrap(),
+            Some([most as u32, 65535, 1])
+        );
         assert!(matches!(
-            cuda_grid("k", [1, 1, 1 << 40]),
+            launch_grid("k", [most + 1, 1, 1], Some(256)),
             Err(Error::BadGrid { .. })
         ));
+        // The CUDA limits still hold, and an empty grid is still nothing to launch.
+        assert!(launch_grid("k", [i32::MAX as i64, 1, 1], Some(1)).is_ok());
+        assert!(launch_grid("k", [1, 65536, 1], Some(1)).is_err());
+        assert!(launch_grid("k", [-1, 1, 1], Some(1)).is_err());
+        assert_eq!(launch_grid("k", [0, 1, 1], Some(1 << 20)).unwrap(), None);
+    }
+
+    static AMD: [Object; 5] = [
+        obj("gfx90a", "small"),
+        obj("gfx942", "small"),
+        obj("gfx1100", "small"),
+        obj("gfx1100", "big"),
+        obj("sm_90", "small"),
+    ];
+
+    #[test]
+    fn selects_gfx_objects_by_bare_arch() {
+        // The device's arch is the bare target of what the runtime reports.
+        for (reported, arch) in [
+            ("gfx90a:sramecc+:xnack-", "gfx90a"),
+            ("gfx942:sramecc+:xnack-", "gfx942"),
+            ("gfx1100", "gfx1100"),
+        ] {
+            let bare = crate::hip::bare_arch(reported).unwrap();
+            assert_eq!(bare, arch);
+            let o = select_object("k", &AMD, bare, "small").unwrap();
+            assert_eq!((o.arch, o.config), (arch, "small"));
+        }
+        let o = select_object("k", &AMD, "gfx1100", "big").unwrap();
+        assert_eq!((o.arch, o.config), ("gfx1100", "big"));
+        // Only exact archs match: gfx1101 does not run gfx1100 objects here, nor gfx90a
+        // gfx942's.
+        let e = select_object("gemm", &AMD, "gfx1101", "small").unwrap_err();
+        assert_eq!(
+            e,
+            Error::ArchNotCompiled {
+                kernel: "gemm",
+                arch: "gfx1101".into(),
+                compiled: vec!["gfx90a", "gfx942", "gfx1100", "sm_90"],
+            }
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("`gfx1101` in TILELANG_TARGETS"), "{msg}");
+        assert!(msg.contains("hipcc") && !msg.contains("nvcc"), "{msg}");
+        let e = select_object("gemm", &AMD, "gfx90a", "big").unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownConfig { available, .. } if available == &["small"]),
+            "{e}"
+        );
     }
 
     #[test]

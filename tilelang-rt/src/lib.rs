@@ -4,15 +4,18 @@
 //! backend must produce the same results on the same inputs, up to floating-point
 //! reassociation in reductions and matrix products.
 //!
-//! GPU backends: CUDA through cudarc's driver API, with libcuda loaded at run time, so every
-//! machine builds this crate and one without the driver gets [`Error::NoDevice`] from
-//! [`Device::cuda`] (and the CPU from [`Device::best`]). Compiled kernels reach the device
+//! GPU backends: CUDA through cudarc's driver API, with libcuda loaded at run time, and HIP
+//! through AMD's runtime (libamdhip64), also loaded at run time. So every machine builds this
+//! crate, and one without the driver or runtime gets [`Error::NoDevice`] from [`Device::cuda`]
+//! or [`Device::hip`] (and the CPU from [`Device::best`]). Compiled kernels reach the device
 //! through [`gpu`].
 
 mod cuda;
 mod device;
 mod element;
 mod error;
+mod gpu_common;
+mod hip;
 
 pub mod cpu;
 pub mod dynamic;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Checks that the compiled GEMM objects of the tutorials use the matrix units:
+#   sm_90: HMMA (or HGMMA) in the SASS (cuobjdump; CUOBJDUMP is set by scripts/nvcc-env.sh);
+#   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
+# Run after a build with those archs in TILELANG_TARGETS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shopt -s nullglob
+fail=0
+checked=0
+check() { # file, disassembler command, pattern, want (yes/no)
+  local f="$1" pat="$3" want="$4" n
+  n=$(eval "$2 \"$f\"" 2>/dev/null | grep -c -E "$pat" || true)
+  echo "$(basename "$f"): $n matching /$pat/"
+  checked=$((checked + 1))
+  if [ "$want" = yes ] && [ "$n" -eq 0 ]; then fail=1; fi
+  if [ "$want" = no ] && [ "$n" -ne 0 ]; then fail=1; fi
+}
+# Only the newest build of the kernels crate per profile (stale build folders keep old objects).
+for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ '!seen[$2]++'); do
+  for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*.sm_90.bin; do check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bH(G)?MMA\b' yes; done
+  for arch in gfx1100 gfx1151 gfx1201; do
+    for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_' yes; done
+  done
+  for arch in gfx90a gfx942; do
+    for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_mfma_' yes; done
+  done
+  for f in "$dir"/tl_gemm_*.gfx1030.bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_|v_mfma_' no; done
+done
+[ "$checked" -gt 0 ] || { echo "check-isa: no GEMM objects found (build with TILELANG_TARGETS)"; exit 1; }
+echo "check-isa: $checked objects checked"
+exit $fail

@@ -1,0 +1,914 @@
+//! The HIP backend: AMD's HIP runtime (`libamdhip64`), loaded at run time.
+//!
+//! The `hip-sys` crate needs ROCm headers to build and links `libamdhip64.so.5`, which ROCm 6 and
+//! 7 do not ship (DESIGN.md 4b), so this module opens the library itself with `libloading` and
+//! declares the few functions it calls ([`Api`]). Every crate therefore builds without ROCm, and
+//! a machine without the library gets [`Error::NoDevice`].
+//!
+//! Signatures and constants are taken from `include/hip/hip_runtime_api.h` and
+//! `include/hip/driver_types.h` of ROCm/HIP (HIP 6.3, commit c5e11fc) and checked against the
+//! ROCm 7 header (ROCm/rocm-systems, `projects/hip/include/hip/hip_runtime_api.h`), where they
+//! are unchanged apart from `const` on the source of host-to-device copies (same ABI). Runtime
+//! behaviour this module relies on is from ROCm/clr (`hipamd/src`, commit f9f995c); each use
+//! says where.
+//!
+//! Ordering, as in the CUDA backend: each device uses its null stream (HIP's blocking default
+//! stream, which also orders against other blocking streams), and every copy, fill and launch
+//! of the device is queued on it, so they run in program order. `hipFree` waits for all work of
+//! the device before freeing (clr `ihipFree`: `SyncAllStreams`), so dropping a tensor while a
+//! kernel still uses it is safe.
+//!
+//! The HIP runtime keeps a current device per host thread (`hipSetDevice`); every entry point
+//! here sets it first ([`HipDevice::bind`]), as the CUDA backend makes its context current.
+
+use crate::gpu::{KernelArg, Object};
+use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
+use crate::{Error, Result};
+use libloading::Library;
+use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, OsStr};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::ptr::null_mut;
+use std::sync::OnceLock;
+
+/// `hipError_t`: a C enum (`int`-sized; ROCm 7 gives it a `uint32_t` base, the same ABI).
+type HipStatus = c_int;
+/// `hipSuccess = 0` (hip_runtime_api.h, `enum hipError_t`).
+const HIP_SUCCESS: HipStatus = 0;
+/// `hipModule_t` (`struct ihipModule_t*`), `hipFunction_t` (`struct ihipModuleSymbol_t*`),
+/// `hipStream_t` (`struct ihipStream_t*`), `hipEvent_t` (`struct ihipEvent_t*`): opaque handles.
+type Module = *mut c_void;
+type Function = *mut c_void;
+type Stream = *mut c_void;
+type Event = *mut c_void;
+
+/// The null stream: see the module docs.
+const NULL_STREAM: Stream = null_mut();
+
+/// `hipDeviceAttribute_t` values (hip_runtime_api.h; the enum counts up from
+/// `hipDeviceAttributeCudaCompatibleBegin = 0`, identical in the ROCm 6.3 and 7 headers; the
+/// values were computed by compiling the enum with a C compiler).
+mod attr {
+    /// `hipDeviceAttributeMultiprocessorCount`.
+    pub const MULTIPROCESSOR_COUNT: i32 = 63;
+    /// `hipDeviceAttributeWarpSize`.
+    pub const WARP_SIZE: i32 = 87;
+}
+
+/// `hipFunction_attribute` values (driver_types.h; the enum counts up from 0).
+mod func_attr {
+    /// `HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: the kernel's launch bound (clr
+    /// `hipFuncGetAttribute`: `workGroupInfo()->size_`).
+    pub const MAX_THREADS_PER_BLOCK: i32 = 0;
+    /// `HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: the device's LDS per workgroup less the
+    /// kernel's static LDS (clr: `availableLDSSize_ - localMemSize_`).
+    pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+}
+
+/// Byte offsets in `hipDeviceProp_tR0600`, the struct `hipGetDevicePropertiesR0600` fills
+/// (hip_runtime_api.h: `#define hipDeviceProp_t hipDeviceProp_tR0600`). Its layout is the same in
+/// the ROCm 6.3 and ROCm 7 headers; the versioned symbol exists since ROCm 6.0 (clr
+/// `hip_hcc.map.in`, version node `hip_6.0`) so that the layout of this name does not change.
+/// Offsets for LP64 (x86-64, aarch64), computed with `offsetof` on the ROCm 6.3 header.
+mod props {
+    /// `char name[256]`.
+    pub const NAME: usize = 0;
+    /// `int warpSize`.
+    pub const WARP_SIZE: usize = 308;
+    /// `int multiProcessorCount`.
+    pub const MULTIPROCESSOR_COUNT: usize = 388;
+    /// `char gcnArchName[256]`, e.g. `gfx90a:sramecc+:xnack-`.
+    pub const GCN_ARCH_NAME: usize = 1160;
+    pub const GCN_ARCH_NAME_LEN: usize = 256;
+    /// `sizeof(hipDeviceProp_tR0600)`. The buffer handed to the runtime is larger, in case a
+    /// runtime writes more than the header says.
+    pub const SIZE: usize = 1472;
+    pub const BUFFER_BYTES: usize = 8192;
+    const _: () = assert!(GCN_ARCH_NAME + GCN_ARCH_NAME_LEN <= SIZE && SIZE < BUFFER_BYTES);
+}
+
+/// Declares [`Api`]: one field per HIP function, named as in C, and the code that looks each up.
+macro_rules! hip_api {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty; )*) => {
+        /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
+        #[allow(non_snake_case)]
+        struct Api {
+            $( $(#[$doc])* $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret, )*
+            /// Where the library was found, for messages.
+            path: String,
+            /// Keeps the functions above loaded.
+            _lib: Library,
+        }
+
+        impl Api {
+            /// Resolves every function in `lib`.
+            ///
+            /// # Safety
+            /// `lib` is a HIP runtime, whose functions have the C signatures declared here.
+            #[allow(non_snake_case)]
+            unsafe fn resolve(lib: Library, path: String) -> Result<Api, String> {
+                $(
+                    // SAFETY: the caller's contract: the symbol is this C function.
+                    let $name = *unsafe {
+                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
+                            concat!(stringify!($name), "\0").as_bytes(),
+                        )
+                    }
+                    .map_err(|e| missing_symbol(&path, stringify!($name), e))?;
+                )*
+                Ok(Api { $($name,)* path, _lib: lib })
+            }
+        }
+    };
+}
+
+hip_api! {
+    /// `hipError_t hipInit(unsigned int flags)`
+    fn hipInit(flags: c_uint) -> HipStatus;
+    /// `hipError_t hipGetDeviceCount(int* count)`
+    fn hipGetDeviceCount(count: *mut c_int) -> HipStatus;
+    /// `hipError_t hipSetDevice(int deviceId)`
+    fn hipSetDevice(device: c_int) -> HipStatus;
+    /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`, `hipDevice_t` =
+    /// `int`.
+    fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipStatus;
+    /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`
+    fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> HipStatus;
+    /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`
+    fn hipGetDevicePropertiesR0600(prop: *mut c_void, device: c_int) -> HipStatus;
+    /// `hipError_t hipMalloc(void** ptr, size_t size)`
+    fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipStatus;
+    /// `hipError_t hipFree(void* ptr)`
+    fn hipFree(ptr: *mut c_void) -> HipStatus;
+    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
+    /// hipStream_t stream)`, `hipDeviceptr_t` = `void*`.
+    fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: Stream) -> HipStatus;
+    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes,
+    /// hipStream_t stream)` (`const void* src` in ROCm 7).
+    fn hipMemcpyHtoDAsync(
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        stream: Stream,
+    ) -> HipStatus;
+    /// `hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes,
+    /// hipStream_t stream)`
+    fn hipMemcpyDtoHAsync(
+        dst: *mut c_void,
+        src: *mut c_void,
+        bytes: usize,
+        stream: Stream,
+    ) -> HipStatus;
+    /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
+    fn hipStreamSynchronize(stream: Stream) -> HipStatus;
+    /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
+    fn hipModuleLoadData(module: *mut Module, image: *const c_void) -> HipStatus;
+    /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,
+    /// const char* kname)`
+    fn hipModuleGetFunction(
+        function: *mut Function,
+        module: Module,
+        name: *const c_char,
+    ) -> HipStatus;
+    /// `hipError_t hipModuleUnload(hipModule_t module)`
+    fn hipModuleUnload(module: Module) -> HipStatus;
+    /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib,
+    /// hipFunction_t hfunc)`
+    fn hipFuncGetAttribute(value: *mut c_int, attr: c_int, function: Function) -> HipStatus;
+    /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
+    /// unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+    /// unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+    /// hipStream_t stream, void** kernelParams, void** extra)`
+    fn hipModuleLaunchKernel(
+        function: Function,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared_bytes: c_uint,
+        stream: Stream,
+        params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> HipStatus;
+    /// `hipError_t hipEventCreate(hipEvent_t* event)`
+    fn hipEventCreate(event: *mut Event) -> HipStatus;
+    /// `hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)`
+    fn hipEventRecord(event: Event, stream: Stream) -> HipStatus;
+    /// `hipError_t hipEventSynchronize(hipEvent_t event)`
+    fn hipEventSynchronize(event: Event) -> HipStatus;
+    /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`
+    fn hipEventElapsedTime(ms: *mut c_float, start: Event, stop: Event) -> HipStatus;
+    /// `hipError_t hipEventDestroy(hipEvent_t event)`
+    fn hipEventDestroy(event: Event) -> HipStatus;
+    /// `const char* hipGetErrorName(hipError_t hip_error)`
+    fn hipGetErrorName(status: HipStatus) -> *const c_char;
+    /// `const char* hipGetErrorString(hipError_t hipError)`
+    fn hipGetErrorString(status: HipStatus) -> *const c_char;
+}
+
+fn missing_symbol(path: &str, name: &str, e: libloading::Error) -> String {
+    format!(
+        "HIP: {path} lacks `{name}` ({}); tilelang needs the HIP runtime of ROCm 6.0 or newer",
+        with_source(&e)
+    )
+}
+
+/// `dlopen failed: libamdhip64.so.7: cannot open shared object file: ...`: libloading's
+/// message and the loader's, which libloading keeps as the source.
+fn with_source(e: &dyn std::error::Error) -> String {
+    match e.source() {
+        Some(source) => format!("{e}: {source}"),
+        None => e.to_string(),
+    }
+}
+
+/// The library names tried, newest first. `libamdhip64.so.5` (ROCm 5) is left out: it lacks
+/// `hipGetDevicePropertiesR0600`.
+const LIBRARY_NAMES: [&str; 3] = ["libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so"];
+
+/// Where to look for the library, in order: each name through the dynamic loader's own search
+/// (`LD_LIBRARY_PATH`, the ld.so cache), so that the user's setting wins, then in
+/// `$ROCM_PATH/lib`, then in `/opt/rocm/lib`.
+fn candidates(rocm_path: Option<&OsStr>) -> Vec<PathBuf> {
+    let mut dirs: Vec<Option<PathBuf>> = vec![None];
+    if let Some(root) = rocm_path.filter(|p| !p.is_empty()) {
+        dirs.push(Some(Path::new(root).join("lib")));
+    }
+    let default = Some(PathBuf::from("/opt/rocm/lib"));
+    if !dirs.contains(&default) {
+        dirs.push(default);
+    }
+    dirs.iter()
+        .flat_map(|dir| {
+            LIBRARY_NAMES.iter().map(move |name| match dir {
+                None => PathBuf::from(name),
+                Some(dir) => dir.join(name),
+            })
+        })
+        .collect()
+}
+
+/// Opens the first candidate that loads and resolves the API from it.
+fn load(candidates: &[PathBuf]) -> Result<Api, String> {
+    let mut first_error = None;
+    for path in candidates {
+        // SAFETY: loading libamdhip64 runs its initialisers, which only set up the runtime (the
+        // devices are opened by hipInit).
+        match unsafe { Library::new(path) } {
+            Ok(lib) => {
+                // SAFETY: a library of this name is the HIP runtime.
+                return unsafe { Api::resolve(lib, path.display().to_string()) };
+            }
+            Err(e) => {
+                first_error.get_or_insert_with(|| with_source(&e));
+            }
+        }
+    }
+    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "HIP: libamdhip64 not found (tried {}; the first failed with: {}); install ROCm 6 or \
+         newer, or add the directory holding libamdhip64 to LD_LIBRARY_PATH or set ROCM_PATH",
+        tried.join(", "),
+        first_error.as_deref().unwrap_or("no candidates")
+    ))
+}
+
+/// The HIP runtime, loaded and initialised once. Until this has succeeded nothing calls HIP.
+fn api() -> Result<&'static Api> {
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+    API.get_or_init(|| {
+        if cfg!(not(target_pointer_width = "64")) {
+            return Err("HIP: the HIP runtime needs a 64-bit host".to_string());
+        }
+        let rocm_path = std::env::var_os("ROCM_PATH");
+        let api = load(&candidates(rocm_path.as_deref()))?;
+        // SAFETY: hipInit takes flags, which must be 0.
+        let status = unsafe { (api.hipInit)(0) };
+        if status != HIP_SUCCESS {
+            return Err(format!(
+                "HIP: hipInit failed ({}, from {})",
+                describe(&api, status),
+                api.path
+            ));
+        }
+        Ok(api)
+    })
+    .as_ref()
+    .map_err(|e| Error::NoDevice(e.clone()))
+}
+
+/// Checks that the HIP runtime can be loaded and initialised.
+#[cfg(test)]
+pub(crate) fn probe() -> Result<()> {
+    api().map(|_| ())
+}
+
+/// `hipErrorOutOfMemory (out of memory)`.
+fn describe(api: &Api, status: HipStatus) -> String {
+    // SAFETY: both return a pointer to a static string, or null.
+    let (name, text) = unsafe {
+        (
+            c_str((api.hipGetErrorName)(status)),
+            c_str((api.hipGetErrorString)(status)),
+        )
+    };
+    match (name, text) {
+        (Some(name), Some(text)) if name != text => format!("{name} ({text})"),
+        (Some(name), _) => name,
+        (None, Some(text)) => format!("hipError_t {status} ({text})"),
+        (None, None) => format!("hipError_t {status}"),
+    }
+}
+
+/// # Safety
+/// `p` is null or points to a NUL-terminated string that lives as long as the call.
+unsafe fn c_str(p: *const c_char) -> Option<String> {
+    // SAFETY: the caller's contract.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn check(api: &Api, status: HipStatus, what: impl fmt::Display) -> Result<()> {
+    if status == HIP_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver(format!("{what}: {}", describe(api, status))))
+    }
+}
+
+/// The bare target name of a `gcnArchName`, which the runtime reports with the target features
+/// the device runs with (`gfx90a:sramecc+:xnack-`): `gfx90a`. Objects are compiled for bare
+/// targets, which run whatever the features' settings. `None` for anything that is not
+/// `gfx` followed by letters and digits.
+pub(crate) fn bare_arch(gcn_arch_name: &str) -> Option<&str> {
+    let arch = gcn_arch_name.split(':').next()?.trim();
+    let number = arch.strip_prefix("gfx")?;
+    let plain = !number.is_empty()
+        && number
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    plain.then_some(arch)
+}
+
+/// The NUL-terminated string in `bytes[at..at + len]`.
+fn str_at(bytes: &[u8], at: usize, len: usize) -> Option<String> {
+    let field = bytes.get(at..at + len)?;
+    let end = field.iter().position(|&b| b == 0)?;
+    Some(String::from_utf8_lossy(&field[..end]).into_owned())
+}
+
+fn i32_at(bytes: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The device's bare arch from the bytes `hipGetDevicePropertiesR0600` wrote, after checking
+/// the layout against what `hipDeviceGetAttribute` says: the warp size and the number of
+/// compute units must be where [`props`] says they are. A mismatch means a runtime whose struct
+/// this build does not know, and reading a string at the wrong place is refused.
+fn arch_from_props(bytes: &[u8], warp_size: i32, compute_units: i32) -> Result<String, String> {
+    let found = (
+        i32_at(bytes, props::WARP_SIZE),
+        i32_at(bytes, props::MULTIPROCESSOR_COUNT),
+    );
+    if found != (Some(warp_size), Some(compute_units)) || !matches!(warp_size, 32 | 64) {
+        return Err(format!(
+            "hipGetDevicePropertiesR0600 filled a structure this build does not recognise \
+             (warpSize {:?} and multiProcessorCount {:?} at offsets {} and {}, where \
+             hipDeviceGetAttribute says {warp_size} and {compute_units})",
+            found.0,
+            found.1,
+            props::WARP_SIZE,
+            props::MULTIPROCESSOR_COUNT
+        ));
+    }
+    let gcn = str_at(bytes, props::GCN_ARCH_NAME, props::GCN_ARCH_NAME_LEN)
+        .ok_or("gcnArchName is not a NUL-terminated string")?;
+    bare_arch(&gcn)
+        .map(str::to_string)
+        .ok_or_else(|| format!("the device reports the arch `{gcn}`, which is not a gfx target"))
+}
+
+/// The HIP state of a [`crate::Device`].
+pub(crate) struct HipDevice {
+    api: &'static Api,
+    ordinal: c_int,
+    modules: ModuleCache<Loaded>,
+}
+
+/// Opens HIP device `ordinal`. Returns the device, its arch (`gfx1100`; see [`bare_arch`]) and
+/// its name.
+pub(crate) fn open(ordinal: usize) -> Result<(HipDevice, String, String)> {
+    let api = api()?;
+    let mut count = 0;
+    // SAFETY: writes one int.
+    let status = unsafe { (api.hipGetDeviceCount)(&mut count) };
+    if status != HIP_SUCCESS {
+        return Err(Error::NoDevice(format!(
+            "HIP: hipGetDeviceCount failed: {}",
+            describe(api, status)
+        )));
+    }
+    if ordinal >= count.max(0) as usize {
+        return Err(Error::NoDevice(format!(
+            "HIP: device {ordinal} was requested, and the runtime sees {count} device(s)"
+        )));
+    }
+    let dev = HipDevice {
+        api,
+        ordinal: ordinal as c_int,
+        modules: ModuleCache::new(),
+    };
+    dev.bind()?;
+    let (arch, name) = dev.identify()?;
+    Ok((dev, arch, name))
+}
+
+impl HipDevice {
+    /// Makes this the calling thread's current device; needed before every call that works on
+    /// "the current device" (allocation, copies, module loads, launches, events).
+    fn bind(&self) -> Result<()> {
+        // SAFETY: `ordinal` is below the device count.
+        let status = unsafe { (self.api.hipSetDevice)(self.ordinal) };
+        check(self.api, status, "making the HIP device current")
+    }
+
+    fn attribute(&self, attr: c_int, what: &str) -> Result<i32> {
+        let mut value = 0;
+        // SAFETY: writes one int; `ordinal` is a device.
+        let status = unsafe { (self.api.hipDeviceGetAttribute)(&mut value, attr, self.ordinal) };
+        check(self.api, status, format_args!("reading the {what}"))?;
+        Ok(value)
+    }
+
+    /// The device's arch and name.
+    fn identify(&self) -> Result<(String, String)> {
+        let api = self.api;
+        let mut words = vec![0u64; props::BUFFER_BYTES / 8];
+        // SAFETY: the buffer is larger than `hipDeviceProp_tR0600` (`props::SIZE`) and aligned
+        // for it (8 bytes, its largest member alignment).
+        let status =
+            unsafe { (api.hipGetDevicePropertiesR0600)(words.as_mut_ptr().cast(), self.ordinal) };
+        check(api, status, "reading the device properties")?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let warp = self.attribute(attr::WARP_SIZE, "warp size")?;
+        let units = self.attribute(attr::MULTIPROCESSOR_COUNT, "compute unit count")?;
+        let arch = arch_from_props(&bytes, warp, units)
+            .map_err(|e| Error::Driver(format!("HIP ({}): {e}", api.path)))?;
+
+        let mut name = [0 as c_char; 256];
+        // SAFETY: writes at most `len` bytes, NUL included.
+        let status =
+            unsafe { (api.hipDeviceGetName)(name.as_mut_ptr(), name.len() as c_int, self.ordinal) };
+        check(api, status, "reading the device name")?;
+        name[name.len() - 1] = 0;
+        // SAFETY: `name` is NUL-terminated (its last byte at the latest).
+        let mut name = unsafe { c_str(name.as_ptr()) }.unwrap_or_default();
+        if name.is_empty() {
+            name = str_at(&bytes, props::NAME, 256).unwrap_or_default();
+        }
+        Ok((arch, name))
+    }
+
+    /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
+    /// caller to overwrite before anything reads it). Zero bytes still allocate one, so that
+    /// every tensor has a distinct address.
+    pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
+        let n = bytes.max(1);
+        self.bind()?;
+        let mut ptr = null_mut();
+        // SAFETY: writes one pointer.
+        let status = unsafe { (self.api.hipMalloc)(&mut ptr, n) };
+        check(self.api, status, format_args!("allocating {bytes} bytes"))?;
+        let buf = DeviceBuffer {
+            api: self.api,
+            ordinal: self.ordinal,
+            ptr,
+        };
+        if let Some(byte) = fill {
+            // SAFETY: `buf` is a live allocation of `n` bytes on this device.
+            unsafe { self.memset(buf.ptr(), byte, n) }?;
+        }
+        Ok(buf)
+    }
+
+    /// Sets `bytes` bytes at `ptr` to `byte`, queued on the stream.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is memory of this device that stays allocated until the fill runs.
+    pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the caller's contract.
+        let status =
+            unsafe { (self.api.hipMemsetD8Async)(ptr as *mut c_void, byte, bytes, NULL_STREAM) };
+        check(
+            self.api,
+            status,
+            format_args!("filling {bytes} bytes of device memory"),
+        )
+    }
+
+    /// Copies `src` to device memory at `ptr`, after all queued work, and waits for the copy.
+    ///
+    /// # Safety
+    /// `ptr` is memory of this device valid for `size_of_val(src)` bytes.
+    pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(src);
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
+        let status = unsafe {
+            (self.api.hipMemcpyHtoDAsync)(
+                ptr as *mut c_void,
+                src.as_ptr().cast(),
+                bytes,
+                NULL_STREAM,
+            )
+        };
+        check(
+            self.api,
+            status,
+            format_args!("copying {bytes} bytes to the device"),
+        )?;
+        self.synchronize()
+    }
+
+    /// Copies device memory at `ptr` into `dst`, after all queued work, and waits for the copy.
+    ///
+    /// # Safety
+    /// `ptr` is memory of this device valid for `size_of_val(dst)` bytes, and every bit pattern
+    /// is a valid `T` (true of every [`crate::Element`]).
+    pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
+        let bytes = std::mem::size_of_val(dst);
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
+        let status = unsafe {
+            (self.api.hipMemcpyDtoHAsync)(
+                dst.as_mut_ptr().cast(),
+                ptr as *mut c_void,
+                bytes,
+                NULL_STREAM,
+            )
+        };
+        check(
+            self.api,
+            status,
+            format_args!("copying {bytes} bytes from the device"),
+        )?;
+        self.synchronize()
+    }
+
+    /// Waits for all work queued on the stream.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the null stream of the current device.
+        let status = unsafe { (self.api.hipStreamSynchronize)(NULL_STREAM) };
+        check(
+            self.api,
+            status,
+            "waiting for the device (an earlier launch or copy may have failed)",
+        )
+    }
+
+    /// Device milliseconds between events recorded on the stream before and after `f`.
+    pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        let start = TimingEvent::new(self)?;
+        let end = TimingEvent::new(self)?;
+        start.record()?;
+        f()?;
+        end.record()?;
+        let api = self.api;
+        // SAFETY: `end` is a live event; hipEventElapsedTime needs both events completed.
+        let status = unsafe { (api.hipEventSynchronize)(end.raw) };
+        check(api, status, "timing: waiting for the end event")?;
+        let mut ms: c_float = 0.0;
+        // SAFETY: both events are live and recorded; writes one float.
+        let status = unsafe { (api.hipEventElapsedTime)(&mut ms, start.raw, end.raw) };
+        check(api, status, "timing: reading the elapsed time")?;
+        Ok(f64::from(ms))
+    }
+
+    /// Queues `object` with `grid` blocks and `args`.
+    ///
+    /// # Safety
+    /// The contract of [`crate::Device::launch_gpu`]; `object.arch` is this device's arch.
+    pub(crate) unsafe fn launch(
+        &self,
+        kernel: &'static str,
+        object: &'static Object,
+        grid: [u32; 3],
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let loaded = self
+            .modules
+            .get_or_load(object, || self.load(kernel, object))?;
+        // Pointers into `args`, which outlives the call; hipModuleLaunchKernel copies the values.
+        let mut params = kernel_params(args);
+        // A kernel without parameters gets a null `kernelParams`, not a dangling empty array.
+        let params_ptr = if params.is_empty() {
+            null_mut()
+        } else {
+            params.as_mut_ptr()
+        };
+        self.bind()?;
+        // SAFETY: `loaded` keeps the module (so the function) alive; the arguments are the
+        // caller's contract; `extra` is null, as it must be when `kernelParams` is used.
+        let status = unsafe {
+            (self.api.hipModuleLaunchKernel)(
+                loaded.function,
+                grid[0],
+                grid[1],
+                grid[2],
+                object.threads,
+                1,
+                1,
+                object.shared_bytes,
+                NULL_STREAM,
+                params_ptr,
+                null_mut(),
+            )
+        };
+        check(
+            self.api,
+            status,
+            format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
+        )
+    }
+
+    fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
+        let api = self.api;
+        let what = what(kernel, object);
+        let (aligned, entry) = prepare_image(kernel, object)?;
+        self.bind()?;
+        let mut module = null_mut();
+        // SAFETY: `aligned` holds the image (an AMDGPU ELF code object) and lives through the
+        // call; the runtime copies what it loads.
+        let status = unsafe { (api.hipModuleLoadData)(&mut module, aligned.as_ptr().cast()) };
+        check(api, status, format_args!("{what}: loading the image"))?;
+        // From here on, dropping `loaded` unloads the module.
+        let mut loaded = Loaded {
+            api,
+            ordinal: self.ordinal,
+            module,
+            function: null_mut(),
+        };
+        // SAFETY: `module` is loaded; `entry` is NUL-terminated; writes one handle.
+        let status =
+            unsafe { (api.hipModuleGetFunction)(&mut loaded.function, module, entry.as_ptr()) };
+        check(
+            api,
+            status,
+            format_args!("{what}: finding the entry `{}`", object.entry),
+        )?;
+        // HIP has no opt-in for large dynamic shared memory on module functions
+        // (`hipFuncSetAttribute` takes a host stub, not a `hipFunction_t`): a kernel may use all
+        // the LDS its workgroup can have. The runtime only checks the dynamic size alone against
+        // the device's LDS (clr `ihipLaunchKernel_validate`) and dispatches static + dynamic
+        // (clr rocvirtual.cpp: `group_segment_size = ldsUsage + sharedMemBytes`), so check the
+        // sum here, and the block size against the kernel's launch bound, for a clear error.
+        let limit = |attr, what_limit| {
+            let mut value = 0;
+            // SAFETY: `loaded.function` is a function of the loaded module; writes one int.
+            let status = unsafe { (api.hipFuncGetAttribute)(&mut value, attr, loaded.function) };
+            check(api, status, format_args!("{what}: reading {what_limit}")).map(|()| value)
+        };
+        let max_threads = limit(func_attr::MAX_THREADS_PER_BLOCK, "its launch bound")?;
+        if i64::from(object.threads) > i64::from(max_threads) {
+            return Err(Error::Driver(format!(
+                "{what}: the object runs {} threads per block, and the kernel's launch bound is {max_threads}",
+                object.threads
+            )));
+        }
+        if object.shared_bytes > 0 {
+            let max_dynamic = limit(
+                func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                "its dynamic LDS limit",
+            )?;
+            if i64::from(object.shared_bytes) > i64::from(max_dynamic) {
+                return Err(Error::Driver(format!(
+                    "{what}: the object needs {} bytes of dynamic shared memory (LDS), and the \
+                     device has {max_dynamic} left per block beside the kernel's static LDS",
+                    object.shared_bytes
+                )));
+            }
+        }
+        Ok(loaded)
+    }
+}
+
+/// A HIP event for timing, destroyed on drop.
+struct TimingEvent<'a> {
+    dev: &'a HipDevice,
+    raw: Event,
+}
+
+impl<'a> TimingEvent<'a> {
+    fn new(dev: &'a HipDevice) -> Result<Self> {
+        dev.bind()?;
+        let mut raw = null_mut();
+        // SAFETY: writes one handle. `hipEventCreate` makes a timing event (flags
+        // `hipEventDefault`).
+        let status = unsafe { (dev.api.hipEventCreate)(&mut raw) };
+        check(dev.api, status, "timing: creating an event")?;
+        Ok(TimingEvent { dev, raw })
+    }
+
+    /// Records the event on the device's stream.
+    fn record(&self) -> Result<()> {
+        self.dev.bind()?;
+        // SAFETY: a live event, the null stream of its device.
+        let status = unsafe { (self.dev.api.hipEventRecord)(self.raw, NULL_STREAM) };
+        check(self.dev.api, status, "timing: recording an event")
+    }
+}
+
+impl Drop for TimingEvent<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created by `new`, destroyed only here. Nothing can report an error here.
+        let _ = unsafe { (self.dev.api.hipEventDestroy)(self.raw) };
+    }
+}
+
+/// Device memory owned by a tensor; freed on drop, after the device's queued work.
+pub(crate) struct DeviceBuffer {
+    api: &'static Api,
+    ordinal: c_int,
+    ptr: *mut c_void,
+}
+
+// SAFETY: a device address, usable from any thread (every use binds the device first).
+unsafe impl Send for DeviceBuffer {}
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    pub(crate) fn ptr(&self) -> u64 {
+        self.ptr as u64
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // Nothing can report an error here; a failed free leaks the memory. hipFree waits for
+        // the device's streams first (module docs).
+        // SAFETY: `ordinal` is a device; `ptr` came from hipMalloc and is freed only here.
+        unsafe {
+            if (self.api.hipSetDevice)(self.ordinal) == HIP_SUCCESS {
+                let _ = (self.api.hipFree)(self.ptr);
+            }
+        }
+    }
+}
+
+/// A loaded module and its kernel function; unloaded on drop.
+struct Loaded {
+    api: &'static Api,
+    ordinal: c_int,
+    module: Module,
+    function: Function,
+}
+
+// SAFETY: module and function handles are plain runtime handles, usable from any thread (every
+// use makes their device current first).
+unsafe impl Send for Loaded {}
+unsafe impl Sync for Loaded {}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        // Nothing can report an error here; a failed unload leaks the module.
+        // SAFETY: `module` was loaded by `HipDevice::load` and is unloaded only here.
+        unsafe {
+            if (self.api.hipSetDevice)(self.ordinal) == HIP_SUCCESS {
+                let _ = (self.api.hipModuleUnload)(self.module);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_names_lose_their_feature_suffixes() {
+        assert_eq!(bare_arch("gfx90a:sramecc+:xnack-"), Some("gfx90a"));
+        assert_eq!(bare_arch("gfx942:sramecc+:xnack-"), Some("gfx942"));
+        assert_eq!(bare_arch("gfx1100"), Some("gfx1100"));
+        assert_eq!(bare_arch("gfx1151"), Some("gfx1151"));
+        assert_eq!(bare_arch("gfx1201:xnack-"), Some("gfx1201"));
+        assert_eq!(bare_arch(" gfx1030 "), Some("gfx1030"));
+        assert_eq!(bare_arch(""), None);
+        assert_eq!(bare_arch("gfx"), None);
+        assert_eq!(bare_arch(":gfx90a"), None);
+        assert_eq!(bare_arch("sm_90"), None);
+        assert_eq!(bare_arch("gfx9-generic"), None);
+    }
+
+    /// A properties buffer as the runtime would fill it.
+    fn props_bytes(warp: i32, units: i32, gcn: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; props::BUFFER_BYTES];
+        b[props::NAME..][..8].copy_from_slice(b"Radeon X");
+        b[props::WARP_SIZE..][..4].copy_from_slice(&warp.to_ne_bytes());
+        b[props::MULTIPROCESSOR_COUNT..][..4].copy_from_slice(&units.to_ne_bytes());
+        b[props::GCN_ARCH_NAME..][..gcn.len()].copy_from_slice(gcn);
+        b
+    }
+
+    #[test]
+    fn arch_is_read_from_checked_properties() {
+        let b = props_bytes(64, 104, b"gfx90a:sramecc+:xnack-");
+        assert_eq!(arch_from_props(&b, 64, 104).unwrap(), "gfx90a");
+        let b = props_bytes(32, 48, b"gfx1100");
+        assert_eq!(arch_from_props(&b, 32, 48).unwrap(), "gfx1100");
+        assert_eq!(str_at(&b, props::NAME, 256).unwrap(), "Radeon X");
+        // A layout that disagrees with the attributes is refused.
+        let e = arch_from_props(&b, 64, 48).unwrap_err();
+        assert!(e.contains("does not recognise"), "{e}");
+        let e = arch_from_props(&b, 32, 96).unwrap_err();
+        assert!(e.contains("does not recognise"), "{e}");
+        // So is an implausible warp size, even where both agree.
+        let b = props_bytes(0, 0, b"gfx1100");
+        assert!(arch_from_props(&b, 0, 0).is_err());
+        // An unterminated or foreign arch name is refused.
+        let b = props_bytes(64, 1, &[b'g'; props::GCN_ARCH_NAME_LEN]);
+        let e = arch_from_props(&b, 64, 1).unwrap_err();
+        assert!(e.contains("NUL"), "{e}");
+        let b = props_bytes(64, 1, b"sm_90");
+        let e = arch_from_props(&b, 64, 1).unwrap_err();
+        assert!(e.contains("`sm_90`"), "{e}");
+    }
+
+    #[test]
+    fn library_candidates_in_order() {
+        let names = |c: Vec<PathBuf>| -> Vec<String> {
+            c.iter().map(|p| p.display().to_string()).collect()
+        };
+        assert_eq!(
+            names(candidates(None)),
+            [
+                "libamdhip64.so.7",
+                "libamdhip64.so.6",
+                "libamdhip64.so",
+                "/opt/rocm/lib/libamdhip64.so.7",
+                "/opt/rocm/lib/libamdhip64.so.6",
+                "/opt/rocm/lib/libamdhip64.so",
+            ]
+        );
+        let c = names(candidates(Some(OsStr::new("/opt/rocm-7.1.0"))));
+        assert_eq!(c.len(), 9);
+        assert_eq!(c[3], "/opt/rocm-7.1.0/lib/libamdhip64.so.7");
+        assert_eq!(c[8], "/opt/rocm/lib/libamdhip64.so");
+        // ROCM_PATH=/opt/rocm is not searched twice; an empty ROCM_PATH is ignored.
+        assert_eq!(candidates(Some(OsStr::new("/opt/rocm"))).len(), 6);
+        assert_eq!(candidates(Some(OsStr::new(""))).len(), 6);
+    }
+
+    #[test]
+    fn a_missing_library_is_explained() {
+        let e = load(&[
+            PathBuf::from("/nonexistent/libamdhip64.so.7"),
+            PathBuf::from("/nonexistent/libamdhip64.so"),
+        ])
+        .err()
+        .unwrap();
+        assert!(e.contains("libamdhip64 not found"), "{e}");
+        assert!(e.contains("/nonexistent/libamdhip64.so.7"), "{e}");
+        assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
+        // The loader's own words are kept.
+        assert!(e.contains("No such file"), "{e}");
+    }
+
+    #[test]
+    fn a_library_without_the_api_is_explained() {
+        // libm loads everywhere glibc does and has none of HIP's functions.
+        let e = load(&[PathBuf::from("libm.so.6")]).err().unwrap();
+        assert!(e.contains("libm.so.6 lacks `hipInit`"), "{e}");
+        assert!(e.contains("ROCm 6.0 or newer"), "{e}");
+    }
+
+    #[test]
+    fn no_runtime_here_is_no_device() {
+        // This machine has no ROCm (as the CI machines): the probe must say so, not panic.
+        match probe() {
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(matches!(e, Error::NoDevice(_)), "{msg}");
+                assert!(msg.contains("HIP"), "{msg}");
+                assert_eq!(probe().unwrap_err(), e, "the answer is remembered");
+            }
+            Ok(()) => {
+                // A HIP runtime is installed: opening a device that cannot exist still fails
+                // cleanly.
+                let e = open(1 << 20).err().unwrap();
+                assert!(matches!(e, Error::NoDevice(_)), "{e}");
+            }
+        }
+    }
+}
