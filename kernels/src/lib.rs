@@ -4,6 +4,7 @@
 //! odd sizes on the CPU backend.
 
 pub mod check;
+pub mod tune;
 
 pub mod ch01_copy;
 pub mod ch02_vector_add;

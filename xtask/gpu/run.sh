@@ -5,6 +5,15 @@
 # again under compute-sanitizer memcheck and racecheck. Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
+#   bash run.sh bench|bench-ours|bench-peers
+#
+# `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
+# configs, cuBLAS, the copy ceiling, launch latency; $OUT/ours.json, criterion's data in
+# $OUT/criterion, the tune cache in $OUT/tune.tsv) and the peers (peers/bench.py: PyTorch and
+# Triton; $OUT/peers.json), then prints a one-line summary. `bench-ours` / `bench-peers` run
+# one side only (each fits a 10-minute call on its own). TILELANG_BENCH_SIZES, _ONLY, _MS and
+# _FLUSH_MB pass through (see benches/README.md). Then, on the development machine:
+#   cargo xtask report $OUT/ours.json $OUT/peers.json --out docs/perf
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
@@ -38,13 +47,58 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
   step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
 fi
-if [ -d "$here/objects" ] && [ "$phase" != sanitize ]; then
+case "$phase" in
+  bench|bench-ours|bench-peers)
+    # cuBLAS for the vendor baselines comes from the image's Python (pip `nvidia-cublas`):
+    # find libcublas.so* under the `nvidia` namespace package, whatever its layout
+    # (nvidia/cublas/lib for CUDA 12 wheels, nvidia/cu13/lib for CUDA 13 ones).
+    cublas_dir="$(python3 - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except Exception:
+    roots = []
+for r in roots:
+    hits = sorted(glob.glob(os.path.join(r, "**", "libcublas.so*"), recursive=True))
+    if hits:
+        print(os.path.dirname(hits[0]))
+        break
+PY
+)"
+    if [ -n "$cublas_dir" ]; then
+      export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      echo "cuBLAS: $cublas_dir" | tee -a "$log"
+    else
+      echo "cuBLAS: not found in the Python packages (pip nvidia-cublas); no cuBLAS baselines" | tee -a "$log"
+    fi
+    export TILELANG_COMMIT="$(cat "$here/COMMIT" 2>/dev/null)"
+    export TILELANG_GPU_DRIVER="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+    ;;
+esac
+if [ "$phase" = bench ] || [ "$phase" = bench-ours ]; then
+  export TILELANG_BENCH_JSON="$out/ours.json" TILELANG_TUNE_CACHE="$out/tune.tsv" CRITERION_HOME="$out/criterion"
+  step "benches: ours (default + tuned), cuBLAS, copy ceiling, launch latency" "$here/bin/bench-tutorials" --bench
+fi
+if [ "$phase" = bench ] || [ "$phase" = bench-peers ]; then
+  if [ -f "$here/peers/bench.py" ]; then
+    step "peers: PyTorch and Triton" python3 "$here/peers/bench.py" --out "$out/peers.json"
+  else
+    echo "peers: no peers/bench.py in the bundle" | tee -a "$log"
+    status=1
+  fi
+fi
+if [[ "$phase" == bench* ]]; then
+  count() { if [ -f "$1" ]; then grep -Eo "$2" "$1" | wc -l; else echo 0; fi; }
+  echo "bench summary: ours $(count "$out/ours.json" '"record": ?"result"') records, $(count "$out/ours.json" '"passed": ?false') failed; peers $(count "$out/peers.json" '"record": ?"(kernel|launch)"') records, $(count "$out/peers.json" '"passed": ?false') failed; JSON in $out" | tee -a "$log"
+fi
+if [ -d "$here/objects" ] && { [ "$phase" = all ] || [ "$phase" = check ]; }; then
   for f in "$here"/objects/tl_gemm_{tiled,fragment,w4a16}__*.bin; do
     n=$(cuobjdump --dump-sass "$f" 2>/dev/null | grep -c -E 'HMMA|HGMMA')
     echo "sass $(basename "$f"): $n HMMA/HGMMA instructions" | tee -a "$log"
     [ "$n" -gt 0 ] || status=1
   done
 fi
-grep -E "^(test result|[0-9]+ passed|FAIL|ERROR|=== |\| )" "$log" | tail -120
+grep -E "^(test result|[0-9]+ passed|FAIL|ERROR|=== |\| |bench summary|note: )" "$log" | tail -120
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)" | tee -a "$log"
 exit $status

@@ -1,20 +1,32 @@
+//! Repository automation.
+//!
 //! `cargo xtask gpu-bundle [DIR]`: builds, on a machine without a GPU, everything the GPU
-//! checks need (release binaries with the sm_90 objects embedded), strips them into one folder
-//! (default `.gpu/`, ignored by git) with the script that runs them there:
+//! checks and benchmarks need (release binaries with the sm_90 objects embedded, the bench
+//! binary, the peers' Python script), strips them into one folder (default `.gpu/`) with the
+//! script that runs them there:
 //!
 //! ```text
 //! cargo xtask gpu-bundle          # here: needs nvcc (NVCC, CUDA_HOME or the README's wheels)
 //! bash .gpu/run.sh                # on the GPU machine; logs go to $OUT (or .gpu/out)
+//! bash .gpu/run.sh bench          # the benchmarks: $OUT/ours.json and $OUT/peers.json
 //! ```
+//!
+//! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: the performance table
+//! (markdown on stdout, `perf.md`, `perf.svg`), see `report.rs`.
+
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+const USAGE: &str = "usage: cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [--out docs/perf]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("gpu-bundle") => gpu_bundle(Path::new(args.get(1).map_or(".gpu", String::as_str))),
-        _ => Err("usage: cargo xtask gpu-bundle [DIR]".to_string()),
+        Some("report") => report::report(&args[1..]),
+        _ => Err(USAGE.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -62,7 +74,9 @@ fn executables(json: &str) -> Vec<(String, bool, PathBuf)> {
         };
         let name = field(line, "\"name\":\"").unwrap_or_default();
         // The profile's `test` flag (the target object has a `test` key of its own).
-        let test = line.find("\"profile\":").is_some_and(|i| line[i..].contains("\"test\":true"));
+        let test = line
+            .find("\"profile\":")
+            .is_some_and(|i| line[i..].contains("\"test\":true"));
         out.push((name, test, PathBuf::from(exe)));
     }
     out
@@ -108,12 +122,28 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]);
+    // The benchmarks: `cargo bench`'s executable (the bench profile, optimised like release).
+    let mut bench = cargo();
+    bench.args([
+        "bench",
+        "-p",
+        "benches",
+        "--bench",
+        "tutorials",
+        "--no-run",
+        "--message-format=json",
+    ]);
     let mut exes = executables(&run(build)?);
     exes.extend(executables(&run(tests)?));
     exes.extend(
         executables(&run(rt)?)
             .into_iter()
             .map(|(_, t, p)| ("rt-cuda".to_string(), t, p)),
+    );
+    exes.extend(
+        executables(&run(bench)?)
+            .into_iter()
+            .map(|(_, _, p)| ("bench-tutorials".to_string(), false, p)),
     );
     let mut copied = Vec::new();
     for (name, test, exe) in exes {
@@ -129,11 +159,21 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     // The objects themselves, for disassembly on the GPU machine.
     let objects = dir.join("objects");
     std::fs::create_dir_all(&objects).map_err(|e| e.to_string())?;
-    for entry in glob_objects(&root().join("target/release/build")) {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root().join("target"), |t| root().join(t));
+    for entry in glob_objects(&target.join("release/build")) {
         let _ = std::fs::copy(&entry, objects.join(entry.file_name().unwrap()));
     }
     std::fs::copy(root().join("xtask/gpu/run.sh"), dir.join("run.sh"))
         .map_err(|e| e.to_string())?;
+    // The peers' script (PyTorch and Triton timings), when the repository has it.
+    let peers = root().join("peers");
+    if peers.is_dir() {
+        copy_tree(&peers, &dir.join("peers"))?;
+    } else {
+        eprintln!("xtask: no peers/ folder; the bundle's `bench` phase will only run ours");
+    }
     let commit = run({
         let mut c = Command::new("git");
         c.current_dir(root()).args(["rev-parse", "HEAD"]);
@@ -169,6 +209,28 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         dir.display(),
         dir.file_name().unwrap().to_string_lossy()
     );
+    Ok(())
+}
+
+/// Copies the files of `src` into `dest`, recursively, skipping caches (`__pycache__`, dot
+/// files).
+fn copy_tree(src: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let entries = std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let n = name.to_string_lossy();
+        if n.starts_with('.') || n == "__pycache__" {
+            continue;
+        }
+        let path = e.path();
+        if path.is_dir() {
+            copy_tree(&path, &dest.join(&name))?;
+        } else {
+            std::fs::copy(&path, dest.join(&name))
+                .map_err(|e| format!("copy {}: {e}", path.display()))?;
+        }
+    }
     Ok(())
 }
 

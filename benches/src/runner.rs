@@ -1,0 +1,517 @@
+//! The measuring loop: check once, tune, then time with device events and a cold L2 under
+//! criterion (or a plain loop), and keep a JSON record of each measurement.
+
+use crate::record::{self, SizeSet, Spec, Stats, Verdict};
+use crate::vendor::{self, Blas};
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+use kernels::tune::Tuner;
+use serde_json::{json, Value};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tilelang::{Device, Element, Error, Result, Tensor};
+
+/// What to run and how long; [`Options::from_env`] reads the environment.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub sizes: Vec<SizeSet>,
+    /// Only these chapters (`"01"`, `"08"`, `"launch"`, `"ceiling"`); `None` for all.
+    pub chapters: Option<Vec<String>>,
+    /// Bytes written between timed launches to evict the L2 (0: no flush).
+    pub flush_bytes: usize,
+    /// Device time to spend timing one measurement, in milliseconds (repetitions are derived
+    /// from a first timing and clamped to `min_reps..=max_reps`).
+    pub budget_ms: f64,
+    pub min_reps: usize,
+    pub max_reps: usize,
+    pub seed: u64,
+}
+
+impl Options {
+    /// `TILELANG_BENCH_SIZES` (default `tutorial,large`), `TILELANG_BENCH_ONLY` (chapters,
+    /// comma-separated), `TILELANG_BENCH_FLUSH_MB` (default 256), `TILELANG_BENCH_MS` (default
+    /// 1000), `TILELANG_SEED`.
+    pub fn from_env() -> std::result::Result<Options, String> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let sizes = match var("TILELANG_BENCH_SIZES") {
+            None => vec![SizeSet::Tutorial, SizeSet::Large],
+            Some(s) => s
+                .split(',')
+                .map(|x| {
+                    SizeSet::parse(x).ok_or_else(|| {
+                        format!("TILELANG_BENCH_SIZES: `{x}` is not tutorial, large or smoke")
+                    })
+                })
+                .collect::<std::result::Result<_, _>>()?,
+        };
+        let chapters = var("TILELANG_BENCH_ONLY").map(|s| {
+            s.split(',')
+                .map(|c| normalize_chapter(c.trim()))
+                .collect::<Vec<_>>()
+        });
+        let number = |k: &str, default: f64| -> std::result::Result<f64, String> {
+            match var(k) {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| *x >= 0.0)
+                    .ok_or_else(|| format!("{k}: `{v}` is not a non-negative number")),
+            }
+        };
+        Ok(Options {
+            sizes,
+            chapters,
+            flush_bytes: (number("TILELANG_BENCH_FLUSH_MB", 256.0)? * (1 << 20) as f64) as usize,
+            budget_ms: number("TILELANG_BENCH_MS", 1000.0)?,
+            min_reps: 10,
+            max_reps: 500,
+            seed: kernels::check::Rng::fresh_seed(),
+        })
+    }
+
+    /// Tiny and quick: the whole suite on the CPU backend in a test.
+    pub fn smoke(seed: u64) -> Options {
+        Options {
+            sizes: vec![SizeSet::Smoke],
+            chapters: None,
+            flush_bytes: 1 << 16,
+            budget_ms: 0.0,
+            min_reps: 2,
+            max_reps: 2,
+            seed,
+        }
+    }
+
+    pub fn wants(&self, chapter: &str) -> bool {
+        self.chapters
+            .as_ref()
+            .is_none_or(|c| c.iter().any(|x| x == chapter))
+    }
+}
+
+/// `"8"`, `"08"`, `"08 gemm"` → `"08"`; other names unchanged.
+pub fn normalize_chapter(c: &str) -> String {
+    let digits: String = c.chars().take_while(char::is_ascii_digit).collect();
+    match digits.parse::<u32>() {
+        Ok(n) => format!("{n:02}"),
+        Err(_) => c.to_ascii_lowercase(),
+    }
+}
+
+/// Runs checks and timings and collects the records.
+pub struct Runner<'c> {
+    pub dev: Device,
+    pub opts: Options,
+    criterion: Option<&'c mut Criterion>,
+    flush: Option<Tensor<u8>>,
+    tuner: Tuner,
+    blas: Option<std::result::Result<Rc<Blas>, String>>,
+    pub records: Vec<Value>,
+    /// One line per failed check, launch or chapter.
+    pub failures: Vec<String>,
+    /// Things not measured and why (a missing library, ...).
+    pub notes: Vec<String>,
+}
+
+/// One timed launch: the flush is queued before the start event, so it is outside the timed
+/// region; the events bracket exactly what `f` queues.
+fn timed_once(
+    dev: &Device,
+    flush: &mut Option<Tensor<u8>>,
+    f: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
+    if let Some(t) = flush.as_mut() {
+        t.poison()?;
+    }
+    dev.time_ms(f)
+}
+
+/// Criterion's group: `"08 GEMM"`, or the title alone for the non-chapter records.
+fn group_name(spec: &Spec) -> String {
+    if spec.chapter.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("{} {}", spec.chapter, spec.title)
+    } else {
+        spec.title.to_string()
+    }
+}
+
+fn vendor_err(e: String) -> Error {
+    Error::Driver(e)
+}
+
+impl<'c> Runner<'c> {
+    /// A runner on `dev`; with `criterion`, every timing is a criterion benchmark (device time
+    /// through `iter_custom`), else a plain loop.
+    pub fn new(
+        dev: Device,
+        opts: Options,
+        criterion: Option<&'c mut Criterion>,
+        tuner: Tuner,
+    ) -> Result<Runner<'c>> {
+        let flush = match opts.flush_bytes {
+            0 => None,
+            n => Some(dev.alloc::<u8>(&[n])?),
+        };
+        // The tuner flushes like the timings, so it ranks configs under the same conditions.
+        let tuner = tuner.flush_bytes(opts.flush_bytes);
+        Ok(Runner {
+            dev,
+            opts,
+            criterion,
+            flush,
+            tuner,
+            blas: None,
+            records: Vec::new(),
+            failures: Vec::new(),
+            notes: Vec::new(),
+        })
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        self.dev.backend() != tilelang::Backend::Cpu
+    }
+
+    /// cuBLAS on this device, loaded on first use; the error (a missing library) is noted once.
+    pub fn blas(&mut self) -> std::result::Result<Rc<Blas>, String> {
+        if self.blas.is_none() {
+            let b = Blas::new(&self.dev).map(Rc::new);
+            if let Err(e) = &b {
+                self.notes.push(format!("no cuBLAS baselines: {e}"));
+            }
+            self.blas = Some(b);
+        }
+        self.blas.clone().expect("set above")
+    }
+
+    /// The header record: machine, date, commit, method.
+    pub fn header(&mut self) -> Value {
+        let blas_version = if self.is_gpu() {
+            self.blas().ok().map(|b| b.version)
+        } else {
+            None
+        };
+        let driver = std::env::var("TILELANG_GPU_DRIVER")
+            .ok()
+            .or_else(|| vendor::driver_version(&self.dev).map(|v| format!("CUDA {v}")));
+        json!({
+            "record": "header",
+            "impl": "tilelang",
+            "gpu": self.dev.name(),
+            "arch": self.dev.arch(),
+            "backend": format!("{:?}", self.dev.backend()),
+            "driver": driver,
+            "cublas_version": blas_version,
+            "date": record::utc_date(),
+            "commit": std::env::var("TILELANG_COMMIT").ok(),
+            "seed": self.opts.seed,
+            "size_sets": self.opts.sizes.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            "flush_bytes": self.opts.flush_bytes,
+            "timing": "device events around each launch (CUDA events; wall time on the CPU backend), \
+                       after a warm-up; the flush buffer is written before each timed launch, \
+                       outside the timed region; median over every timed launch",
+            "harness": if self.criterion.is_some() { "criterion iter_custom (device time)" } else { "plain loop" },
+        })
+    }
+
+    /// Poisons `out`, launches once, downloads and checks. `Err` only for a failed launch.
+    fn check_once<T: Element>(
+        &self,
+        out: &mut Tensor<T>,
+        check: &dyn Fn(&[T]) -> Verdict,
+        launch: &mut dyn FnMut(&mut Tensor<T>) -> Result<()>,
+    ) -> Result<(Verdict, Vec<T>)> {
+        out.poison()?;
+        launch(out)?;
+        self.dev.synchronize()?;
+        let got = out.to_vec()?;
+        Ok((check(&got), got))
+    }
+
+    /// Times `f` (warm-up, a first timing to plan the repetitions, then criterion or a loop).
+    /// `None` when criterion's filter skipped it.
+    fn measure(
+        &mut self,
+        spec: &Spec,
+        label: &str,
+        f: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<Stats>> {
+        let dev = self.dev.clone();
+        f()?;
+        dev.synchronize()?;
+        // The repetitions (and criterion's measurement time) come from this estimate: the
+        // median of 5 timings, or one timing for a launch slower than 50 ms.
+        let mut first = vec![timed_once(&dev, &mut self.flush, f)?];
+        while first[0] < 50.0 && first.len() < 5 {
+            first.push(timed_once(&dev, &mut self.flush, f)?);
+        }
+        let est = Stats::of(&first).map_or(1e-6, |s| s.median_ms.max(1e-6));
+        let reps =
+            ((self.opts.budget_ms / est) as usize).clamp(self.opts.min_reps, self.opts.max_reps);
+        let flush = &mut self.flush;
+        let Some(c) = self.criterion.as_deref_mut() else {
+            let mut t = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                t.push(timed_once(&dev, flush, f)?);
+            }
+            return Ok(Stats::of(&t));
+        };
+        let mut samples: Vec<f64> = Vec::new();
+        let mut error: Option<Error> = None;
+        let mut group = c.benchmark_group(group_name(spec));
+        group
+            .sampling_mode(SamplingMode::Flat)
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs_f64(est * 3.0 / 1e3))
+            .measurement_time(Duration::from_secs_f64(est * reps as f64 / 1e3));
+        group.bench_function(
+            BenchmarkId::new(format!("{} [{label}]", spec.variant), spec.size_set.name()),
+            |b| {
+                b.iter_custom(|iters| {
+                    let mut total_ms = 0.0;
+                    for _ in 0..iters {
+                        if error.is_some() {
+                            break;
+                        }
+                        match timed_once(&dev, flush, f) {
+                            Ok(ms) => {
+                                samples.push(ms);
+                                total_ms += ms;
+                            }
+                            Err(e) => error = Some(e),
+                        }
+                    }
+                    // Criterion's statistics then describe device time.
+                    Duration::from_secs_f64(total_ms.max(1e-6) / 1e3)
+                })
+            },
+        );
+        group.finish();
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Stats::of(&samples)),
+        }
+    }
+
+    fn push(&mut self, rec: Value) {
+        if rec["passed"] == json!(false) {
+            self.failures.push(format!(
+                "{} {} [{} {}] {}: {}",
+                rec["chapter"].as_str().unwrap_or(""),
+                rec["variant"].as_str().unwrap_or(""),
+                rec["impl"].as_str().unwrap_or(""),
+                rec["config"].as_str().unwrap_or(""),
+                rec["size_set"].as_str().unwrap_or(""),
+                rec.get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("check failed"),
+            ));
+        }
+        self.records.push(rec);
+    }
+
+    /// A record for a measurement that could not be made.
+    fn failed(
+        &mut self,
+        spec: &Spec,
+        imp: &str,
+        config: &str,
+        role: &str,
+        what: &str,
+        e: &dyn std::fmt::Display,
+    ) {
+        let stats = Stats {
+            median_ms: f64::NAN,
+            min_ms: f64::NAN,
+            max_ms: f64::NAN,
+            reps: 0,
+        };
+        let v = Verdict::error(what, e.to_string());
+        self.push(record::result(spec, imp, config, role, &stats, &v));
+    }
+
+    /// One of our kernels: checks the default config, tunes among `configs` (every config
+    /// timed, the winner cached per arch and shape bucket), checks the winner if it differs,
+    /// and times both. Records `config_role` `"default"` and `"tuned"` (the tuned record
+    /// repeats the default's numbers when the winner is the default).
+    #[allow(clippy::too_many_arguments)]
+    pub fn kernel<T: Element>(
+        &mut self,
+        spec: &Spec,
+        configs: &[&'static str],
+        default: &'static str,
+        out: &mut Tensor<T>,
+        check: &dyn Fn(&[T]) -> Verdict,
+        launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()>,
+    ) {
+        eprintln!(
+            "  {} {} [{}] ...",
+            spec.chapter,
+            spec.variant,
+            spec.size_set.name()
+        );
+        let verdict = match self.check_once(out, check, &mut |o| launch(default, o)) {
+            Ok((v, _)) => v,
+            Err(e) => return self.failed(spec, "tilelang", default, "default", "launch", &e),
+        };
+        let key = format!("{}/{}", spec.chapter, spec.variant);
+        let dev = self.dev.clone();
+        let tuned = match self.tuner.tune(&dev, &key, &spec.shape, configs, |cfg| {
+            launch(cfg, &mut *out)
+        }) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.failures.push(format!(
+                    "{key} [{}]: tuning failed: {e}",
+                    spec.size_set.name()
+                ));
+                None
+            }
+        };
+        let tuned_config = tuned.as_ref().map_or(default, |t| t.config);
+
+        let stats = match self.measure(spec, &format!("default {default}"), &mut || {
+            launch(default, &mut *out)
+        }) {
+            Ok(Some(s)) => s,
+            Ok(None) => return,
+            Err(e) => return self.failed(spec, "tilelang", default, "default", "timing", &e),
+        };
+        let rec = record::result(spec, "tilelang", default, "default", &stats, &verdict);
+        self.push(rec.clone());
+
+        let mut tuned_rec = if tuned_config == default {
+            let mut r = rec;
+            r["config_role"] = json!("tuned");
+            r["same_as_default"] = json!(true);
+            r
+        } else {
+            let v = match self.check_once(out, check, &mut |o| launch(tuned_config, o)) {
+                Ok((v, _)) => v,
+                Err(e) => {
+                    return self.failed(spec, "tilelang", tuned_config, "tuned", "launch", &e)
+                }
+            };
+            let label = format!("tuned {tuned_config}");
+            match self.measure(spec, &label, &mut || launch(tuned_config, &mut *out)) {
+                Ok(Some(s)) => record::result(spec, "tilelang", tuned_config, "tuned", &s, &v),
+                Ok(None) => return,
+                Err(e) => {
+                    return self.failed(spec, "tilelang", tuned_config, "tuned", "timing", &e)
+                }
+            }
+        };
+        if let Some(t) = &tuned {
+            tuned_rec["tuned_from_cache"] = json!(t.from_cache);
+            let timings: serde_json::Map<String, Value> = t
+                .timings
+                .iter()
+                .map(|(c, ms)| (c.to_string(), json!(ms)))
+                .collect();
+            tuned_rec["tuning_ms"] = Value::Object(timings);
+        }
+        self.push(tuned_rec);
+    }
+
+    /// A baseline (vendor library or driver copy): checked once, then timed. Returns the
+    /// checked output (for comparisons against it), `None` if it could not run.
+    pub fn baseline<T: Element>(
+        &mut self,
+        spec: &Spec,
+        imp: &str,
+        config: &str,
+        out: &mut Tensor<T>,
+        check: &dyn Fn(&[T]) -> Verdict,
+        launch: &mut dyn FnMut(&mut Tensor<T>) -> std::result::Result<(), String>,
+    ) -> Option<Vec<T>> {
+        eprintln!(
+            "  {} {} [{imp}, {}] ...",
+            spec.chapter,
+            spec.variant,
+            spec.size_set.name()
+        );
+        let (verdict, got) =
+            match self.check_once(out, check, &mut |o| launch(o).map_err(vendor_err)) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.failed(spec, imp, config, "vendor", "launch", &e);
+                    return None;
+                }
+            };
+        match self.measure(spec, &format!("{imp} {config}"), &mut || {
+            launch(&mut *out).map_err(vendor_err)
+        }) {
+            Ok(Some(s)) => {
+                let rec = record::result(spec, imp, config, "vendor", &s, &verdict);
+                self.push(rec);
+            }
+            Ok(None) => {}
+            Err(e) => self.failed(spec, imp, config, "vendor", "timing", &e),
+        }
+        Some(got)
+    }
+
+    /// Host-side latency of `launch`: `n` back-to-back launches and one synchronize, in
+    /// microseconds per launch (median of `rounds`); a criterion benchmark of the same loop
+    /// (wall time) when criterion runs.
+    pub fn launch_latency(
+        &mut self,
+        spec: &Spec,
+        config: &str,
+        n: usize,
+        rounds: usize,
+        launch: &mut dyn FnMut() -> Result<()>,
+    ) {
+        let dev = self.dev.clone();
+        let mut run = |iters: u64| -> Result<Duration> {
+            let t = Instant::now();
+            for _ in 0..iters {
+                launch()?;
+            }
+            dev.synchronize()?;
+            Ok(t.elapsed())
+        };
+        let mut per_launch_ms = Vec::new();
+        let result = (|| -> Result<()> {
+            run(100)?; // warm-up: module load, first launches
+            for _ in 0..rounds.max(1) {
+                per_launch_ms.push(run(n as u64)?.as_secs_f64() * 1e3 / n as f64);
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            return self.failed(spec, "tilelang", config, "default", "launch", &e);
+        }
+        if let Some(c) = self.criterion.as_deref_mut() {
+            let mut group = c.benchmark_group(group_name(spec));
+            group
+                .sample_size(10)
+                .warm_up_time(Duration::from_millis(100))
+                .measurement_time(Duration::from_millis(500));
+            group.bench_function(
+                BenchmarkId::new(
+                    format!("{} [host wall time]", spec.variant),
+                    spec.size_set.name(),
+                ),
+                |b| b.iter_custom(|iters| run(iters).unwrap_or(Duration::from_nanos(1))),
+            );
+            group.finish();
+        }
+        let Some(stats) = Stats::of(&per_launch_ms) else {
+            return;
+        };
+        let v = Verdict {
+            passed: true,
+            max_rel_err: 0.0,
+            method: "none (latency only)".into(),
+            detail: String::new(),
+        };
+        let mut rec = record::result(spec, "tilelang", config, "default", &stats, &v);
+        rec["us_per_launch"] = json!(stats.median_ms * 1e3);
+        rec["launches_per_round"] = json!(n);
+        rec["timing"] = json!(
+            "host wall time of back-to-back launches plus one synchronize, divided by the count"
+        );
+        self.push(rec);
+    }
+}

@@ -1,0 +1,923 @@
+//! The benchmarks: every kernel and variant of the ten tutorials at the tutorial sizes and at
+//! large sizes, the vendor baselines (cuBLAS, the driver's copy), the bandwidth ceiling and
+//! the launch latency. Each chapter function builds inputs, computes the reference once, and
+//! hands every kernel to the [`Runner`].
+
+use crate::dequant::dequant_w4;
+use crate::record::{SizeSet, Spec, Verdict, Work};
+use crate::runner::Runner;
+use kernels::check::{self, Comparison, Rng};
+use kernels::{
+    ch01_copy as c01, ch02_vector_add as c02, ch03_outer_add as c03, ch04_broadcast_relu as c04,
+    ch05_row_sum as c05, ch06_softmax as c06, ch07_flash_attention as c07, ch08_gemm as c08,
+    ch09_conv1d as c09, ch10_w4a16 as c10,
+};
+use tilelang::{f16, Element, Result};
+
+/// Runs every selected chapter at every selected size, then the ceiling and the launch
+/// latency. A chapter that fails (an allocation, an upload) is a failure line, not an abort.
+pub fn run_all(r: &mut Runner) {
+    type Chapter = fn(&mut Runner, SizeSet) -> Result<()>;
+    let chapters: [(&str, Chapter); 10] = [
+        ("01", ch01),
+        ("02", ch02),
+        ("03", ch03),
+        ("04", ch04),
+        ("05", ch05),
+        ("06", ch06),
+        ("07", ch07),
+        ("08", ch08),
+        ("09", ch09),
+        ("10", ch10),
+    ];
+    let sizes = r.opts.sizes.clone();
+    if r.is_gpu() && r.opts.wants("ceiling") {
+        if let Err(e) = ceiling(r) {
+            r.failures.push(format!("ceiling: {e}"));
+        }
+    }
+    for (name, f) in chapters {
+        if !r.opts.wants(name) {
+            continue;
+        }
+        for &size in &sizes {
+            eprintln!("chapter {name}, {} sizes", size.name());
+            if let Err(e) = f(r, size) {
+                r.failures
+                    .push(format!("chapter {name} ({} sizes): {e}", size.name()));
+            }
+        }
+    }
+    if r.opts.wants("launch") {
+        if let Err(e) = launch_overhead(r) {
+            r.failures.push(format!("launch overhead: {e}"));
+        }
+    }
+}
+
+/// Problem sizes per chapter and size set; the README's table. The large sizes are those of
+/// `peers/bench.py` (its `SIZES`), so that every row compares the same problem.
+pub mod sizes {
+    use super::SizeSet::{self, *};
+
+    /// 01: elements copied.
+    pub fn copy(s: SizeSet) -> usize {
+        match s {
+            Tutorial => 524_288,
+            Large => 268_435_456,
+            Smoke => 4097,
+        }
+    }
+    /// 02: elements added.
+    pub fn add(s: SizeSet) -> usize {
+        match s {
+            Tutorial => 4_194_304,
+            Large => 268_435_456,
+            Smoke => 10_001,
+        }
+    }
+    /// 03: `(M, N)` of the output.
+    pub fn outer(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (8192, 4096),
+            Large => (32_768, 16_384),
+            Smoke => (67, 300),
+        }
+    }
+    /// 04: `(M, N)` of `A`.
+    pub fn broadcast(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (8192, 4096),
+            Large => (16_384, 16_384),
+            Smoke => (33, 517),
+        }
+    }
+    /// 05: `(M, N)`.
+    pub fn row_sum(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (4096, 16_384),
+            Large => (16_384, 16_384),
+            Smoke => (17, 3000),
+        }
+    }
+    /// 06: `(M, N)`.
+    pub fn softmax(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (4096, 16_384),
+            Large => (16_384, 16_384),
+            Smoke => (9, 5000),
+        }
+    }
+    /// 07: `(M, N)` of Q, K, V, O.
+    pub fn flash(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (256, 16_384),
+            Large => (4096, 16_384),
+            Smoke => (5, 5000),
+        }
+    }
+    /// 08 and 10: `M = N = K`.
+    pub fn gemm(s: SizeSet) -> usize {
+        match s {
+            Tutorial => 4096,
+            Large => 8192,
+            Smoke => 66,
+        }
+    }
+    /// 09 single: `X [N, L]`, 7 taps.
+    pub fn conv_single(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (64, 1024),
+            Large => (8192, 32_768),
+            Smoke => (5, 300),
+        }
+    }
+    /// 09 multi: `X [N, L]`, `W [7, F]` → `O [N, L, F]`.
+    pub fn conv_multi(s: SizeSet) -> (usize, usize, usize) {
+        match s {
+            Tutorial => (16, 256, 32),
+            Large => (1024, 8192, 32),
+            Smoke => (3, 100, 32),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers: parallel input generation and comparison (the large sizes have up to 5·10⁸ elements).
+
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(32)
+}
+
+/// `n` values uniform in `[lo, hi)`, generated in parallel chunks, each with its own
+/// [`Rng`] seeded from `seed` and the chunk index (reproducible for a given seed).
+pub fn par_vec<T: Element>(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    let chunk = n.div_ceil(threads()).max(1 << 16);
+    std::thread::scope(|s| {
+        for (i, c) in v.chunks_mut(chunk).enumerate() {
+            s.spawn(move || {
+                let mut rng = Rng::new(seed ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
+                for x in c {
+                    *x = T::from_f64(rng.uniform(lo, hi));
+                }
+            });
+        }
+    });
+    v
+}
+
+/// Random finite f16 bit patterns (every exponent, subnormals and ±0 included), in parallel.
+fn par_finite_f16(seed: u64, n: usize) -> Vec<f16> {
+    let mut v = vec![f16::ZERO; n];
+    let chunk = n.div_ceil(threads()).max(1 << 16);
+    std::thread::scope(|s| {
+        for (i, c) in v.chunks_mut(chunk).enumerate() {
+            s.spawn(move || {
+                let mut rng = Rng::new(seed ^ (i as u64 + 7).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                c.copy_from_slice(&c01::random_finite_f16(&mut rng, c.len()));
+            });
+        }
+    });
+    v
+}
+
+/// Widens to f64 in parallel.
+fn par_f64<T: Element>(v: &[T]) -> Vec<f64> {
+    let mut out = vec![0.0; v.len()];
+    let chunk = v.len().div_ceil(threads()).max(1 << 16);
+    std::thread::scope(|s| {
+        for (o, i) in out.chunks_mut(chunk).zip(v.chunks(chunk)) {
+            s.spawn(move || {
+                for (o, x) in o.iter_mut().zip(i) {
+                    *o = x.to_f64();
+                }
+            });
+        }
+    });
+    out
+}
+
+/// [`check::compare`] over parallel chunks, merged (the first mismatch is the lowest index).
+pub fn par_compare<T: Element>(got: &[T], want: &[f64], atol: f64, rtol: f64) -> Comparison {
+    assert_eq!(got.len(), want.len(), "par_compare: lengths differ");
+    let chunk = got.len().div_ceil(threads()).max(1 << 16);
+    let parts: Vec<Comparison> = std::thread::scope(|s| {
+        let hs: Vec<_> = got
+            .chunks(chunk)
+            .zip(want.chunks(chunk))
+            .map(|(g, w)| s.spawn(move || check::compare(g, w, atol, rtol)))
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("compare")).collect()
+    });
+    let mut c = Comparison {
+        max_abs: 0.0,
+        max_rel: 0.0,
+        first_bad: None,
+        atol,
+        rtol,
+    };
+    for (i, p) in parts.into_iter().enumerate() {
+        c.max_abs = c.max_abs.max(p.max_abs);
+        c.max_rel = c.max_rel.max(p.max_rel);
+        if c.first_bad.is_none() {
+            c.first_bad = p.first_bad.map(|(j, g, w)| (i * chunk + j, g, w));
+        }
+    }
+    c
+}
+
+/// A check against a full float64 reference.
+fn against<T: Element>(want: &[f64], atol: f64, rtol: f64) -> impl Fn(&[T]) -> Verdict + '_ {
+    move |got: &[T]| {
+        Verdict::from_comparison(&par_compare(got, want, atol, rtol), "float64 reference")
+    }
+}
+
+fn spec(
+    chapter: &'static str,
+    title: &'static str,
+    variant: &str,
+    size_set: SizeSet,
+    shape: Vec<usize>,
+    dtype: &'static str,
+    work: Work,
+) -> Spec {
+    Spec {
+        chapter,
+        title,
+        variant: variant.to_string(),
+        size_set,
+        shape,
+        dtype,
+        work,
+    }
+}
+
+/// Element-wise f16 results are one rounding of an exact value (chapters 02-04).
+const F16_RTOL: f64 = 1.0 / 1024.0;
+const F16_ATOL: f64 = 1e-6;
+
+// ---------------------------------------------------------------------------------------------
+// The chapters.
+
+/// The bandwidth ceiling: the driver's device-to-device copy of a 2 GiB buffer.
+fn ceiling(r: &mut Runner) -> Result<()> {
+    let n = (2usize << 30) / 2;
+    let dev = r.dev.clone();
+    let src = dev.upload(&par_finite_f16(r.opts.seed, n), &[n])?;
+    let mut dst = dev.alloc::<f16>(&[n])?;
+    let sp = spec(
+        "ceiling",
+        "bandwidth ceiling",
+        "d2d copy",
+        SizeSet::Large,
+        vec![n],
+        "f16",
+        Work::Bytes(2.0 * 2.0 * n as f64),
+    );
+    let want = par_f64(&src.to_vec()?);
+    let check = against::<f16>(&want, 0.0, 0.0);
+    r.baseline(
+        &sp,
+        "cuda",
+        "cuMemcpyDtoDAsync",
+        &mut dst,
+        &check,
+        &mut |d| crate::vendor::copy_d2d(&dev, &src, d),
+    );
+    Ok(())
+}
+
+fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let n = sizes::copy(size);
+    let dev = r.dev.clone();
+    let av = par_finite_f16(r.opts.seed ^ 1, n);
+    let want = par_f64(&av);
+    let a = dev.upload(&av, &[n])?;
+    drop(av);
+    let mut b = dev.alloc::<f16>(&[n])?;
+    let work = Work::Bytes(2.0 * 2.0 * n as f64);
+    let check = against::<f16>(&want, 0.0, 0.0);
+    let arch = dev.arch().to_string();
+    // The one-thread and one-block copies are the tutorial's first steps; at the large size a
+    // launch takes seconds to minutes and measures nothing new.
+    if size != SizeSet::Large {
+        let sp = spec("01", "copy", "copy 1 thread", size, vec![n], "f16", work);
+        r.kernel(
+            &sp,
+            c01::copy_one_thread::CONFIGS,
+            c01::copy_one_thread::default_config(&arch),
+            &mut b,
+            &check,
+            &mut |cfg, b| c01::copy_one_thread::launch(&dev, cfg, &a, b),
+        );
+        let sp = spec("01", "copy", "copy 1 block", size, vec![n], "f16", work);
+        r.kernel(
+            &sp,
+            c01::copy_one_block::CONFIGS,
+            c01::copy_one_block::default_config(&arch),
+            &mut b,
+            &check,
+            &mut |cfg, b| c01::copy_one_block::launch(&dev, cfg, &a, b),
+        );
+    }
+    let sp = spec("01", "copy", "copy", size, vec![n], "f16", work);
+    r.kernel(
+        &sp,
+        c01::copy_tiled::CONFIGS,
+        c01::copy_tiled::default_config(&arch),
+        &mut b,
+        &check,
+        &mut |cfg, b| c01::copy_tiled::launch(&dev, cfg, &a, b),
+    );
+    if r.is_gpu() {
+        r.baseline(&sp, "cuda", "cuMemcpyDtoDAsync", &mut b, &check, &mut |b| {
+            crate::vendor::copy_d2d(&dev, &a, b)
+        });
+    }
+    Ok(())
+}
+
+fn ch02(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let n = sizes::add(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 2, n, -4.0, 4.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 3, n, -4.0, 4.0);
+    let (a64, b64) = (par_f64(&av), par_f64(&bv));
+    let a = dev.upload(&av, &[n])?;
+    let b = dev.upload(&bv, &[n])?;
+    drop((av, bv));
+    let mut c = dev.alloc::<f16>(&[n])?;
+    let work = Work::Bytes(3.0 * 2.0 * n as f64);
+    let arch = dev.arch().to_string();
+
+    let want = c02::reference_add(&a64, &b64);
+    let sp = spec("02", "vector add", "vector add", size, vec![n], "f16", work);
+    r.kernel(
+        &sp,
+        c02::vector_add::CONFIGS,
+        c02::vector_add::default_config(&arch),
+        &mut c,
+        &against(&want, F16_ATOL, F16_RTOL),
+        &mut |cfg, c| c02::vector_add::launch(&dev, cfg, &a, &b, c),
+    );
+    let want = c02::reference_mul_relu(&a64, &b64);
+    let sp = spec("02", "vector add", "mul+relu", size, vec![n], "f16", work);
+    r.kernel(
+        &sp,
+        c02::mul_relu::CONFIGS,
+        c02::mul_relu::default_config(&arch),
+        &mut c,
+        &against(&want, F16_ATOL, F16_RTOL),
+        &mut |cfg, c| c02::mul_relu::launch(&dev, cfg, &a, &b, c),
+    );
+    Ok(())
+}
+
+fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::outer(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 4, m, -4.0, 4.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 5, n, -4.0, 4.0);
+    let want = c03::reference_outer_add(&par_f64(&av), &par_f64(&bv));
+    let a = dev.upload(&av, &[m])?;
+    let b = dev.upload(&bv, &[n])?;
+    let mut c = dev.alloc::<f16>(&[m, n])?;
+    let work = Work::Bytes(2.0 * (m + n + m * n) as f64);
+    let arch = dev.arch().to_string();
+    let check = against::<f16>(&want, F16_ATOL, F16_RTOL);
+    let sp = spec(
+        "03",
+        "outer add",
+        "outer add",
+        size,
+        vec![m, n],
+        "f16",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c03::outer_add::CONFIGS,
+        c03::outer_add::default_config(&arch),
+        &mut c,
+        &check,
+        &mut |cfg, c| c03::outer_add::launch(&dev, cfg, &a, &b, c),
+    );
+    let sp = spec(
+        "03",
+        "outer add",
+        "outer add staged",
+        size,
+        vec![m, n],
+        "f16",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c03::outer_add_staged::CONFIGS,
+        c03::outer_add_staged::default_config(&arch),
+        &mut c,
+        &check,
+        &mut |cfg, c| c03::outer_add_staged::launch(&dev, cfg, &a, &b, c),
+    );
+    Ok(())
+}
+
+fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::broadcast(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 6, m * n, -4.0, 4.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 7, n, -4.0, 4.0);
+    let gv = par_vec::<f16>(r.opts.seed ^ 8, m * n, -4.0, 4.0);
+    let (a64, b64) = (par_f64(&av), par_f64(&bv));
+    let a = dev.upload(&av, &[m, n])?;
+    let b = dev.upload(&bv, &[n])?;
+    let dc = dev.upload(&gv, &[m, n])?;
+    drop(av);
+    let mut out = dev.alloc::<f16>(&[m, n])?;
+    let arch = dev.arch().to_string();
+    {
+        let want = c04::reference_fwd(&a64, &b64);
+        let work = Work::Bytes(2.0 * (2 * m * n + n) as f64);
+        let sp = spec(
+            "04",
+            "broadcast mul+ReLU",
+            "fwd",
+            size,
+            vec![m, n],
+            "f16",
+            work,
+        );
+        r.kernel(
+            &sp,
+            c04::broadcast_relu_fwd::CONFIGS,
+            c04::broadcast_relu_fwd::default_config(&arch),
+            &mut out,
+            &against(&want, F16_ATOL, F16_RTOL),
+            &mut |cfg, c| c04::broadcast_relu_fwd::launch(&dev, cfg, &a, &b, c),
+        );
+    }
+    let want = c04::reference_bwd(&a64, &b64, &par_f64(&gv));
+    drop(gv);
+    let work = Work::Bytes(2.0 * (3 * m * n + n) as f64);
+    let sp = spec(
+        "04",
+        "broadcast mul+ReLU",
+        "bwd",
+        size,
+        vec![m, n],
+        "f16",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c04::broadcast_relu_bwd::CONFIGS,
+        c04::broadcast_relu_bwd::default_config(&arch),
+        &mut out,
+        &against(&want, F16_ATOL, F16_RTOL),
+        &mut |cfg, da| c04::broadcast_relu_bwd::launch(&dev, cfg, &a, &b, &dc, da),
+    );
+    Ok(())
+}
+
+fn ch05(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::row_sum(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f32>(r.opts.seed ^ 9, m * n, 0.0, 1.0);
+    let want = c05::reference_row_sum(&av, n);
+    let a = dev.upload(&av, &[m, n])?;
+    drop(av);
+    let mut b = dev.alloc::<f32>(&[m])?;
+    let work = Work::Bytes(4.0 * (m * n + m) as f64);
+    let sp = spec(
+        "05",
+        "row reduce-sum",
+        "row sum",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c05::row_sum::CONFIGS,
+        c05::row_sum::default_config(dev.arch()),
+        &mut b,
+        &against(&want, 0.0, c05::gamma(n)),
+        &mut |cfg, b| c05::row_sum::launch(&dev, cfg, &a, b),
+    );
+    Ok(())
+}
+
+/// Chapters 06 and 07's tolerances against float64 (see their docs): relative 5e-5, and
+/// 1e-36 absolute for values below f32's normal range.
+const SOFTMAX_RTOL: f64 = 5e-5;
+const SOFTMAX_ATOL: f64 = 1e-36;
+
+fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::softmax(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f32>(r.opts.seed ^ 10, m * n, -4.0, 4.0);
+    let want = c06::reference_softmax(&par_f64(&av), m, n);
+    let a = dev.upload(&av, &[m, n])?;
+    drop(av);
+    let mut b = dev.alloc::<f32>(&[m, n])?;
+    let work = Work::Bytes(2.0 * 4.0 * (m * n) as f64);
+    let arch = dev.arch().to_string();
+    let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
+    let sp = spec(
+        "06",
+        "softmax",
+        "softmax 3-pass",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c06::softmax_3pass::CONFIGS,
+        c06::softmax_3pass::default_config(&arch),
+        &mut b,
+        &check,
+        &mut |cfg, b| c06::softmax_3pass::launch(&dev, cfg, &a, b),
+    );
+    let sp = spec(
+        "06",
+        "softmax",
+        "softmax online",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c06::softmax_online::CONFIGS,
+        c06::softmax_online::default_config(&arch),
+        &mut b,
+        &check,
+        &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
+    );
+    Ok(())
+}
+
+fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::flash(size);
+    let dev = r.dev.clone();
+    let s = r.opts.seed;
+    let qv = par_vec::<f32>(s ^ 11, m * n, -2.0, 2.0);
+    let kv = par_vec::<f32>(s ^ 12, m * n, -2.0, 2.0);
+    let vv = par_vec::<f32>(s ^ 13, m * n, -2.0, 2.0);
+    let want = c07::reference_flash(&par_f64(&qv), &par_f64(&kv), &par_f64(&vv), m, n);
+    let q = dev.upload(&qv, &[m, n])?;
+    let k = dev.upload(&kv, &[m, n])?;
+    let v = dev.upload(&vv, &[m, n])?;
+    drop((qv, kv, vv));
+    let mut o = dev.alloc::<f32>(&[m, n])?;
+    let work = Work::Bytes(4.0 * 4.0 * (m * n) as f64);
+    let arch = dev.arch().to_string();
+    let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
+    let title = "scalar flash attention";
+    let sp = spec(
+        "07",
+        title,
+        "flash attn 3-pass",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c07::flash_attn_3pass::CONFIGS,
+        c07::flash_attn_3pass::default_config(&arch),
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o),
+    );
+    let sp = spec(
+        "07",
+        title,
+        "flash attn 2-pass",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c07::flash_attn_2pass::CONFIGS,
+        c07::flash_attn_2pass::default_config(&arch),
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
+    );
+    Ok(())
+}
+
+/// How a GEMM output is checked: against the full float64 product where that is quick (the
+/// tutorial and smoke sizes), else against cuBLAS's result (every element, with twice the
+/// tolerance, since both sides may err by it) and against float64 at sampled elements.
+enum GemmCheck {
+    Full(Vec<f64>),
+    Sampled {
+        /// `(index into C, exact value)`.
+        samples: Vec<(usize, f64)>,
+        /// cuBLAS's output, once it has run.
+        vendor: Option<Vec<f64>>,
+    },
+}
+
+/// Float64 values of `C = A·B` at `count` pseudo-random elements (`a` is `m×k`, `b` is `k×n`).
+fn sampled_gemm(
+    a: &[f64],
+    b: &[f64],
+    (m, n, k): (usize, usize, usize),
+    count: usize,
+    seed: u64,
+) -> Vec<(usize, f64)> {
+    let mut rng = Rng::new(seed);
+    let mut idx: Vec<usize> = (0..count)
+        .map(|_| (rng.next_u64() % (m * n) as u64) as usize)
+        .collect();
+    // The corners, where tails would show.
+    idx.extend([0, n - 1, (m - 1) * n, m * n - 1]);
+    idx.sort_unstable();
+    idx.dedup();
+    idx.into_iter()
+        .map(|e| {
+            let (i, j) = (e / n, e % n);
+            let dot = (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f64>();
+            (e, dot)
+        })
+        .collect()
+}
+
+impl GemmCheck {
+    fn verdict(&self, got: &[f16], (atol, rtol): (f64, f64)) -> Verdict {
+        match self {
+            GemmCheck::Full(want) => {
+                Verdict::from_comparison(&par_compare(got, want, atol, rtol), "float64 reference")
+            }
+            GemmCheck::Sampled { samples, vendor } => {
+                let g: Vec<f16> = samples.iter().map(|&(e, _)| got[e]).collect();
+                let w: Vec<f64> = samples.iter().map(|&(_, v)| v).collect();
+                let sampled = Verdict::from_comparison(
+                    &check::compare(&g, &w, atol, rtol),
+                    &format!("float64 at {} sampled elements", samples.len()),
+                );
+                match vendor {
+                    Some(v) => sampled.and(Verdict::from_comparison(
+                        &par_compare(got, v, 2.0 * atol, 2.0 * rtol),
+                        "cuBLAS result at every element (2x tolerance)",
+                    )),
+                    None => sampled,
+                }
+            }
+        }
+    }
+}
+
+fn gemm_check(size: SizeSet, a64: &[f64], b64: &[f64], s: usize, seed: u64) -> GemmCheck {
+    if size == SizeSet::Large {
+        GemmCheck::Sampled {
+            samples: sampled_gemm(a64, b64, (s, s, s), 4096, seed),
+            vendor: None,
+        }
+    } else {
+        GemmCheck::Full(c08::reference_gemm(a64, b64, s, s, s))
+    }
+}
+
+fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let s = sizes::gemm(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 14, s * s, -1.0, 1.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 15, s * s, -1.0, 1.0);
+    let (a64, b64) = (par_f64(&av), par_f64(&bv));
+    let tol = c08::gemm_tolerance(&a64, &b64, s, s, s);
+    let mut gc = gemm_check(size, &a64, &b64, s, r.opts.seed);
+    drop((a64, b64));
+    let a = dev.upload(&av, &[s, s])?;
+    let b = dev.upload(&bv, &[s, s])?;
+    drop((av, bv));
+    let mut c = dev.alloc::<f16>(&[s, s])?;
+    let work = Work::Flops(2.0 * (s as f64).powi(3));
+    let sp = |variant: &str| spec("08", "GEMM", variant, size, vec![s, s, s], "f16", work);
+
+    // cuBLAS first: at the large size its result is what ours are compared with.
+    if r.is_gpu() {
+        // Without cuBLAS, `blas()` has noted why once; ours are then checked against float64
+        // at the sampled elements only.
+        if let Ok(blas) = r.blas() {
+            let check = |got: &[f16]| gc.verdict(got, tol);
+            let got = r.baseline(
+                &sp("gemm"),
+                "cublas",
+                "cublasGemmEx f16, f32 compute",
+                &mut c,
+                &check,
+                &mut |c| blas.gemm_f16(&a, &b, c, (s, s, s)),
+            );
+            if let (GemmCheck::Sampled { vendor, .. }, Some(got)) = (&mut gc, got) {
+                *vendor = Some(par_f64(&got));
+            }
+        }
+    }
+    let check = |got: &[f16]| gc.verdict(got, tol);
+    let arch = dev.arch().to_string();
+    r.kernel(
+        &sp("gemm naive"),
+        c08::gemm_naive::CONFIGS,
+        c08::gemm_naive::default_config(&arch),
+        &mut c,
+        &check,
+        &mut |cfg, c| c08::gemm_naive::launch(&dev, cfg, &a, &b, c),
+    );
+    r.kernel(
+        &sp("gemm tensor cores, registers"),
+        c08::gemm_fragment::CONFIGS,
+        c08::gemm_fragment::default_config(&arch),
+        &mut c,
+        &check,
+        &mut |cfg, c| c08::gemm_fragment::launch(&dev, cfg, &a, &b, c),
+    );
+    r.kernel(
+        &sp("gemm tensor cores, shared memory"),
+        &["t128x128x32s1"],
+        "t128x128x32s1",
+        &mut c,
+        &check,
+        &mut |cfg, c| c08::gemm_tiled::launch(&dev, cfg, &a, &b, c),
+    );
+    let pipelined: Vec<&'static str> = c08::gemm_tiled::CONFIGS
+        .iter()
+        .copied()
+        .filter(|&c| c != "t128x128x32s1")
+        .collect();
+    let default = c08::gemm_tiled::default_config(&arch);
+    let default = if pipelined.contains(&default) {
+        default
+    } else {
+        pipelined[0]
+    };
+    r.kernel(
+        &sp("gemm pipelined"),
+        &pipelined,
+        default,
+        &mut c,
+        &check,
+        &mut |cfg, c| c08::gemm_tiled::launch(&dev, cfg, &a, &b, c),
+    );
+    Ok(())
+}
+
+fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let dev = r.dev.clone();
+    let kw = 7;
+    let arch = dev.arch().to_string();
+    {
+        let (n, l) = sizes::conv_single(size);
+        let xv = par_vec::<f16>(r.opts.seed ^ 16, n * l, -1.0, 1.0);
+        let wv = par_vec::<f16>(r.opts.seed ^ 17, kw, -1.0, 1.0);
+        let (x64, w64) = (par_f64(&xv), par_f64(&wv));
+        let want = c09::reference_single(&x64, &w64, n, l);
+        let (atol, rtol) = c09::conv_tolerance(&x64, &w64, 1);
+        let x = dev.upload(&xv, &[n, l])?;
+        let w = dev.upload(&wv, &[kw])?;
+        let mut o = dev.alloc::<f16>(&[n, l])?;
+        let work = Work::Bytes(2.0 * (2 * n * l + kw) as f64);
+        let sp = spec(
+            "09",
+            "conv1d",
+            "conv1d single",
+            size,
+            vec![n, l, kw],
+            "f16",
+            work,
+        );
+        r.kernel(
+            &sp,
+            c09::conv1d_single::CONFIGS,
+            c09::conv1d_single::default_config(&arch),
+            &mut o,
+            &against(&want, atol, rtol),
+            &mut |cfg, o| c09::conv1d_single::launch(&dev, cfg, &x, &w, o),
+        );
+    }
+    let (n, l, f) = sizes::conv_multi(size);
+    let xv = par_vec::<f16>(r.opts.seed ^ 18, n * l, -1.0, 1.0);
+    let wv = par_vec::<f16>(r.opts.seed ^ 19, kw * f, -1.0, 1.0);
+    let (x64, w64) = (par_f64(&xv), par_f64(&wv));
+    let want = c09::reference_multi(&x64, &w64, n, l, f);
+    let (atol, rtol) = c09::conv_tolerance(&x64, &w64, f);
+    let x = dev.upload(&xv, &[n, l])?;
+    let w = dev.upload(&wv, &[kw, f])?;
+    let mut o = dev.alloc::<f16>(&[n, l, f])?;
+    let work = Work::Bytes(2.0 * (n * l + kw * f + n * l * f) as f64);
+    let sp = spec(
+        "09",
+        "conv1d",
+        "conv1d multi",
+        size,
+        vec![n, l, kw, f],
+        "f16",
+        work,
+    );
+    r.kernel(
+        &sp,
+        c09::conv1d_multi::CONFIGS,
+        c09::conv1d_multi::default_config(&arch),
+        &mut o,
+        &against(&want, atol, rtol),
+        &mut |cfg, o| c09::conv1d_multi::launch(&dev, cfg, &x, &w, o),
+    );
+    Ok(())
+}
+
+fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let s = sizes::gemm(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 20, s * s, -1.0, 1.0);
+    let mut rng = Rng::new(r.opts.seed ^ 21);
+    let bpv = rng.bytes(s * s / 2);
+    let a64 = par_f64(&av);
+    let b64 = c10::unpack(&bpv, s, s);
+    let tol = c08::gemm_tolerance(&a64, &b64, s, s, s);
+    let mut gc = gemm_check(size, &a64, &b64, s, r.opts.seed ^ 22);
+    drop((a64, b64));
+    let a = dev.upload(&av, &[s, s])?;
+    let bp = dev.upload(&bpv, &[s, s / 2])?;
+    drop((av, bpv));
+    let mut c = dev.alloc::<f16>(&[s, s])?;
+    let work = Work::Flops(2.0 * (s as f64).powi(3));
+    let sp = spec(
+        "10",
+        "W4A16 GEMM",
+        "w4a16",
+        size,
+        vec![s, s, s],
+        "f16 x u4",
+        work,
+    );
+
+    // Dequantize into an f16 B with our element-wise kernel, then cuBLAS: both timed.
+    if r.is_gpu() {
+        if let Ok(blas) = r.blas() {
+            let mut b16 = dev.alloc::<f16>(&[s, s])?;
+            let check = |got: &[f16]| gc.verdict(got, tol);
+            let cfg = dequant_w4::default_config(dev.arch());
+            let got = r.baseline(
+                &sp,
+                "cublas",
+                "dequant_w4 + cublasGemmEx",
+                &mut c,
+                &check,
+                &mut |c| {
+                    dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
+                    blas.gemm_f16(&a, &b16, c, (s, s, s))
+                },
+            );
+            if let (GemmCheck::Sampled { vendor, .. }, Some(got)) = (&mut gc, got) {
+                *vendor = Some(par_f64(&got));
+            }
+        }
+    }
+    let check = |got: &[f16]| gc.verdict(got, tol);
+    r.kernel(
+        &sp,
+        c10::gemm_w4a16::CONFIGS,
+        c10::gemm_w4a16::default_config(dev.arch()),
+        &mut c,
+        &check,
+        &mut |cfg, c| c10::gemm_w4a16::launch(&dev, cfg, &a, &bp, c),
+    );
+    Ok(())
+}
+
+/// Host latency of launching a tiny kernel of ours: vector add on one element.
+fn launch_overhead(r: &mut Runner) -> Result<()> {
+    let dev = r.dev.clone();
+    let a = dev.upload(&[f16::ONE], &[1])?;
+    let b = dev.upload(&[f16::ONE], &[1])?;
+    let mut c = dev.alloc::<f16>(&[1])?;
+    let cfg = c02::vector_add::default_config(dev.arch());
+    let sp = spec(
+        "launch",
+        "launch overhead",
+        "vector add N=1",
+        SizeSet::Tutorial,
+        vec![1],
+        "f16",
+        Work::Bytes(6.0),
+    );
+    let n = if r.is_gpu() { 10_000 } else { 100 };
+    r.launch_latency(&sp, cfg, n, 5, &mut || {
+        c02::vector_add::launch(&dev, cfg, &a, &b, &mut c)
+    });
+    Ok(())
+}
