@@ -37,7 +37,7 @@ pub fn copy_one_thread(a: &Tensor<f16, (N,)>, b: &mut Tensor<f16, (N,)>) {
     grid = [1],
     threads = THREADS,
     configs = [t256(THREADS = 256), t1024(THREADS = 1024)],
-    defaults = [gfx1100 = t256, gfx1201 = t256, sm_90 = t1024, cpu = t256],
+    defaults = [gfx1100 = t256, gfx1151 = t256, gfx1201 = t256, gfx90a = t256, gfx942 = t256, sm_90 = t1024, cpu = t256],
 )]
 pub fn copy_one_block<const THREADS: usize>(a: &Tensor<f16, (N,)>, b: &mut Tensor<f16, (N,)>) {
     for chunk in serial(N.div_ceil(THREADS)) {
@@ -55,7 +55,7 @@ pub fn copy_one_block<const THREADS: usize>(a: &Tensor<f16, (N,)>, b: &mut Tenso
     grid = [N.div_ceil(BLOCK)],
     threads = THREADS,
     configs = [b1024(BLOCK = 1024, THREADS = 128), b2048(BLOCK = 2048, THREADS = 256), b8192(BLOCK = 8192, THREADS = 512)],
-    defaults = [gfx1100 = b1024, gfx1201 = b1024, sm_90 = b8192, cpu = b8192],
+    defaults = [gfx1100 = b2048, gfx1151 = b1024, gfx1201 = b2048, gfx90a = b2048, gfx942 = b2048, sm_90 = b1024, cpu = b8192],
 )]
 pub fn copy_tiled<const BLOCK: usize, const THREADS: usize>(
     a: &Tensor<f16, (N,)>,

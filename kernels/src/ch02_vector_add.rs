@@ -16,7 +16,7 @@ use tilelang::prelude::*;
     grid = [N.div_ceil(BLOCK)],
     threads = THREADS,
     configs = [b1024(BLOCK = 1024, THREADS = 256), b256(BLOCK = 256, THREADS = 256), b4096(BLOCK = 4096, THREADS = 512)],
-    defaults = [gfx1100 = b1024, gfx1201 = b1024, sm_90 = b4096, cpu = b4096],
+    defaults = [gfx1100 = b1024, gfx1151 = b1024, gfx1201 = b1024, gfx90a = b1024, gfx942 = b1024, sm_90 = b1024, cpu = b4096],
 )]
 pub fn vector_add<const BLOCK: usize, const THREADS: usize>(
     a: &Tensor<f16, (N,)>,
@@ -37,7 +37,7 @@ pub fn vector_add<const BLOCK: usize, const THREADS: usize>(
     grid = [N.div_ceil(BLOCK)],
     threads = THREADS,
     configs = [b1024(BLOCK = 1024, THREADS = 256), b4096(BLOCK = 4096, THREADS = 512)],
-    defaults = [sm_90 = b4096, cpu = b4096],
+    defaults = [gfx1100 = b1024, gfx1151 = b1024, gfx1201 = b1024, gfx90a = b1024, gfx942 = b1024, sm_90 = b1024, cpu = b4096],
 )]
 pub fn mul_relu<const BLOCK: usize, const THREADS: usize>(
     a: &Tensor<f16, (N,)>,

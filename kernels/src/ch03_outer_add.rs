@@ -36,7 +36,7 @@ use tilelang::prelude::*;
         t64x128(BM = 64, BN = 128, THREADS = 128),
         t8x1024(BM = 8, BN = 1024, THREADS = 512),
     ],
-    defaults = [gfx1100 = t32x256, gfx1201 = t32x256, sm_90 = t16x512, cpu = t16x512],
+    defaults = [gfx1100 = t32x256, gfx1151 = t8x1024, gfx1201 = t32x256, gfx90a = t32x256, gfx942 = t32x256, sm_90 = t8x1024, cpu = t16x512],
 )]
 pub fn outer_add<const BM: usize, const BN: usize, const THREADS: usize>(
     a: &Tensor<f16, (M,)>,
@@ -62,7 +62,7 @@ pub fn outer_add<const BM: usize, const BN: usize, const THREADS: usize>(
         t16x512(BM = 16, BN = 512, THREADS = 256),
         t8x1024(BM = 8, BN = 1024, THREADS = 512),
     ],
-    defaults = [gfx1100 = t32x256, gfx1201 = t32x256, sm_90 = t16x512, cpu = t16x512],
+    defaults = [gfx1100 = t32x256, gfx1151 = t8x1024, gfx1201 = t32x256, gfx90a = t32x256, gfx942 = t32x256, sm_90 = t8x1024, cpu = t16x512],
 )]
 pub fn outer_add_staged<const BM: usize, const BN: usize, const THREADS: usize>(
     a: &Tensor<f16, (M,)>,

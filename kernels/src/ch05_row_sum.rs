@@ -49,7 +49,7 @@ use tilelang::prelude::*;
         r16x256(BM = 16, BN = 256, THREADS = 128),
         r1x2048(BM = 1, BN = 2048, THREADS = 256),
     ],
-    defaults = [gfx1100 = r4x1024, gfx1201 = r4x1024, sm_90 = r8x512, cpu = r4x1024],
+    defaults = [gfx1100 = r4x1024, gfx1151 = r1x2048, gfx1201 = r4x1024, gfx90a = r4x1024, gfx942 = r4x1024, sm_90 = r8x512, cpu = r4x1024],
 )]
 pub fn row_sum<const BM: usize, const BN: usize, const THREADS: usize>(
     a: &Tensor<f32, (M, N)>,

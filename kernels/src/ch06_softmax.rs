@@ -41,7 +41,7 @@ use tilelang::prelude::*;
     grid = [M.div_ceil(BM)],
     threads = THREADS,
     configs = [r4x1024(BM = 4, BN = 1024, THREADS = 256), r1x4096(BM = 1, BN = 4096, THREADS = 256), r16x256(BM = 16, BN = 256, THREADS = 128)],
-    defaults = [gfx1100 = r4x1024, gfx1201 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
+    defaults = [gfx1100 = r4x1024, gfx1151 = r1x4096, gfx1201 = r4x1024, gfx90a = r4x1024, gfx942 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
 )]
 pub fn softmax_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
     a: &Tensor<f32, (M, N)>,
@@ -91,7 +91,7 @@ pub fn softmax_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
     grid = [M.div_ceil(BM)],
     threads = THREADS,
     configs = [r4x1024(BM = 4, BN = 1024, THREADS = 256), r1x4096(BM = 1, BN = 4096, THREADS = 256), r16x256(BM = 16, BN = 256, THREADS = 128)],
-    defaults = [gfx1100 = r4x1024, gfx1201 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
+    defaults = [gfx1100 = r4x1024, gfx1151 = r1x4096, gfx1201 = r4x1024, gfx90a = r4x1024, gfx942 = r4x1024, sm_90 = r1x4096, cpu = r4x1024],
 )]
 pub fn softmax_online<const BM: usize, const BN: usize, const THREADS: usize>(
     a: &Tensor<f32, (M, N)>,

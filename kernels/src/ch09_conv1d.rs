@@ -41,7 +41,7 @@ use tilelang::prelude::*;
         r2l512(BR = 2, BL = 512, THREADS = 256),
         r3l32(BR = 3, BL = 32, THREADS = 32),
     ],
-    defaults = [gfx1100 = r4l256, gfx1201 = r4l256, sm_90 = r4l256, cpu = r2l512],
+    defaults = [gfx1100 = r4l256, gfx1151 = r1l256, gfx1201 = r4l256, gfx90a = r4l256, gfx942 = r4l256, sm_90 = r1l256, cpu = r2l512],
     requires = [KW == 7],
 )]
 pub fn conv1d_single<const BR: usize, const BL: usize, const THREADS: usize>(
