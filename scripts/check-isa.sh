@@ -13,8 +13,10 @@ check() { # file, disassembler command, pattern, want (yes/no)
   n=$(eval "$2 \"$f\"" 2>/dev/null | grep -c -E "$pat" || true)
   echo "$(basename "$f"): $n matching /$pat/"
   checked=$((checked + 1))
-  if [ "$want" = yes ] && [ "$n" -eq 0 ]; then fail=1; fi
-  if [ "$want" = no ] && [ "$n" -ne 0 ]; then fail=1; fi
+  if { [ "$want" = yes ] && [ "$n" -eq 0 ]; } || { [ "$want" = no ] && [ "$n" -ne 0 ]; }; then
+    echo "  FAIL: expected $([ "$want" = yes ] && echo some || echo none)"
+    fail=1
+  fi
 }
 # Only the newest build of the kernels crate per profile (stale build folders keep old objects).
 for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ '!seen[$2]++'); do
@@ -23,7 +25,13 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
     for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_' yes; done
   done
   for arch in gfx90a gfx942; do
-    for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_mfma_' yes; done
+    for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do
+      # MFMA needs whole 64-lane waves: configs of 32 threads (the small test tiles) use FMA.
+      entry=$(basename "$f" ."$arch".bin)
+      threads=$(awk -F'\t' -v e="$entry" -v a="$arch" '$4 == e && $3 == a { print $5 }' "$dir/manifest.tsv")
+      if [ $((threads % 64)) -eq 0 ]; then want=yes; else want=no; fi
+      check "$f" "llvm-objdump-19 -d" 'v_mfma_' "$want"
+    done
   done
   for f in "$dir"/tl_gemm_*.gfx1030.bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_|v_mfma_' no; done
 done
