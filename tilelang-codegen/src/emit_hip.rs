@@ -160,8 +160,6 @@ struct Emitter<'a> {
     threads: usize,
     storage: Vec<Storage>,
     file: Option<&'a str>,
-    /// Whether statements are being emitted inside a parallel loop's body.
-    in_parallel: bool,
     /// Constructs the lowering cannot express (validation should have rejected them).
     errors: Vec<String>,
 }
@@ -199,7 +197,6 @@ pub fn emit(
         threads,
         storage: storage2,
         file,
-        in_parallel: false,
         errors: Vec::new(),
     };
     let entry = entry_name(k, config);
@@ -660,18 +657,12 @@ impl Emitter<'_> {
         (r, w)
     }
 
-    fn line(&self, s: &Stmt, depth: usize) -> String {
+    /// A `#line` directive naming the statement's Rust line, when the source file is known.
+    fn line(&self, s: &Stmt) -> String {
+        let line = s.span.start.start().line;
         match self.file {
-            Some(f) => {
-                let line = s.span.start.start().line;
-                if line > 0 {
-                    format!("{}#line {} \"{}\"\n", "", line, f.replace('\\', "/"))
-                } else {
-                    let _ = depth;
-                    String::new()
-                }
-            }
-            None => String::new(),
+            Some(f) if line > 0 => format!("#line {line} \"{}\"\n", f.replace('\\', "/")),
+            _ => String::new(),
         }
     }
 
@@ -685,7 +676,7 @@ impl Emitter<'_> {
                 let _ = writeln!(out, "{ind}tl::sync();");
                 *pending = Pending::default();
             }
-            out.push_str(&self.line(s, depth));
+            out.push_str(&self.line(s));
             match &s.kind {
                 StmtKind::For {
                     kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
@@ -776,7 +767,6 @@ impl Emitter<'_> {
                     .collect();
                 let layout = self.loop_layout(body, &ext);
                 let (head, coords) = self.mapping(layout, &ext);
-                self.in_parallel = true;
                 let mut inner = String::new();
                 for (d, v) in vars.iter().enumerate() {
                     let _ = writeln!(
@@ -787,10 +777,9 @@ impl Emitter<'_> {
                     );
                 }
                 for st in body {
-                    inner.push_str(&self.line(st, depth + 2));
+                    inner.push_str(&self.line(st));
                     inner.push_str(&self.thread_stmt(st, depth + 2));
                 }
-                self.in_parallel = false;
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
             StmtKind::Copy { src, dst } => self.copy(src, dst, depth),
@@ -941,14 +930,14 @@ impl Emitter<'_> {
                 let c = self.expr(cond);
                 let t: String = then
                     .iter()
-                    .map(|x| self.line(x, depth + 1) + &self.thread_stmt(x, depth + 1))
+                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
                     .collect();
                 if els.is_empty() {
                     format!("{ind}if ({c}) {{\n{t}{ind}}}\n")
                 } else {
                     let e: String = els
                         .iter()
-                        .map(|x| self.line(x, depth + 1) + &self.thread_stmt(x, depth + 1))
+                        .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
                         .collect();
                     format!("{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}\n")
                 }
@@ -961,7 +950,7 @@ impl Emitter<'_> {
                 let (v, a, b) = (self.var(vars[0]), self.expr(start), self.expr(end));
                 let inner: String = body
                     .iter()
-                    .map(|x| self.line(x, depth + 1) + &self.thread_stmt(x, depth + 1))
+                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
                     .collect();
                 format!("{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{inner}{ind}}}\n")
             }
