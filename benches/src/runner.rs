@@ -2,7 +2,7 @@
 //! criterion (or a plain loop), and keep a JSON record of each measurement.
 
 use crate::record::{self, SizeSet, Spec, Stats, Verdict};
-use crate::vendor::{self, Blas};
+use crate::vendor::{self, Blas, BlasLt, Dnn};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use kernels::tune::Tuner;
 use serde_json::{json, Value};
@@ -107,6 +107,8 @@ pub struct Runner<'c> {
     flush: Option<Tensor<u8>>,
     tuner: Tuner,
     blas: Option<std::result::Result<Rc<Blas>, String>>,
+    blaslt: Option<std::result::Result<Rc<BlasLt>, String>>,
+    dnn: Option<std::result::Result<Rc<Dnn>, String>>,
     pub records: Vec<Value>,
     /// One line per failed check, launch or chapter.
     pub failures: Vec<String>,
@@ -162,6 +164,8 @@ impl<'c> Runner<'c> {
             flush,
             tuner,
             blas: None,
+            blaslt: None,
+            dnn: None,
             records: Vec::new(),
             failures: Vec::new(),
             notes: Vec::new(),
@@ -184,10 +188,47 @@ impl<'c> Runner<'c> {
         self.blas.clone().expect("set above")
     }
 
-    /// The header record: machine, date, commit, method.
+    /// cuBLASLt on this device (with its workspace), loaded on first use; the error is noted
+    /// once.
+    pub fn blaslt(&mut self) -> std::result::Result<Rc<BlasLt>, String> {
+        if self.blaslt.is_none() {
+            let b = BlasLt::new(&self.dev).map(Rc::new);
+            if let Err(e) = &b {
+                self.notes.push(format!("no cuBLASLt baselines: {e}"));
+            }
+            self.blaslt = Some(b);
+        }
+        self.blaslt.clone().expect("set above")
+    }
+
+    /// cuDNN on this device, loaded on first use; the error is noted once.
+    pub fn dnn(&mut self) -> std::result::Result<Rc<Dnn>, String> {
+        if self.dnn.is_none() {
+            let d = Dnn::new(&self.dev).map(Rc::new);
+            if let Err(e) = &d {
+                self.notes.push(format!("no cuDNN baselines: {e}"));
+            }
+            self.dnn = Some(d);
+        }
+        self.dnn.clone().expect("set above")
+    }
+
+    /// The header record: machine, date, commit, method, the vendor libraries' versions
+    /// (loading them; `null` for one that is missing).
     pub fn header(&mut self) -> Value {
-        let blas_version = if self.is_gpu() {
+        let gpu = self.is_gpu();
+        let blas_version = if gpu {
             self.blas().ok().map(|b| b.version)
+        } else {
+            None
+        };
+        let blaslt_version = if gpu {
+            self.blaslt().ok().map(|b| b.version)
+        } else {
+            None
+        };
+        let cudnn_version = if gpu {
+            self.dnn().ok().map(|d| d.version)
         } else {
             None
         };
@@ -202,6 +243,8 @@ impl<'c> Runner<'c> {
             "backend": format!("{:?}", self.dev.backend()),
             "driver": driver,
             "cublas_version": blas_version,
+            "cublaslt_version": blaslt_version,
+            "cudnn_version": cudnn_version,
             "date": record::utc_date(),
             "commit": std::env::var("TILELANG_COMMIT").ok(),
             "seed": self.opts.seed,
@@ -438,7 +481,10 @@ impl<'c> Runner<'c> {
                     return None;
                 }
             };
-        match self.measure(spec, &format!("{imp} {config}"), &mut || {
+        // Criterion's name: the library and the config's first clause (the full config, with
+        // the chosen algorithm, is in the record), so that names stay short and stable.
+        let short = config.split([',', ';']).next().unwrap_or(config).trim();
+        match self.measure(spec, &format!("{imp} {short}"), &mut || {
             launch(&mut *out).map_err(vendor_err)
         }) {
             Ok(Some(s)) => {

@@ -1,11 +1,12 @@
 //! The benchmarks: every kernel and variant of the ten tutorials at the tutorial sizes and at
-//! large sizes, the vendor baselines (cuBLAS, the driver's copy), the bandwidth ceiling and
-//! the launch latency. Each chapter function builds inputs, computes the reference once, and
+//! large sizes, the vendor baselines (cuBLAS and cuBLASLt for the GEMMs, cuDNN for softmax and
+//! conv1d, the driver's copy), the bandwidth ceiling and the launch latency. Each chapter function builds inputs, computes the reference once, and
 //! hands every kernel to the [`Runner`].
 
 use crate::dequant::dequant_w4;
 use crate::record::{SizeSet, Spec, Verdict, Work};
 use crate::runner::Runner;
+use crate::vendor::{cudnn, Conv1d, Softmax};
 use kernels::check::{self, Comparison, Rng};
 use kernels::{
     ch01_copy as c01, ch02_vector_add as c02, ch03_outer_add as c03, ch04_broadcast_relu as c04,
@@ -562,6 +563,25 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         &check,
         &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
     );
+    // cuDNN's row softmax (the descriptor is made once, outside the timed region).
+    if r.is_gpu() {
+        if let Ok(dnn) = r.dnn() {
+            let sp = spec("06", "softmax", "softmax", size, vec![m, n], "f32", work);
+            match Softmax::new(&dnn, m, n) {
+                Ok(sm) => r.baseline(&sp, "cudnn", &sm.description(), &mut b, &check, &mut |b| {
+                    sm.forward(&a, b)
+                }),
+                Err(e) => r.baseline(
+                    &sp,
+                    "cudnn",
+                    "cudnnSoftmaxForward",
+                    &mut b,
+                    &check,
+                    &mut |_| Err(e.clone()),
+                ),
+            };
+        }
+    }
     Ok(())
 }
 
@@ -620,15 +640,17 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
 }
 
 /// How a GEMM output is checked: against the full float64 product where that is quick (the
-/// tutorial and smoke sizes), else against cuBLAS's result (every element, with twice the
-/// tolerance, since both sides may err by it) and against float64 at sampled elements.
+/// tutorial and smoke sizes), else against a vendor library's result (cuBLAS, else cuBLASLt:
+/// every element, with twice the tolerance, since both sides may err by it) and against
+/// float64 at sampled elements.
 enum GemmCheck {
     Full(Vec<f64>),
     Sampled {
         /// `(index into C, exact value)`.
         samples: Vec<(usize, f64)>,
-        /// cuBLAS's output, once it has run.
-        vendor: Option<Vec<f64>>,
+        /// The first vendor library's output (cuBLAS, else cuBLASLt) and its name, once it
+        /// has run.
+        vendor: Option<(Vec<f64>, &'static str)>,
     },
 }
 
@@ -658,6 +680,16 @@ fn sampled_gemm(
 }
 
 impl GemmCheck {
+    /// Keeps a vendor library's checked output as the reference for what follows, unless an
+    /// earlier library's already is.
+    fn keep_vendor(&mut self, got: Option<Vec<f16>>, name: &'static str) {
+        if let (GemmCheck::Sampled { vendor, .. }, Some(got)) = (self, got) {
+            if vendor.is_none() {
+                *vendor = Some((par_f64(&got), name));
+            }
+        }
+    }
+
     fn verdict(&self, got: &[f16], (atol, rtol): (f64, f64)) -> Verdict {
         match self {
             GemmCheck::Full(want) => {
@@ -671,9 +703,9 @@ impl GemmCheck {
                     &format!("float64 at {} sampled elements", samples.len()),
                 );
                 match vendor {
-                    Some(v) => sampled.and(Verdict::from_comparison(
+                    Some((v, name)) => sampled.and(Verdict::from_comparison(
                         &par_compare(got, v, 2.0 * atol, 2.0 * rtol),
-                        "cuBLAS result at every element (2x tolerance)",
+                        &format!("{name} result at every element (2x tolerance)"),
                     )),
                     None => sampled,
                 }
@@ -709,10 +741,11 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
     let work = Work::Flops(2.0 * (s as f64).powi(3));
     let sp = |variant: &str| spec("08", "GEMM", variant, size, vec![s, s, s], "f16", work);
 
-    // cuBLAS first: at the large size its result is what ours are compared with.
+    // The vendors first: at the large size cuBLAS's result (else cuBLASLt's) is what ours,
+    // and cuBLASLt, are compared with.
     if r.is_gpu() {
-        // Without cuBLAS, `blas()` has noted why once; ours are then checked against float64
-        // at the sampled elements only.
+        // Without a library, `blas()` / `blaslt()` have noted why once; without both, ours are
+        // checked against float64 at the sampled elements only.
         if let Ok(blas) = r.blas() {
             let check = |got: &[f16]| gc.verdict(got, tol);
             let got = r.baseline(
@@ -723,9 +756,24 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
                 &check,
                 &mut |c| blas.gemm_f16(&a, &b, c, (s, s, s)),
             );
-            if let (GemmCheck::Sampled { vendor, .. }, Some(got)) = (&mut gc, got) {
-                *vendor = Some(par_f64(&got));
-            }
+            gc.keep_vendor(got, "cuBLAS");
+        }
+        if let Ok(lt) = r.blaslt() {
+            // The heuristic runs here, outside the timed region; its failure is a failed row.
+            let plan = lt.plan(&a, &b, &c, (s, s, s));
+            let check = |got: &[f16]| gc.verdict(got, tol);
+            let got = r.baseline(
+                &sp("gemm"),
+                "cublaslt",
+                plan.as_deref().unwrap_or("cublasLtMatmul f16, f32 compute"),
+                &mut c,
+                &check,
+                &mut |c| match &plan {
+                    Ok(_) => lt.gemm_f16(&a, &b, c, (s, s, s)),
+                    Err(e) => Err(e.clone()),
+                },
+            );
+            gc.keep_vendor(got, "cuBLASLt");
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
@@ -808,6 +856,12 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
             &against(&want, atol, rtol),
             &mut |cfg, o| c09::conv1d_single::launch(&dev, cfg, &x, &w, o),
         );
+        if r.is_gpu() {
+            if let Ok(dnn) = r.dnn() {
+                let check = against::<f16>(&want, atol, rtol);
+                cudnn_conv(r, &sp, &dnn, (n, l, kw, None), (&x, &w), &mut o, &check);
+            }
+        }
     }
     let (n, l, f) = sizes::conv_multi(size);
     let xv = par_vec::<f16>(r.opts.seed ^ 18, n * l, -1.0, 1.0);
@@ -836,7 +890,44 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
         &against(&want, atol, rtol),
         &mut |cfg, o| c09::conv1d_multi::launch(&dev, cfg, &x, &w, o),
     );
+    if r.is_gpu() {
+        if let Ok(dnn) = r.dnn() {
+            // cuDNN's filter is [f][kw] (KRSC): a transposed copy of W, made once, here.
+            let wt = dev.upload(&cudnn::transpose_weights(&wv, kw, f), &[f, kw])?;
+            let check = against::<f16>(&want, atol, rtol);
+            cudnn_conv(r, &sp, &dnn, (n, l, kw, Some(f)), (&x, &wt), &mut o, &check);
+        }
+    }
     Ok(())
+}
+
+/// cuDNN's convolution for chapter 09, checked like ours: descriptors, the algorithm search
+/// (`cudnnFindConvolutionForwardAlgorithm`) and the workspace outside the timed region; a
+/// setup cuDNN refuses is a failed record with cuDNN's message, never a silent skip.
+#[allow(clippy::too_many_arguments)]
+fn cudnn_conv(
+    r: &mut Runner,
+    sp: &Spec,
+    dnn: &std::rc::Rc<crate::vendor::Dnn>,
+    (n, l, kw, f): (usize, usize, usize, Option<usize>),
+    (x, w): (&tilelang::Tensor<f16>, &tilelang::Tensor<f16>),
+    o: &mut tilelang::Tensor<f16>,
+    check: &dyn Fn(&[f16]) -> Verdict,
+) {
+    let dev = r.dev.clone();
+    match Conv1d::new(dnn, &dev, n, l, kw, f) {
+        Ok(conv) => r.baseline(sp, "cudnn", conv.description(), o, check, &mut |o| {
+            conv.forward(x, w, o)
+        }),
+        Err(e) => r.baseline(
+            sp,
+            "cudnn",
+            "cudnnConvolutionForward",
+            o,
+            check,
+            &mut |_| Err(e.clone()),
+        ),
+    };
 }
 
 fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
@@ -865,12 +956,13 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
         work,
     );
 
-    // Dequantize into an f16 B with our element-wise kernel, then cuBLAS: both timed.
+    // Dequantize into an f16 B with our element-wise kernel, then cuBLAS or cuBLASLt: both
+    // steps timed.
     if r.is_gpu() {
+        let cfg = dequant_w4::default_config(dev.arch());
+        let mut b16 = dev.alloc::<f16>(&[s, s])?;
         if let Ok(blas) = r.blas() {
-            let mut b16 = dev.alloc::<f16>(&[s, s])?;
             let check = |got: &[f16]| gc.verdict(got, tol);
-            let cfg = dequant_w4::default_config(dev.arch());
             let got = r.baseline(
                 &sp,
                 "cublas",
@@ -882,9 +974,23 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
                     blas.gemm_f16(&a, &b16, c, (s, s, s))
                 },
             );
-            if let (GemmCheck::Sampled { vendor, .. }, Some(got)) = (&mut gc, got) {
-                *vendor = Some(par_f64(&got));
-            }
+            gc.keep_vendor(got, "dequantize + cuBLAS");
+        }
+        if let Ok(lt) = r.blaslt() {
+            let plan = lt.plan(&a, &b16, &c, (s, s, s));
+            let check = |got: &[f16]| gc.verdict(got, tol);
+            let config = match &plan {
+                Ok(p) => format!("dequant_w4 + {p}"),
+                Err(_) => "dequant_w4 + cublasLtMatmul".to_string(),
+            };
+            let got = r.baseline(&sp, "cublaslt", &config, &mut c, &check, &mut |c| {
+                if let Err(e) = &plan {
+                    return Err(e.clone());
+                }
+                dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
+                lt.gemm_f16(&a, &b16, c, (s, s, s))
+            });
+            gc.keep_vendor(got, "dequantize + cuBLASLt");
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);

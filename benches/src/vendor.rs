@@ -1,6 +1,7 @@
-//! The vendor baselines: cuBLAS (through cudarc, `libcublas` loaded at run time) and the CUDA
-//! driver's device-to-device copy, working on our tensors in order with our launches: both are
-//! queued on the device's own stream ([`Device::cuda_stream`]).
+//! The vendor baselines: cuBLAS, cuBLASLt ([`cublaslt`]) and cuDNN ([`cudnn`]), through cudarc
+//! with each library loaded at run time, and the CUDA driver's device-to-device copy, working
+//! on our tensors in order with our launches: all are queued on the device's own stream
+//! ([`Device::cuda_stream`]).
 
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
 use cudarc::driver::{result as drv, CudaStream};
@@ -8,15 +9,30 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use tilelang::{f16, Device, Element, Tensor};
 
+pub mod cublaslt;
+pub mod cudnn;
+
+pub use cublaslt::BlasLt;
+pub use cudnn::{Conv1d, Dnn, Softmax};
+
 /// Where the benches look for cuBLAS, for error messages.
 pub const CUBLAS_HINT: &str = "cuBLAS (libcublas.so.13) was not found: install it (e.g. the pip \
      package `nvidia-cublas`, or a CUDA toolkit) and put the directory holding libcublas.so* on \
      LD_LIBRARY_PATH; for the pip wheel: `python3 -c 'import nvidia, glob; \
      print(*glob.glob(nvidia.__path__[0] + \"/**/libcublas.so*\", recursive=True))'` finds it";
 
-fn stream_of(dev: &Device) -> Result<Arc<CudaStream>, String> {
+pub(crate) fn stream_of(dev: &Device) -> Result<Arc<CudaStream>, String> {
     dev.cuda_stream()
         .ok_or_else(|| format!("{} is not a CUDA device", dev.name()))
+}
+
+/// Makes the stream's context current on this thread: the libraries' runtime calls use the
+/// current context (the device's primary context, the one tilelang opens).
+pub(crate) fn bind(stream: &CudaStream) -> Result<(), String> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| format!("binding the CUDA context: {e:?}"))
 }
 
 /// A cuBLAS handle on a device's stream.
@@ -27,7 +43,7 @@ pub struct Blas {
 }
 
 /// Runs a cudarc call that may panic (a symbol missing from an older library) as an error.
-fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
+pub(crate) fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
@@ -130,10 +146,7 @@ pub fn copy_d2d<T: Element>(
         ));
     }
     let stream = stream_of(dev)?;
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| format!("binding the CUDA context: {e:?}"))?;
+    bind(&stream)?;
     let bytes = src.len() * std::mem::size_of::<T>();
     // SAFETY: both are live allocations of this device of `bytes` bytes; `dst` is borrowed
     // mutably, so they do not overlap through the safe API.
