@@ -1,12 +1,18 @@
 //! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: merges the benches' JSON
-//! (ours, cuBLAS, the copy ceiling) with the peers' (PyTorch, Triton) into the performance
-//! table, printed as markdown and written to `perf.md`, with a bar chart `perf.svg`.
+//! (ours and the vendor baselines: cuBLAS, cuBLASLt, cuDNN, the copy ceiling) with the peers'
+//! (PyTorch, Triton) into the performance table, printed as markdown and written to `perf.md`,
+//! with a bar chart `perf.svg`.
 //!
 //! Rows are our kernels' variants per size set. A peer's record is matched to a row by chapter,
 //! size set and variant name: an exact match (ignoring case and punctuation) wins, else a
 //! variant whose words are all among the row's (or the other way round), so the peers' "gemm"
 //! lines up with every GEMM step of chapter 08 and "softmax" with both softmax variants. Among
 //! several records of one peer for the same variant, the fastest counts.
+//!
+//! A row can have several vendor baselines (cuBLAS and cuBLASLt for the GEMMs, cuDNN, the
+//! driver's copy; rocBLAS / MIOpen on AMD): the table's vendor column is the fastest of them
+//! (by name), "vs vendor" compares with it, and under each table every vendor time is listed
+//! where a row had more than one. The GEMM ceiling is the fastest vendor GEMM.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -223,10 +229,30 @@ pub struct Row {
     pub tuned: Option<Rec>,
     pub pytorch: Option<Rec>,
     pub triton: Option<Rec>,
-    pub vendor: Option<Rec>,
+    /// Every vendor library's best-fitting record ([`VENDORS`] order).
+    pub vendors: Vec<Rec>,
+}
+
+/// Orders vendor records for "the fastest": passed (or unchecked) before failed checks, then
+/// by median; records without a time last.
+fn vendor_order(a: &Rec, b: &Rec) -> std::cmp::Ordering {
+    let key = |r: &Rec| (r.passed == Some(false), r.median_ms.is_none());
+    key(a).cmp(&key(b)).then(
+        a.median_ms
+            .partial_cmp(&b.median_ms)
+            .unwrap_or(std::cmp::Ordering::Equal),
+    )
 }
 
 impl Row {
+    /// The fastest vendor record with a time (one that passed its check, if any did).
+    pub fn vendor(&self) -> Option<&Rec> {
+        self.vendors
+            .iter()
+            .filter(|r| r.median_ms.is_some())
+            .min_by(|a, b| vendor_order(a, b))
+    }
+
     /// Ours at its best: the faster of the default and tuned configs.
     pub fn ours(&self) -> Option<&Rec> {
         [self.default.as_ref(), self.tuned.as_ref()]
@@ -262,11 +288,24 @@ pub struct Table {
     pub launch_us: Option<f64>,
     /// Every launch-latency record (ours and the peers'): (impl, variant, µs per launch).
     pub launches: Vec<(String, String, f64)>,
+    /// The library of the GEMM ceiling (`cublas`, `cublaslt`, ...).
+    pub gemm_ceiling_impl: Option<String>,
     pub ours_header: BTreeMap<String, String>,
     pub peers_header: BTreeMap<String, String>,
 }
 
-const VENDORS: [&str; 6] = ["cublas", "cuda", "cudnn", "rocblas", "miopen", "hip"];
+/// The implementations that are vendor baselines.
+pub const VENDORS: [&str; 9] = [
+    "cublas",
+    "cublaslt",
+    "cudnn",
+    "cuda",
+    "rocblas",
+    "hipblaslt",
+    "miopen",
+    "hip",
+    "rocm",
+];
 
 /// Merges our records with the peers'.
 pub fn merge(ours: &Doc, peers: &Doc) -> Table {
@@ -293,7 +332,7 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
                 tuned: None,
                 pytorch: None,
                 triton: None,
-                vendor: None,
+                vendors: Vec::new(),
             });
             t.rows.len() - 1
         });
@@ -310,7 +349,7 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
         let m = |imp: &str| best_match(&all, &key, imp).cloned();
         row.pytorch = m("pytorch");
         row.triton = m("triton");
-        row.vendor = VENDORS.iter().find_map(|v| m(v));
+        row.vendors = VENDORS.iter().filter_map(|v| m(v)).collect();
     }
     for r in all.iter().filter(|r| r.chapter == "launch") {
         if let Some(us) = r.us_per_launch.or(r.median_ms.map(|m| m * 1e3)) {
@@ -323,11 +362,10 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
             .cmp(&size_rank(&b.size_set))
             .then(a.chapter.cmp(&b.chapter))
     });
-    // Ceilings: the 2 GiB copy (else the largest copy baseline); cuBLAS at the large GEMM
-    // (else the tutorial one).
-    let copies = all
-        .iter()
-        .filter(|r| VENDORS.contains(&r.imp.as_str()) && r.bytes.is_some());
+    // Ceilings: the 2 GiB copy (else the largest copy baseline); the fastest vendor GEMM at
+    // the large size (else the tutorial one). Only baselines whose check passed count.
+    let vendor_ok = |r: &&Rec| VENDORS.contains(&r.imp.as_str()) && r.passed != Some(false);
+    let copies = all.iter().filter(vendor_ok).filter(|r| r.bytes.is_some());
     let ceiling = copies
         .clone()
         .filter(|r| r.chapter == "ceiling")
@@ -345,11 +383,15 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
     });
     let gemm = |size: &str| {
         all.iter()
-            .filter(|r| r.chapter == "08" && r.imp == "cublas" && r.size_set == size)
-            .filter_map(rate)
-            .reduce(f64::max)
+            .filter(vendor_ok)
+            .filter(|r| r.chapter == "08" && r.flops.is_some() && r.size_set == size)
+            .filter_map(|r| Some((rate(r)?, r.imp.clone())))
+            .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
     };
-    t.ceilings.gemm = gemm("large").or_else(|| gemm("tutorial"));
+    if let Some((rate, imp)) = gemm("large").or_else(|| gemm("tutorial")) {
+        t.ceilings.gemm = Some(rate);
+        t.gemm_ceiling_impl = Some(imp);
+    }
     t
 }
 
@@ -394,9 +436,9 @@ fn fmt_rate(r: &Rec) -> String {
     }
 }
 
-fn speedup(theirs: &Option<Rec>, ours: Option<&Rec>) -> String {
+fn speedup(theirs: Option<&Rec>, ours: Option<&Rec>) -> String {
     match (
-        theirs.as_ref().and_then(|r| r.median_ms),
+        theirs.and_then(|r| r.median_ms),
         ours.and_then(|r| r.median_ms),
     ) {
         (Some(t), Some(o)) if o > 0.0 => format!("{:.2}×", t / o),
@@ -409,6 +451,33 @@ fn with_config(r: &Option<Rec>) -> String {
         Some(rec) if !rec.config.is_empty() => format!("{} `{}`", ms(r), rec.config),
         _ => ms(r),
     }
+}
+
+/// One line per distinct set of vendor records among `rows` with more than one vendor, e.g.
+/// `08 gemm: cublaslt 1.5500, cublas 1.6000` (fastest first; the GEMM steps of chapter 08 share
+/// their vendor records, so they share the line).
+fn vendor_lines(rows: &[&Row]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r.vendors.len() > 1) {
+        let mut v: Vec<&Rec> = r.vendors.iter().collect();
+        v.sort_by(|a, b| vendor_order(a, b));
+        let mut variants: Vec<&str> = v.iter().map(|x| x.variant.as_str()).collect();
+        variants.dedup();
+        let times: Vec<String> = v
+            .iter()
+            .map(|x| format!("{} {}", x.imp, ms(&Some((*x).clone()))))
+            .collect();
+        let line = format!(
+            "{} {}: {}",
+            r.chapter,
+            variants.join(" / "),
+            times.join(", ")
+        );
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
 }
 
 impl Table {
@@ -435,13 +504,27 @@ impl Table {
                 .cloned()
                 .unwrap_or_else(|| "?".into())
         };
+        // The vendor libraries' versions that the header has (older files: cuBLAS only).
+        let libs: Vec<String> = [
+            ("cuBLAS", "cublas_version"),
+            ("cuBLASLt", "cublaslt_version"),
+            ("cuDNN", "cudnn_version"),
+        ]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (name, k))| match h.get(*k).filter(|v| !v.is_empty()) {
+            Some(v) => Some(format!("{name} {v}")),
+            None if i == 0 => Some(format!("{name} ?")),
+            None => None,
+        })
+        .collect();
         let _ = writeln!(
             s,
-            "GPU: {} ({}), driver {}, cuBLAS {}; date {}; commit {}.",
+            "GPU: {} ({}), driver {}, {}; date {}; commit {}.",
             field("gpu"),
             field("arch"),
             field("driver"),
-            field("cublas_version"),
+            libs.join(", "),
             field("date"),
             field("commit")
         );
@@ -470,22 +553,26 @@ impl Table {
         }
         s.push_str(
             "\nTimes are device-time medians in milliseconds with the L2 flushed before every \
-             launch (CUDA events for ours and cuBLAS, `triton.testing.do_bench` for the peers), \
+             launch (CUDA events for ours and the vendor libraries, `triton.testing.do_bench` for the peers), \
              measured in one session on one GPU. Throughput is ours at its best (the faster of \
              the default and autotuned configs): minimum bytes moved (each input read once, \
              each output written once) or 2·M·N·K flops, per second. The ceilings are measured \
              in the same run: ",
         );
-        let _ = writeln!(
+        let _ =
+            writeln!(
             s,
-            "device-to-device copy {} and cuBLAS f16 GEMM {}. Speed-up = their time / ours \
+            "device-to-device copy {} and the fastest vendor f16 GEMM {}. The vendor column is \
+             the fastest vendor library of the row, named. Speed-up = their time / ours \
              (above 1: ours is faster). ✗ marks a failed correctness check; — is not measured.\n",
             self.ceilings
                 .bandwidth
                 .map_or("not measured".into(), |b| format!("{:.2} TB/s", b / 1e12)),
-            self.ceilings
-                .gemm
-                .map_or("not measured".into(), |f| format!("{:.0} TFLOPS", f / 1e12)),
+            self.ceilings.gemm.map_or("not measured".into(), |f| format!(
+                "{:.0} TFLOPS ({})",
+                f / 1e12,
+                self.gemm_ceiling_impl.as_deref().unwrap_or("?")
+            )),
         );
         for size in ["tutorial", "large", "smoke"] {
             let rows: Vec<&Row> = self.rows.iter().filter(|r| r.size_set == size).collect();
@@ -495,10 +582,10 @@ impl Table {
             let _ = writeln!(s, "## {} sizes\n", capitalise(size));
             s.push_str("| # | variant | shape | PyTorch ms | Triton ms | vendor ms | ours default ms | ours tuned ms | ours throughput | % of ceiling | vs PyTorch | vs Triton | vs vendor |\n");
             s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            for r in rows {
+            for r in &rows {
                 let ours = r.ours();
-                let vendor = match &r.vendor {
-                    Some(v) => format!("{} ({})", ms(&r.vendor), v.imp),
+                let vendor = match r.vendor() {
+                    Some(v) => format!("{} ({})", ms(&Some(v.clone())), v.imp),
                     None => "—".into(),
                 };
                 let _ = writeln!(
@@ -515,12 +602,22 @@ impl Table {
                     ours.map_or("—".into(), fmt_rate),
                     self.percent_of_ceiling(r)
                         .map_or("—".into(), |p| format!("{p:.0}%")),
-                    speedup(&r.pytorch, ours),
-                    speedup(&r.triton, ours),
-                    speedup(&r.vendor, ours),
+                    speedup(r.pytorch.as_ref(), ours),
+                    speedup(r.triton.as_ref(), ours),
+                    speedup(r.vendor(), ours),
                 );
             }
             s.push('\n');
+            let several = vendor_lines(&rows);
+            if !several.is_empty() {
+                s.push_str(
+                    "Every vendor baseline where there is more than one (fastest first):\n\n",
+                );
+                for l in several {
+                    let _ = writeln!(s, "- {l}");
+                }
+                s.push('\n');
+            }
         }
         if !self.launches.is_empty() {
             s.push_str(
@@ -570,7 +667,7 @@ impl Table {
         let rows: Vec<&Row> = self
             .rows
             .iter()
-            .filter(|r| r.pytorch.is_some() || r.triton.is_some() || r.vendor.is_some())
+            .filter(|r| r.pytorch.is_some() || r.triton.is_some() || !r.vendors.is_empty())
             .collect();
         let mut body = String::new();
         let mut y = 60.0;
@@ -586,7 +683,8 @@ impl Table {
                 );
                 y += 10.0;
             }
-            let bars = [&r.pytorch, &r.triton, &r.vendor, &r.default, &r.tuned];
+            let vendor = r.vendor().cloned();
+            let bars = [&r.pytorch, &r.triton, &vendor, &r.default, &r.tuned];
             let rates: Vec<Option<f64>> = bars.iter().map(|b| b.as_ref().and_then(rate)).collect();
             let best = rates.iter().flatten().copied().fold(0.0, f64::max);
             let group_h = bar_h * 5.0;
@@ -783,12 +881,14 @@ mod tests {
         assert_eq!(copy.ours().unwrap().median_ms, Some(0.25));
         assert_eq!(copy.pytorch.as_ref().unwrap().median_ms, Some(0.5));
         assert_eq!(copy.triton.as_ref().unwrap().median_ms, Some(0.4));
-        assert_eq!(copy.vendor.as_ref().unwrap().imp, "cuda");
+        assert_eq!(copy.vendor().unwrap().imp, "cuda");
+        assert_eq!(copy.vendors.len(), 1);
 
         // The peers' "gemm" serves every GEMM step; Triton's fastest config counts.
         let gemm = row(&t, "08", "gemm pipelined", "large");
         assert_eq!(gemm.triton.as_ref().unwrap().median_ms, Some(2.2));
-        assert_eq!(gemm.vendor.as_ref().unwrap().imp, "cublas");
+        assert_eq!(gemm.vendor().unwrap().imp, "cublas");
+        assert_eq!(t.gemm_ceiling_impl.as_deref(), Some("cublas"));
         assert!(row(&t, "08", "gemm naive", "large").pytorch.is_some());
         let pct = t.percent_of_ceiling(gemm).unwrap();
         assert!((pct - 80.0).abs() < 1e-9, "{pct}");
@@ -809,7 +909,82 @@ mod tests {
         // Synonyms, and no match across size sets.
         let fwd = row(&t, "04", "fwd", "tutorial");
         assert_eq!(fwd.pytorch.as_ref().unwrap().median_ms, Some(0.1));
-        assert!(fwd.triton.is_none() && fwd.vendor.is_none());
+        assert!(fwd.triton.is_none() && fwd.vendors.is_empty() && fwd.vendor().is_none());
+    }
+
+    /// OURS with cuBLASLt (faster than cuBLAS), a faster vendor GEMM whose check failed, a
+    /// cuDNN softmax and the libraries' versions in the header.
+    fn several_vendors() -> Table {
+        let ours = OURS
+            .replace(
+                r#""commit":"abc""#,
+                r#""commit":"abc","cublas_version":130001,"cublaslt_version":130100,"cudnn_version":91300"#,
+            )
+            .replace(
+                "\n]",
+                r#",
+{"record":"result","chapter":"08","variant":"gemm","impl":"cublaslt","size_set":"large","shape":[8192,8192,8192],"config":"cublasLtMatmul f16, f32 compute, heuristic algo id 21","config_role":"vendor","median_ms":1.5,"flops":1.1e12,"passed":true},
+{"record":"result","chapter":"08","variant":"gemm","impl":"hipblaslt","size_set":"large","shape":[8192,8192,8192],"config":"x","config_role":"vendor","median_ms":1.0,"flops":1.1e12,"passed":false},
+{"record":"result","chapter":"06","variant":"softmax","impl":"cudnn","size_set":"tutorial","shape":[4096,16384],"config":"cudnnSoftmaxForward ACCURATE","config_role":"vendor","median_ms":0.09,"bytes":536870912,"passed":true}
+]"#,
+            );
+        merge(&parse(&ours).unwrap(), &parse(PEERS).unwrap())
+    }
+
+    #[test]
+    fn the_fastest_passing_vendor_counts() {
+        let t = several_vendors();
+        let gemm = row(&t, "08", "gemm pipelined", "large");
+        let imps: Vec<&str> = gemm.vendors.iter().map(|r| r.imp.as_str()).collect();
+        assert_eq!(imps, ["cublas", "cublaslt", "hipblaslt"]);
+        // hipBLASLt is faster but failed its check: cuBLASLt is the row's vendor and ceiling.
+        assert_eq!(gemm.vendor().unwrap().imp, "cublaslt");
+        assert!((t.ceilings.gemm.unwrap() - 1.1e12 / 1.5e-3).abs() < 1.0);
+        assert_eq!(t.gemm_ceiling_impl.as_deref(), Some("cublaslt"));
+        let sm = row(&t, "06", "softmax online", "tutorial");
+        assert_eq!(sm.vendor().unwrap().imp, "cudnn");
+        assert_eq!(sm.vendors.len(), 1);
+        // A row whose only vendor failed still shows it (with ✗), for lack of another.
+        let failed_only = Row {
+            vendors: vec![gemm.vendors[2].clone()],
+            ..gemm.clone()
+        };
+        assert_eq!(failed_only.vendor().unwrap().imp, "hipblaslt");
+
+        let md = t.markdown();
+        assert!(
+            md.contains("cuBLAS 130001, cuBLASLt 130100, cuDNN 91300"),
+            "{md}"
+        );
+        assert!(md.contains("f16 GEMM 733 TFLOPS (cublaslt)"), "{md}");
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| 08 | gemm pipelined |"))
+            .unwrap();
+        // Ours 2.0 ms against cuBLASLt's 1.5 ms.
+        assert!(
+            line.contains("1.500 (cublaslt)") && line.contains("0.75×"),
+            "{line}"
+        );
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| 06 | softmax online |"))
+            .unwrap();
+        assert!(
+            line.contains("0.0900 (cudnn)") && line.contains("0.90×"),
+            "{line}"
+        );
+        // Every vendor time, once for the two GEMM rows that share them; none for rows with
+        // one vendor.
+        let listed: Vec<&str> = md.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(
+            listed,
+            ["- 08 gemm: cublaslt 1.500, cublas 1.600, hipblaslt 1.000 ✗"],
+            "{md}"
+        );
+        // The chart draws the row's fastest vendor: still one bar per series at most.
+        let svg = t.svg();
+        assert!(svg.contains("08 gemm pipelined"));
     }
 
     #[test]
