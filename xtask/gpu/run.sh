@@ -49,28 +49,44 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
 fi
 case "$phase" in
   bench|bench-ours|bench-peers)
-    # cuBLAS for the vendor baselines comes from the image's Python (pip `nvidia-cublas`):
-    # find libcublas.so* under the `nvidia` namespace package, whatever its layout
-    # (nvidia/cublas/lib for CUDA 12 wheels, nvidia/cu13/lib for CUDA 13 ones).
-    cublas_dir="$(python3 - <<'PY' 2>/dev/null
+    # The vendor libraries come from the image's Python packages (pip `nvidia-*` wheels, which
+    # PyTorch's CUDA 13 wheels bring): find libcublas, libcublasLt and libcudnn (cuDNN 9, whose
+    # libcudnn_*.so.9 sub-libraries sit beside it) under the `nvidia` namespace package, whatever
+    # its layout (nvidia/cublas/lib for CUDA 12 wheels, nvidia/cu13/lib for CUDA 13 ones,
+    # nvidia/cudnn/lib for nvidia-cudnn-cu13), and put each distinct directory on LD_LIBRARY_PATH.
+    lib_dirs="$(python3 - <<'PY' 2>/dev/null
 import glob, os
 try:
     import nvidia
     roots = list(nvidia.__path__)
 except Exception:
     roots = []
-for r in roots:
-    hits = sorted(glob.glob(os.path.join(r, "**", "libcublas.so*"), recursive=True))
-    if hits:
-        print(os.path.dirname(hits[0]))
-        break
+for name in ("libcublas.so", "libcublasLt.so", "libcudnn.so"):
+    hit = ""
+    for r in roots:
+        hits = sorted(glob.glob(os.path.join(r, "**", name + "*"), recursive=True))
+        if hits:
+            hit = os.path.dirname(hits[0])
+            break
+    print(name + "\t" + hit)
 PY
 )"
-    if [ -n "$cublas_dir" ]; then
-      export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-      echo "cuBLAS: $cublas_dir" | tee -a "$log"
-    else
-      echo "cuBLAS: not found in the Python packages (pip nvidia-cublas); no cuBLAS baselines" | tee -a "$log"
+    added=""
+    for lib in libcublas.so libcublasLt.so libcudnn.so; do
+      dir="$(printf '%s\n' "$lib_dirs" | awk -F '\t' -v l="$lib" '$1 == l { print $2 }')"
+      if [ -n "$dir" ]; then
+        echo "$lib: $dir" | tee -a "$log"
+        case ":$added:" in
+          *":$dir:"*) ;;
+          *) added="${added:+$added:}$dir" ;;
+        esac
+      else
+        echo "$lib: not found in the Python packages (pip nvidia-cublas / nvidia-cudnn-cu13); no baselines from it" | tee -a "$log"
+      fi
+    done
+    if [ -n "$added" ]; then
+      export LD_LIBRARY_PATH="$added${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      echo "LD_LIBRARY_PATH += $added" | tee -a "$log"
     fi
     export TILELANG_COMMIT="$(cat "$here/COMMIT" 2>/dev/null)"
     export TILELANG_GPU_DRIVER="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
