@@ -17,6 +17,9 @@ pub mod ch08_gemm;
 pub mod ch09_conv1d;
 pub mod ch10_w4a16;
 
+#[cfg(test)]
+mod graph_tests;
+
 use check::{Case, Scale};
 use tilelang::Device;
 

@@ -7,6 +7,11 @@
 //! Ordering: each device has one stream, the context's legacy default (null) stream, and every
 //! copy, fill, launch and free of the device is queued on it, so they run in program order
 //! without events. That is why cudarc's per-allocation event tracking is switched off.
+//!
+//! Graphs ([`crate::Device::record_graph`]): the legacy stream cannot be captured, so a graph is
+//! built explicitly. While a thread records, its launches on the device become kernel nodes, each
+//! depending on the one before (the order the launches would have run in), and its other stream
+//! operations are refused; launches of other threads run as usual.
 
 use crate::gpu::{KernelArg, Object};
 use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
@@ -14,7 +19,9 @@ use crate::{Error, Result};
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
 use std::ffi::c_void;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::ThreadId;
 
 /// The oldest driver accepted: cudarc's bindings (`cuda-13000`) name CUDA 13.0 entry points
 /// (e.g. `cuEventElapsedTime_v2`), which an older libcuda lacks, and cudarc panics on those.
@@ -78,7 +85,25 @@ pub(crate) struct CudaDevice {
     /// The context's default stream; see the module docs.
     stream: Arc<CudaStream>,
     modules: ModuleCache<Loaded>,
+    /// The graph being recorded, if any; `recording` says whether it is `Some` without locking.
+    graph: Mutex<Option<Recording>>,
+    recording: AtomicBool,
 }
+
+/// A graph under construction by one thread.
+struct Recording {
+    thread: ThreadId,
+    graph: sys::CUgraph,
+    /// The node of the latest launch, which the next one depends on.
+    last: Option<sys::CUgraphNode>,
+    launches: usize,
+    /// The device memory the recorded launches use, kept allocated for the graph's life.
+    keep: Vec<Arc<crate::gpu_common::DeviceBuffer>>,
+}
+
+// SAFETY: the graph and node handles are plain driver handles, used only under the mutex with
+// the context bound.
+unsafe impl Send for Recording {}
 
 /// Opens CUDA device `ordinal`: its primary context and default stream. Returns the device,
 /// its arch (`sm_90` for compute capability 9.0) and its name.
@@ -106,6 +131,8 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
         ctx,
         stream,
         modules: ModuleCache::new(),
+        graph: Mutex::new(None),
+        recording: AtomicBool::new(false),
     };
     Ok((dev, format!("sm_{major}{minor}"), name))
 }
@@ -253,6 +280,9 @@ impl CudaDevice {
         // Pointers into `args`, which outlives the call; cuLaunchKernel copies the values.
         let mut params = kernel_params(args);
         self.bind()?;
+        if self.recording_here() {
+            return self.add_kernel_node(kernel, object, &loaded, grid, &mut params);
+        }
         // SAFETY: `loaded` keeps the module (so the function) alive; the arguments are the
         // caller's contract.
         unsafe {
@@ -271,6 +301,169 @@ impl CudaDevice {
                 e,
             )
         })
+    }
+
+    /// Whether the calling thread is recording a graph on this device.
+    pub(crate) fn recording_here(&self) -> bool {
+        self.recording.load(Ordering::Acquire)
+            && self
+                .graph
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .is_some_and(|r| r.thread == std::thread::current().id())
+    }
+
+    /// Starts recording the calling thread's launches into a new graph.
+    pub(crate) fn begin_graph(&self) -> Result<()> {
+        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() {
+            return Err(Error::Graph(
+                "this device is already recording a graph (one recording at a time, and \
+                 recordings do not nest)"
+                    .into(),
+            ));
+        }
+        self.bind()?;
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: writes one handle; flags must be 0.
+        unsafe { sys::cuGraphCreate(&mut graph, 0) }
+            .result()
+            .map_err(|e| driver_error("creating a graph", e))?;
+        *slot = Some(Recording {
+            thread: std::thread::current().id(),
+            graph,
+            last: None,
+            launches: 0,
+            keep: Vec::new(),
+        });
+        self.recording.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Keeps `buf` allocated for the life of the graph the calling thread records; `false` when
+    /// it records none.
+    pub(crate) fn keep_for_graph(&self, buf: &Arc<crate::gpu_common::DeviceBuffer>) -> bool {
+        if !self.recording.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_mut() {
+            Some(r) if r.thread == std::thread::current().id() => {
+                if !r.keep.iter().any(|k| Arc::ptr_eq(k, buf)) {
+                    r.keep.push(buf.clone());
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends the calling thread's recording: with `instantiate`, the executable graph, its launch
+    /// count and the memory it uses; else the recording is discarded.
+    pub(crate) fn end_graph(&self, instantiate: bool) -> Result<Option<RecordedGraph>> {
+        let rec = {
+            let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+            match slot.as_ref() {
+                Some(r) if r.thread == std::thread::current().id() => {}
+                _ => return Err(Error::Graph("this thread is not recording a graph".into())),
+            }
+            self.recording.store(false, Ordering::Release);
+            slot.take().expect("checked above")
+        };
+        // From here on, dropping `graph` destroys the graph (and `exec`, once set).
+        let mut graph = CudaGraph {
+            ctx: self.ctx.clone(),
+            graph: rec.graph,
+            exec: std::ptr::null_mut(),
+        };
+        if !instantiate {
+            return Ok(None);
+        }
+        self.bind()?;
+        // SAFETY: `graph.graph` is a complete graph of kernel nodes of this context; writes one
+        // handle. Flags 0: no auto-free, default upload.
+        unsafe { sys::cuGraphInstantiateWithFlags(&mut graph.exec, graph.graph, 0) }
+            .result()
+            .map_err(|e| driver_error("instantiating the graph", e))?;
+        Ok(Some(RecordedGraph {
+            graph,
+            launches: rec.launches,
+            keep: rec.keep,
+        }))
+    }
+
+    /// Adds one launch to the calling thread's graph, after the previous one.
+    fn add_kernel_node(
+        &self,
+        kernel: &'static str,
+        object: &'static Object,
+        loaded: &Loaded,
+        grid: [u32; 3],
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
+        let rec = slot
+            .as_mut()
+            .filter(|r| r.thread == std::thread::current().id())
+            .ok_or_else(|| Error::Graph("the recording ended during a launch".into()))?;
+        let node_params = sys::CUDA_KERNEL_NODE_PARAMS {
+            func: loaded.function,
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: object.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: object.shared_bytes,
+            kernelParams: params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        let deps: &[sys::CUgraphNode] = rec.last.as_slice();
+        let mut node = std::ptr::null_mut();
+        // SAFETY: `rec.graph` is a live graph of this (bound) context; `deps` are its nodes;
+        // the driver copies the parameter values at node creation, as cuLaunchKernel does at
+        // launch (`params` point into the caller's `args`, alive through this call). The
+        // function's module is kept for the life of the device, which the graph holds.
+        unsafe {
+            sys::cuGraphAddKernelNode_v2(
+                &mut node,
+                rec.graph,
+                deps.as_ptr(),
+                deps.len(),
+                &node_params,
+            )
+        }
+        .result()
+        .map_err(|e| {
+            driver_error(
+                format_args!(
+                    "{}: recording {grid:?} blocks into a graph",
+                    what(kernel, object)
+                ),
+                e,
+            )
+        })?;
+        rec.last = Some(node);
+        rec.launches += 1;
+        Ok(())
+    }
+
+    /// Queues a recorded graph on the device's stream.
+    pub(crate) fn launch_graph(&self, graph: &CudaGraph) -> Result<()> {
+        if self.recording_here() {
+            return Err(Error::Graph(
+                "a graph cannot be launched while this thread records another".into(),
+            ));
+        }
+        self.bind()?;
+        // SAFETY: `graph.exec` is an executable graph of this context; the memory its kernels
+        // use is kept allocated by its owner (`crate::Graph`).
+        unsafe { sys::cuGraphLaunch(graph.exec, self.stream.cu_stream()) }
+            .result()
+            .map_err(|e| driver_error("launching a graph", e))
     }
 
     fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
@@ -312,6 +505,41 @@ impl CudaDevice {
             })?;
         }
         Ok(loaded)
+    }
+}
+
+/// What [`CudaDevice::end_graph`] returns.
+pub(crate) struct RecordedGraph {
+    pub(crate) graph: CudaGraph,
+    pub(crate) launches: usize,
+    pub(crate) keep: Vec<Arc<crate::gpu_common::DeviceBuffer>>,
+}
+
+/// A graph and its executable form (null until instantiated); both destroyed on drop.
+pub(crate) struct CudaGraph {
+    ctx: Arc<CudaContext>,
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+// SAFETY: plain driver handles, usable from any thread on which their context is current (every
+// use binds it first).
+unsafe impl Send for CudaGraph {}
+unsafe impl Sync for CudaGraph {}
+
+impl Drop for CudaGraph {
+    fn drop(&mut self) {
+        // Nothing can report an error here; a failed destroy leaks the graph.
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: both handles were created for this graph and are destroyed only here. An
+            // executable graph still running is freed by the driver when it completes.
+            unsafe {
+                if !self.exec.is_null() {
+                    let _ = sys::cuGraphExecDestroy(self.exec);
+                }
+                let _ = sys::cuGraphDestroy(self.graph);
+            }
+        }
     }
 }
 

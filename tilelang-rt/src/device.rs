@@ -213,7 +213,7 @@ impl Device {
                 Storage::Gpu {
                     addr,
                     len: n,
-                    _owned: Some(buf),
+                    _owned: Some(Arc::new(buf)),
                 }
             }
         };
@@ -274,11 +274,12 @@ enum Storage<T> {
     /// Host memory the tensor does not own (CPU device, see [`Tensor::from_raw_parts`]).
     HostRaw { ptr: *mut T, len: usize },
     /// `len` elements of device memory at `addr` (GPU device): owned when `_owned` holds the
-    /// allocation (freed on drop), borrowed through [`Tensor::from_raw_parts`] when it is `None`.
+    /// allocation (freed when the tensor and every graph recorded with it are dropped), borrowed
+    /// through [`Tensor::from_raw_parts`] when it is `None`.
     Gpu {
         addr: u64,
         len: usize,
-        _owned: Option<DeviceBuffer>,
+        _owned: Option<Arc<DeviceBuffer>>,
     },
 }
 
@@ -437,6 +438,28 @@ impl<T: Element> Tensor<T> {
             Storage::Gpu { addr, .. } => *addr as usize,
         };
         (p, p + self.len() * std::mem::size_of::<T>())
+    }
+
+    /// Keeps the tensor's device memory allocated for the life of the graph the calling thread
+    /// is recording on its device, if any ([`Device::record_graph`]). A borrowed tensor
+    /// ([`Tensor::from_raw_parts`]) cannot be kept, so it cannot be used in a recording.
+    pub(crate) fn keep_for_graph(&self) -> Result<()> {
+        let Some(GpuDevice::Cuda(gpu)) = self.device.gpu() else {
+            return Ok(());
+        };
+        match &self.storage {
+            Storage::Gpu {
+                _owned: Some(buf), ..
+            } => {
+                gpu.keep_for_graph(buf);
+                Ok(())
+            }
+            _ if gpu.recording_here() => Err(Error::Graph(format!(
+                "{self:?} borrows its memory (`Tensor::from_raw_parts`), which a graph could \
+                 outlive; record launches on tensors the device allocated"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The address of the first element, for [`crate::gpu::KernelArg::Ptr`]: a device address

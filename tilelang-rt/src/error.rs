@@ -98,6 +98,8 @@ pub enum Error {
         /// The device's description.
         device: String,
     },
+    /// A graph cannot be recorded or replayed as asked ([`crate::Device::record_graph`]).
+    Graph(String),
 }
 
 pub use crate::Dtype;
@@ -164,6 +166,7 @@ impl fmt::Display for Error {
                 f,
                 "the tensor lives in the memory of {device}, not on the host; use `to_vec` or `copy_from_slice`"
             ),
+            Error::Graph(why) => write!(f, "graph: {why}"),
         }
     }
 }

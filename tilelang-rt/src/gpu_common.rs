@@ -42,9 +42,23 @@ impl GpuDevice {
         })
     }
 
+    /// Refuses an operation other than a launch while the calling thread records a graph: it
+    /// would run now, out of order with the recorded launches, which run when the graph does.
+    pub(crate) fn not_recording(&self, what: &str) -> Result<()> {
+        match self {
+            GpuDevice::Cuda(d) if d.recording_here() => Err(Error::Graph(format!(
+                "{what} while recording a graph: only kernel launches can be recorded, and \
+                 everything else would run now, before the recorded launches; do it before \
+                 `record_graph` or after it returns"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// # Safety
     /// `ptr..ptr + bytes` is memory of this device that stays allocated until the fill runs.
     pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
+        self.not_recording("filling device memory")?;
         // SAFETY: the caller's contract.
         unsafe {
             match self {
@@ -57,6 +71,7 @@ impl GpuDevice {
     /// # Safety
     /// `ptr` is memory of this device valid for `size_of_val(src)` bytes.
     pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
+        self.not_recording("copying to the device")?;
         // SAFETY: the caller's contract.
         unsafe {
             match self {
@@ -70,6 +85,7 @@ impl GpuDevice {
     /// `ptr` is memory of this device valid for `size_of_val(dst)` bytes, and every bit pattern
     /// is a valid `T`.
     pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
+        self.not_recording("copying from the device")?;
         // SAFETY: the caller's contract.
         unsafe {
             match self {
@@ -80,6 +96,7 @@ impl GpuDevice {
     }
 
     pub(crate) fn synchronize(&self) -> Result<()> {
+        self.not_recording("synchronizing")?;
         match self {
             GpuDevice::Cuda(d) => d.synchronize(),
             GpuDevice::Hip(d) => d.synchronize(),
@@ -87,6 +104,7 @@ impl GpuDevice {
     }
 
     pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        self.not_recording("timing")?;
         match self {
             GpuDevice::Cuda(d) => d.time_ms(f),
             GpuDevice::Hip(d) => d.time_ms(f),

@@ -42,6 +42,8 @@ impl Binder {
                 tensor: name,
             });
         }
+        // While this thread records a graph, the graph keeps the tensor's memory.
+        t.keep_for_graph()?;
         if t.shape().len() != dims.len() {
             return Err(Error::RankMismatch {
                 kernel: self.kernel,

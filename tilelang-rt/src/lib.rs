@@ -20,10 +20,12 @@ mod hip;
 pub mod cpu;
 pub mod dynamic;
 pub mod gpu;
+pub mod graph;
 pub mod launch;
 
 pub use device::{Backend, Device, Tensor};
 pub use dynamic::{AnyScalar, AnyTensor, Arg};
 pub use element::{Dtype, Element};
 pub use error::{Error, Result};
+pub use graph::Graph;
 pub use half::{bf16, f16};
