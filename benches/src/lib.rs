@@ -8,6 +8,9 @@
 
 pub mod dequant;
 pub mod record;
+/// rocBLAS and MIOpen baselines, loaded at run time (feature `rocm`; never run on AMD hardware).
+#[cfg(feature = "rocm")]
+pub mod rocm;
 pub mod runner;
 pub mod suite;
 pub mod vendor;
