@@ -1,6 +1,7 @@
 //! `cargo bench -p benches [-- FILTER]`: every kernel and variant of the ten tutorials at the
 //! tutorial sizes and at large sizes, our default and autotuned configs, cuBLAS and the driver's
-//! copy, the bandwidth ceiling and the launch latency, on the first CUDA GPU.
+//! copy, the bandwidth ceiling and the launch latency, on the first CUDA GPU (with the `rocm`
+//! feature, on the first HIP GPU when there is no CUDA device).
 //!
 //! Each measurement is a criterion benchmark whose `iter_custom` returns **device time**
 //! (CUDA events around each launch, the L2 flushed before each launch outside the timed
@@ -32,7 +33,7 @@ fn main() -> ExitCode {
         }
     };
     let allow_cpu = std::env::var("TILELANG_BENCH_ALLOW_CPU").is_ok_and(|v| v == "1");
-    let dev = match Device::cuda(0) {
+    let dev = match open_gpu() {
         Ok(d) => d,
         Err(e) if allow_cpu => {
             eprintln!("tilelang benches: no GPU ({e}); TILELANG_BENCH_ALLOW_CPU=1: timing the CPU backend");
@@ -42,8 +43,9 @@ fn main() -> ExitCode {
             eprintln!(
                 "tilelang benches: no GPU to measure ({e}).\n\
                  The benches time GPU kernels with device events; run them on a machine with an \
-                 NVIDIA GPU and driver (see benches/README.md), or set TILELANG_BENCH_ALLOW_CPU=1 \
-                 with TILELANG_BENCH_SIZES=smoke to exercise the harness on the CPU backend."
+                 NVIDIA GPU and driver, or (built with `--features rocm`) an AMD GPU with ROCm 6 \
+                 or newer (see benches/README.md), or set TILELANG_BENCH_ALLOW_CPU=1 with \
+                 TILELANG_BENCH_SIZES=smoke to exercise the harness on the CPU backend."
             );
             return if bench_mode {
                 ExitCode::FAILURE
@@ -118,6 +120,35 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The first CUDA device; with the `rocm` feature, the first HIP device when there is no CUDA
+/// device. The error names what was tried.
+fn open_gpu() -> Result<Device, String> {
+    let cuda = match Device::cuda(0) {
+        Ok(d) => return Ok(d),
+        Err(e) => e,
+    };
+    #[cfg(feature = "rocm")]
+    {
+        match Device::hip(0) {
+            Ok(d) => {
+                eprintln!(
+                    "tilelang benches: no CUDA device ({cuda}); using HIP device 0, {} ({})",
+                    d.name(),
+                    d.arch()
+                );
+                Ok(d)
+            }
+            Err(hip) => Err(format!("CUDA: {cuda}; HIP: {hip}")),
+        }
+    }
+    #[cfg(not(feature = "rocm"))]
+    {
+        Err(format!(
+            "CUDA: {cuda}; HIP devices are tried only when built with `--features rocm`"
+        ))
     }
 }
 
