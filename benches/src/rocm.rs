@@ -309,10 +309,13 @@ macro_rules! c_api {
 }
 
 c_api! {
-    /// The one HIP runtime function this module needs (`include/hip/hip_runtime_api.h`).
+    /// The HIP runtime functions this module needs (`include/hip/hip_runtime_api.h`).
     struct HipApi ("HIP runtime") {
         /// `hipError_t hipSetDevice(int deviceId)`
         fn hipSetDevice(device: c_int) -> c_int;
+        /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src,
+        /// size_t sizeBytes, hipStream_t stream)`; `hipDeviceptr_t` is `void*`.
+        fn hipMemcpyDtoDAsync(dst: *mut c_void, src: *mut c_void, bytes: usize, stream: HipStream) -> c_int;
     }
 }
 
@@ -624,6 +627,47 @@ fn check_device<T: Element>(dev: &Device, t: &Tensor<T>, name: &str) -> Result<(
             "{name} lives on {}, not on {}",
             t.device().name(),
             dev.name()
+        ))
+    }
+}
+
+/// `dst = src` with the HIP runtime's device-to-device copy (`hipMemcpyDtoDAsync`) on the null
+/// stream, where our runtime queues its work: the bandwidth ceiling on AMD.
+pub fn copy_d2d<T: Element>(
+    dev: &Device,
+    src: &Tensor<T>,
+    dst: &mut Tensor<T>,
+) -> Result<(), String> {
+    let ordinal = hip_ordinal(dev, "hipMemcpyDtoDAsync")?;
+    check_device(dev, src, "the source")?;
+    check_device(dev, dst, "the destination")?;
+    if src.len() != dst.len() {
+        return Err(format!(
+            "copy_d2d: lengths {} and {} differ",
+            src.len(),
+            dst.len()
+        ));
+    }
+    let hip = hip_api()?;
+    bind(hip, ordinal)?;
+    let bytes = std::mem::size_of_val(&T::default()) * src.len();
+    // SAFETY: both are live allocations of this (current) device of `bytes` bytes; `dst` is
+    // borrowed mutably, so the safe API gives no overlap; the null stream orders the copy
+    // after our earlier work and before our later work.
+    let status = unsafe {
+        (hip.hipMemcpyDtoDAsync)(
+            dst.device_ptr() as *mut c_void,
+            src.device_ptr() as *mut c_void,
+            bytes,
+            null_mut(),
+        )
+    };
+    if status == HIP_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!(
+            "hipMemcpyDtoDAsync({bytes} bytes) failed with hipError_t {status} ({})",
+            hip.path
         ))
     }
 }

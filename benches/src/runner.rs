@@ -109,11 +109,33 @@ pub struct Runner<'c> {
     blas: Option<std::result::Result<Rc<Blas>, String>>,
     blaslt: Option<std::result::Result<Rc<BlasLt>, String>>,
     dnn: Option<std::result::Result<Rc<Dnn>, String>>,
+    #[cfg(feature = "rocm")]
+    rocblas: Option<std::result::Result<Rc<crate::rocm::RocBlas>, String>>,
+    #[cfg(feature = "rocm")]
+    miopen: Option<std::result::Result<Rc<crate::rocm::MiOpen>, String>>,
     pub records: Vec<Value>,
     /// One line per failed check, launch or chapter.
     pub failures: Vec<String>,
     /// Things not measured and why (a missing library, ...).
     pub notes: Vec<String>,
+}
+
+/// The library in `slot`, made by `make` on first use; a failure is noted once (no baselines
+/// of that library) and returned on every call.
+fn load_once<L>(
+    slot: &mut Option<std::result::Result<Rc<L>, String>>,
+    notes: &mut Vec<String>,
+    what: &str,
+    make: impl FnOnce() -> std::result::Result<L, String>,
+) -> std::result::Result<Rc<L>, String> {
+    slot.get_or_insert_with(|| {
+        let made = make().map(Rc::new);
+        if let Err(e) = &made {
+            notes.push(format!("no {what} baselines: {e}"));
+        }
+        made
+    })
+    .clone()
 }
 
 /// One timed launch: the flush is queued before the start event, so it is outside the timed
@@ -166,6 +188,10 @@ impl<'c> Runner<'c> {
             blas: None,
             blaslt: None,
             dnn: None,
+            #[cfg(feature = "rocm")]
+            rocblas: None,
+            #[cfg(feature = "rocm")]
+            miopen: None,
             records: Vec::new(),
             failures: Vec::new(),
             notes: Vec::new(),
@@ -176,47 +202,69 @@ impl<'c> Runner<'c> {
         self.dev.backend() != tilelang::Backend::Cpu
     }
 
+    /// A CUDA device: the NVIDIA vendor baselines apply.
+    pub fn is_cuda(&self) -> bool {
+        self.dev.backend() == tilelang::Backend::Cuda
+    }
+
+    /// A HIP device: the AMD vendor baselines apply (with the `rocm` feature).
+    pub fn is_hip(&self) -> bool {
+        self.dev.backend() == tilelang::Backend::Hip
+    }
+
     /// cuBLAS on this device, loaded on first use; the error (a missing library) is noted once.
     pub fn blas(&mut self) -> std::result::Result<Rc<Blas>, String> {
-        if self.blas.is_none() {
-            let b = Blas::new(&self.dev).map(Rc::new);
-            if let Err(e) = &b {
-                self.notes.push(format!("no cuBLAS baselines: {e}"));
-            }
-            self.blas = Some(b);
-        }
-        self.blas.clone().expect("set above")
+        load_once(&mut self.blas, &mut self.notes, "cuBLAS", || {
+            Blas::new(&self.dev)
+        })
     }
 
     /// cuBLASLt on this device (with its workspace), loaded on first use; the error is noted
     /// once.
     pub fn blaslt(&mut self) -> std::result::Result<Rc<BlasLt>, String> {
-        if self.blaslt.is_none() {
-            let b = BlasLt::new(&self.dev).map(Rc::new);
-            if let Err(e) = &b {
-                self.notes.push(format!("no cuBLASLt baselines: {e}"));
-            }
-            self.blaslt = Some(b);
-        }
-        self.blaslt.clone().expect("set above")
+        load_once(&mut self.blaslt, &mut self.notes, "cuBLASLt", || {
+            BlasLt::new(&self.dev)
+        })
     }
 
     /// cuDNN on this device, loaded on first use; the error is noted once.
     pub fn dnn(&mut self) -> std::result::Result<Rc<Dnn>, String> {
-        if self.dnn.is_none() {
-            let d = Dnn::new(&self.dev).map(Rc::new);
-            if let Err(e) = &d {
-                self.notes.push(format!("no cuDNN baselines: {e}"));
-            }
-            self.dnn = Some(d);
-        }
-        self.dnn.clone().expect("set above")
+        load_once(&mut self.dnn, &mut self.notes, "cuDNN", || {
+            Dnn::new(&self.dev)
+        })
+    }
+
+    /// rocBLAS on this (HIP) device, loaded on first use; the error is noted once.
+    #[cfg(feature = "rocm")]
+    pub fn rocblas(&mut self) -> std::result::Result<Rc<crate::rocm::RocBlas>, String> {
+        load_once(&mut self.rocblas, &mut self.notes, "rocBLAS", || {
+            crate::rocm::RocBlas::new(&self.dev)
+        })
+    }
+
+    /// MIOpen on this (HIP) device, loaded on first use; the error is noted once.
+    #[cfg(feature = "rocm")]
+    pub fn miopen(&mut self) -> std::result::Result<Rc<crate::rocm::MiOpen>, String> {
+        load_once(&mut self.miopen, &mut self.notes, "MIOpen", || {
+            crate::rocm::MiOpen::new(&self.dev)
+        })
     }
 
     /// The header record: machine, date, commit, method, the vendor libraries' versions
     /// (loading them; `null` for one that is missing).
     pub fn header(&mut self) -> Value {
-        let gpu = self.is_gpu();
+        let gpu = self.is_cuda();
+        #[cfg(feature = "rocm")]
+        let (rocblas_version, miopen_version) = if self.is_hip() {
+            (
+                self.rocblas().ok().map(|b| b.version.clone()),
+                self.miopen().ok().map(|m| m.version.clone()),
+            )
+        } else {
+            (None, None)
+        };
+        #[cfg(not(feature = "rocm"))]
+        let (rocblas_version, miopen_version): (Option<String>, Option<String>) = (None, None);
         let blas_version = if gpu {
             self.blas().ok().map(|b| b.version)
         } else {
@@ -245,6 +293,8 @@ impl<'c> Runner<'c> {
             "cublas_version": blas_version,
             "cublaslt_version": blaslt_version,
             "cudnn_version": cudnn_version,
+            "rocblas_version": rocblas_version,
+            "miopen_version": miopen_version,
             "date": record::utc_date(),
             "commit": std::env::var("TILELANG_COMMIT").ok(),
             "seed": self.opts.seed,
@@ -497,15 +547,17 @@ impl<'c> Runner<'c> {
         Some(got)
     }
 
-    /// Host-side latency of `launch`: `n` back-to-back launches and one synchronize, in
-    /// microseconds per launch (median of `rounds`); a criterion benchmark of the same loop
-    /// (wall time) when criterion runs.
+    /// Host-side latency of `launch`: `n` back-to-back calls and one synchronize, in
+    /// microseconds per kernel (a call may launch `kernels_per_call` kernels, as a graph replay
+    /// does; median of `rounds`); a criterion benchmark of the same loop (wall time) when
+    /// criterion runs.
     pub fn launch_latency(
         &mut self,
         spec: &Spec,
         config: &str,
         n: usize,
         rounds: usize,
+        kernels_per_call: usize,
         launch: &mut dyn FnMut() -> Result<()>,
     ) {
         let dev = self.dev.clone();
@@ -521,7 +573,9 @@ impl<'c> Runner<'c> {
         let result = (|| -> Result<()> {
             run(100)?; // warm-up: module load, first launches
             for _ in 0..rounds.max(1) {
-                per_launch_ms.push(run(n as u64)?.as_secs_f64() * 1e3 / n as f64);
+                per_launch_ms.push(
+                    run(n as u64)?.as_secs_f64() * 1e3 / (n * kernels_per_call.max(1)) as f64,
+                );
             }
             Ok(())
         })();
@@ -555,6 +609,7 @@ impl<'c> Runner<'c> {
         let mut rec = record::result(spec, "tilelang", config, "default", &stats, &v);
         rec["us_per_launch"] = json!(stats.median_ms * 1e3);
         rec["launches_per_round"] = json!(n);
+        rec["kernels_per_call"] = json!(kernels_per_call);
         rec["timing"] = json!(
             "host wall time of back-to-back launches plus one synchronize, divided by the count"
         );

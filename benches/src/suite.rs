@@ -281,15 +281,31 @@ fn ceiling(r: &mut Runner) -> Result<()> {
     );
     let want = par_f64(&src.to_vec()?);
     let check = against::<f16>(&want, 0.0, 0.0);
-    r.baseline(
-        &sp,
-        "cuda",
-        "cuMemcpyDtoDAsync",
-        &mut dst,
-        &check,
-        &mut |d| crate::vendor::copy_d2d(&dev, &src, d),
-    );
+    copy_baseline(r, &sp, &src, &mut dst, &check);
     Ok(())
+}
+
+/// The driver's device-to-device copy of `src` into `dst` as a baseline: CUDA's, or HIP's with
+/// the `rocm` feature (none on the CPU).
+fn copy_baseline(
+    r: &mut Runner,
+    sp: &Spec,
+    src: &tilelang::Tensor<f16>,
+    dst: &mut tilelang::Tensor<f16>,
+    check: &dyn Fn(&[f16]) -> Verdict,
+) {
+    let dev = r.dev.clone();
+    if r.is_cuda() {
+        r.baseline(sp, "cuda", "cuMemcpyDtoDAsync", dst, check, &mut |d| {
+            crate::vendor::copy_d2d(&dev, src, d)
+        });
+    }
+    #[cfg(feature = "rocm")]
+    if r.is_hip() {
+        r.baseline(sp, "hip", "hipMemcpyDtoDAsync", dst, check, &mut |d| {
+            crate::rocm::copy_d2d(&dev, src, d)
+        });
+    }
 }
 
 fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
@@ -334,11 +350,7 @@ fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
         &check,
         &mut |cfg, b| c01::copy_tiled::launch(&dev, cfg, &a, b),
     );
-    if r.is_gpu() {
-        r.baseline(&sp, "cuda", "cuMemcpyDtoDAsync", &mut b, &check, &mut |b| {
-            crate::vendor::copy_d2d(&dev, &a, b)
-        });
-    }
+    copy_baseline(r, &sp, &a, &mut b, &check);
     Ok(())
 }
 
@@ -564,7 +576,7 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
     );
     // cuDNN's row softmax (the descriptor is made once, outside the timed region).
-    if r.is_gpu() {
+    if r.is_cuda() {
         if let Ok(dnn) = r.dnn() {
             let sp = spec("06", "softmax", "softmax", size, vec![m, n], "f32", work);
             match Softmax::new(&dnn, m, n) {
@@ -580,6 +592,21 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
                     &mut |_| Err(e.clone()),
                 ),
             };
+        }
+    }
+    // MIOpen's (its descriptor is made on the untimed first call, the check).
+    #[cfg(feature = "rocm")]
+    if r.is_hip() {
+        if let Ok(mi) = r.miopen() {
+            let sp = spec("06", "softmax", "softmax", size, vec![m, n], "f32", work);
+            r.baseline(
+                &sp,
+                "miopen",
+                "miopenSoftmaxForward_V2 accurate, instance mode",
+                &mut b,
+                &check,
+                &mut |b| mi.softmax_f32(&a, b, (m, n)),
+            );
         }
     }
     Ok(())
@@ -741,9 +768,9 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
     let work = Work::Flops(2.0 * (s as f64).powi(3));
     let sp = |variant: &str| spec("08", "GEMM", variant, size, vec![s, s, s], "f16", work);
 
-    // The vendors first: at the large size cuBLAS's result (else cuBLASLt's) is what ours,
-    // and cuBLASLt, are compared with.
-    if r.is_gpu() {
+    // The vendors first: at the large size cuBLAS's result (else cuBLASLt's, or rocBLAS's) is
+    // what ours, and the other vendors, are compared with.
+    if r.is_cuda() {
         // Without a library, `blas()` / `blaslt()` have noted why once; without both, ours are
         // checked against float64 at the sampled elements only.
         if let Ok(blas) = r.blas() {
@@ -774,6 +801,21 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
                 },
             );
             gc.keep_vendor(got, "cuBLASLt");
+        }
+    }
+    #[cfg(feature = "rocm")]
+    if r.is_hip() {
+        if let Ok(rb) = r.rocblas() {
+            let check = |got: &[f16]| gc.verdict(got, tol);
+            let got = r.baseline(
+                &sp("gemm"),
+                "rocblas",
+                "rocblas_gemm_ex f16, f32 compute",
+                &mut c,
+                &check,
+                &mut |c| rb.gemm_f16(&a, &b, c, (s, s, s)),
+            );
+            gc.keep_vendor(got, "rocBLAS");
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
@@ -856,12 +898,21 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
             &against(&want, atol, rtol),
             &mut |cfg, o| c09::conv1d_single::launch(&dev, cfg, &x, &w, o),
         );
-        if r.is_gpu() {
+        if r.is_cuda() {
             if let Ok(dnn) = r.dnn() {
                 let check = against::<f16>(&want, atol, rtol);
                 cudnn_conv(r, &sp, &dnn, (n, l, kw, None), (&x, &w), &mut o, &check);
             }
         }
+        #[cfg(feature = "rocm")]
+        miopen_conv(
+            r,
+            &sp,
+            (n, l, kw, 1),
+            (&x, &w),
+            &mut o,
+            &against(&want, atol, rtol),
+        );
     }
     let (n, l, f) = sizes::conv_multi(size);
     let xv = par_vec::<f16>(r.opts.seed ^ 18, n * l, -1.0, 1.0);
@@ -890,7 +941,7 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
         &against(&want, atol, rtol),
         &mut |cfg, o| c09::conv1d_multi::launch(&dev, cfg, &x, &w, o),
     );
-    if r.is_gpu() {
+    if r.is_cuda() {
         if let Ok(dnn) = r.dnn() {
             // cuDNN's filter is [f][kw] (KRSC): a transposed copy of W, made once, here.
             let wt = dev.upload(&cudnn::transpose_weights(&wv, kw, f), &[f, kw])?;
@@ -898,7 +949,42 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
             cudnn_conv(r, &sp, &dnn, (n, l, kw, Some(f)), (&x, &wt), &mut o, &check);
         }
     }
+    #[cfg(feature = "rocm")]
+    miopen_conv(
+        r,
+        &sp,
+        (n, l, kw, f),
+        (&x, &w),
+        &mut o,
+        &against(&want, atol, rtol),
+    );
     Ok(())
+}
+
+/// MIOpen's convolution for chapter 09 on a HIP device: the first call (untimed) plans it
+/// (descriptors, `miopenFindConvolutionForwardAlgorithm`, workspace, transposed weights); a
+/// setup MIOpen refuses is a failed record with its message.
+#[cfg(feature = "rocm")]
+fn miopen_conv(
+    r: &mut Runner,
+    sp: &Spec,
+    dims: (usize, usize, usize, usize),
+    (x, w): (&tilelang::Tensor<f16>, &tilelang::Tensor<f16>),
+    o: &mut tilelang::Tensor<f16>,
+    check: &dyn Fn(&[f16]) -> Verdict,
+) {
+    if !r.is_hip() {
+        return;
+    }
+    let Ok(mi) = r.miopen() else { return };
+    let planned = mi.conv1d_f16(x, w, o, dims);
+    let config = mi
+        .conv1d_config(dims)
+        .unwrap_or_else(|| "miopenConvolutionForward".to_string());
+    r.baseline(sp, "miopen", &config, o, check, &mut |o| match &planned {
+        Ok(()) => mi.conv1d_f16(x, w, o, dims),
+        Err(e) => Err(e.clone()),
+    });
 }
 
 /// cuDNN's convolution for chapter 09, checked like ours: descriptors, the algorithm search
@@ -956,12 +1042,13 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
         work,
     );
 
-    // Dequantize into an f16 B with our element-wise kernel, then cuBLAS or cuBLASLt: both
-    // steps timed.
+    // Dequantize into an f16 B with our element-wise kernel, then cuBLAS or cuBLASLt (rocBLAS
+    // on AMD): both steps timed.
     if r.is_gpu() {
         let cfg = dequant_w4::default_config(dev.arch());
         let mut b16 = dev.alloc::<f16>(&[s, s])?;
-        if let Ok(blas) = r.blas() {
+        let blas = if r.is_cuda() { r.blas().ok() } else { None };
+        if let Some(blas) = blas {
             let check = |got: &[f16]| gc.verdict(got, tol);
             let got = r.baseline(
                 &sp,
@@ -976,7 +1063,8 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
             );
             gc.keep_vendor(got, "dequantize + cuBLAS");
         }
-        if let Ok(lt) = r.blaslt() {
+        let blaslt = if r.is_cuda() { r.blaslt().ok() } else { None };
+        if let Some(lt) = blaslt {
             let plan = lt.plan(&a, &b16, &c, (s, s, s));
             let check = |got: &[f16]| gc.verdict(got, tol);
             let config = match &plan {
@@ -991,6 +1079,24 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
                 lt.gemm_f16(&a, &b16, c, (s, s, s))
             });
             gc.keep_vendor(got, "dequantize + cuBLASLt");
+        }
+        #[cfg(feature = "rocm")]
+        if r.is_hip() {
+            if let Ok(rb) = r.rocblas() {
+                let check = |got: &[f16]| gc.verdict(got, tol);
+                let got = r.baseline(
+                    &sp,
+                    "rocblas",
+                    "dequant_w4 + rocblas_gemm_ex",
+                    &mut c,
+                    &check,
+                    &mut |c| {
+                        dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
+                        rb.gemm_f16(&a, &b16, c, (s, s, s))
+                    },
+                );
+                gc.keep_vendor(got, "dequantize + rocBLAS");
+            }
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
@@ -1012,18 +1118,34 @@ fn launch_overhead(r: &mut Runner) -> Result<()> {
     let b = dev.upload(&[f16::ONE], &[1])?;
     let mut c = dev.alloc::<f16>(&[1])?;
     let cfg = c02::vector_add::default_config(dev.arch());
-    let sp = spec(
-        "launch",
-        "launch overhead",
-        "vector add N=1",
-        SizeSet::Tutorial,
-        vec![1],
-        "f16",
-        Work::Bytes(6.0),
-    );
+    // The variants and their names match the peers' (peers/bench.py `launch_overhead`).
+    let sp = |variant: &'static str| {
+        spec(
+            "launch",
+            "launch overhead",
+            variant,
+            SizeSet::Tutorial,
+            vec![1],
+            "f16",
+            Work::Bytes(6.0),
+        )
+    };
     let n = if r.is_gpu() { 10_000 } else { 100 };
-    r.launch_latency(&sp, cfg, n, 5, &mut || {
+    r.launch_latency(&sp("eager"), cfg, n, 5, 1, &mut || {
         c02::vector_add::launch(&dev, cfg, &a, &b, &mut c)
+    });
+    if dev.backend() != tilelang::Backend::Cuda {
+        return Ok(()); // graphs are CUDA-only (tilelang_rt::graph)
+    }
+    // One launch per graph: the cost of a replay; a hundred: the cost per kernel inside one.
+    const BATCH: usize = 100;
+    let one = dev.record_graph(|| c02::vector_add::launch(&dev, cfg, &a, &b, &mut c))?;
+    r.launch_latency(&sp("graph_replay"), cfg, n, 5, 1, &mut || one.launch());
+    let many = dev.record_graph(|| {
+        (0..BATCH).try_for_each(|_| c02::vector_add::launch(&dev, cfg, &a, &b, &mut c))
+    })?;
+    r.launch_latency(&sp("graph_x100"), cfg, n / BATCH, 5, BATCH, &mut || {
+        many.launch()
     });
     Ok(())
 }
