@@ -8,12 +8,14 @@
 #   bash run.sh bench|bench-ours|bench-peers
 #
 # `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
-# configs, cuBLAS, the copy ceiling, launch latency; $OUT/ours.json, criterion's data in
-# $OUT/criterion, the tune cache in $OUT/tune.tsv) and the peers (peers/bench.py: PyTorch and
-# Triton; $OUT/peers.json), then prints a one-line summary. `bench-ours` / `bench-peers` run
-# one side only (each fits a 10-minute call on its own). TILELANG_BENCH_SIZES, _ONLY, _MS and
-# _FLUSH_MB pass through (see benches/README.md). Then, on the development machine:
-#   cargo xtask report $OUT/ours.json $OUT/peers.json --out docs/perf
+# configs, cuBLAS, cuBLASLt, cuDNN, the copy ceiling, launch latency eager and as graph
+# replays; $OUT/ours.json, criterion's data in $OUT/criterion, the tune cache in
+# $OUT/tune.tsv) and the peers (peers/bench.py: PyTorch and Triton; $OUT/peers.json), makes
+# the table and chart ($OUT/perf.md, $OUT/perf.svg, with bin/report = `cargo xtask report`)
+# and prints a one-line summary. `bench-ours` / `bench-peers` run one side only (each fits a
+# 10-minute call on its own); then, on the development machine:
+#   cargo xtask report $OUT/ours.json $OUT/peers.json --out docs/perf/<date>-<gpu>
+# TILELANG_BENCH_SIZES, _ONLY, _MS and _FLUSH_MB pass through (see benches/README.md).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
@@ -103,6 +105,11 @@ if [ "$phase" = bench ] || [ "$phase" = bench-peers ]; then
     echo "peers: no peers/bench.py in the bundle" | tee -a "$log"
     status=1
   fi
+fi
+if [ "$phase" = bench ] && [ -x "$here/bin/report" ] && [ -f "$out/ours.json" ]; then
+  peers_json="$out/peers.json"; [ -f "$peers_json" ] || peers_json=none
+  # The table and chart (perf.md, perf.svg) beside the JSON; the table also goes to the log.
+  step "report: perf.md and perf.svg" "$here/bin/report" report "$out/ours.json" "$peers_json" --out "$out"
 fi
 if [[ "$phase" == bench* ]]; then
   count() { if [ -f "$1" ]; then grep -Eo "$2" "$1" | wc -l; else echo 0; fi; }

@@ -8,7 +8,7 @@
 //! ```text
 //! cargo xtask gpu-bundle          # here: needs nvcc (NVCC, CUDA_HOME or the README's wheels)
 //! bash .gpu/run.sh                # on the GPU machine; logs go to $OUT (or .gpu/out)
-//! bash .gpu/run.sh bench          # the benchmarks: $OUT/ours.json and $OUT/peers.json
+//! bash .gpu/run.sh bench          # the benchmarks: $OUT/{ours,peers}.json, perf.md, perf.svg
 //! ```
 //!
 //! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: the performance table
@@ -133,7 +133,15 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]);
+    // The report, so that the GPU machine can make the table and chart itself.
+    let mut xtask = cargo();
+    xtask.args(["build", "--release", "-p", "xtask", "--message-format=json"]);
     let mut exes = executables(&run(build)?);
+    exes.extend(
+        executables(&run(xtask)?)
+            .into_iter()
+            .map(|(_, _, p)| ("report".to_string(), false, p)),
+    );
     exes.extend(executables(&run(tests)?));
     exes.extend(
         executables(&run(rt)?)

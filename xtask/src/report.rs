@@ -802,7 +802,11 @@ pub fn report(args: &[String]) -> Result<(), String> {
     write("perf.svg", &table.svg())?;
     for (src, name) in [(ours_path, "ours.json"), (peers_path, "peers.json")] {
         let dest = out.join(name);
-        if src != "none" && Path::new(src) != dest {
+        // Copying a file onto itself would truncate it: compare the resolved paths.
+        let same = std::fs::canonicalize(src)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(&dest).is_ok_and(|b| a == b));
+        if src != "none" && !same {
             std::fs::copy(src, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
         }
     }
