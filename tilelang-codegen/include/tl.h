@@ -290,6 +290,34 @@ struct Region {
 };
 struct alignas(16) vec16 { unsigned int x, y, z, w; };
 
+// Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)
+// may be stored with chunk c of row r at chunk swz(r, c) of that row: an XOR with bits of the
+// row, so that 8 consecutive rows at one logical chunk (what one phase of ldmatrix reads) and 8
+// consecutive chunks of a copy (one phase of a 16-byte store) fall in distinct banks. The
+// emitter swizzles a shared buffer only when every access to it is a copy from global memory
+// into it or a matrix-unit gemm reading it, all of which index it through `sidx`.
+// BEGIN swizzle
+#ifndef TL_SWIZZLE
+#define TL_SWIZZLE TL_DEVICE constexpr
+#endif
+template <int CHUNKS>
+TL_SWIZZLE int swz(int row, int c) {
+  static_assert(CHUNKS >= 1 && (CHUNKS & (CHUNKS - 1)) == 0, "chunks per row: a power of two");
+  constexpr int PER_LINE = CHUNKS >= 8 ? 1 : 8 / CHUNKS;  // rows per 128-byte bank line
+  constexpr int SPAN = CHUNKS >= 8 ? 8 : CHUNKS;
+  return c ^ ((row / PER_LINE) % SPAN);
+}
+// The element offset of (row, col) in a tile of COLS 16-bit columns, swizzled or not.
+template <bool SW, int COLS>
+TL_SWIZZLE int sidx(int row, int col) {
+  if constexpr (SW) {
+    return row * COLS + swz<COLS / 8>(row, col / 8) * 8 + col % 8;
+  } else {
+    return row * COLS + col;
+  }
+}
+// END swizzle
+
 template <int T0, int T1, int T2>
 TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
   const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
@@ -298,8 +326,9 @@ TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
   return g0 >= 0 && g0 < r.dims[0] && g1 >= 0 && g1 < r.dims[1] && g2 >= 0 && g2 < r.dims[2];
 }
 
-template <class S, class D, int T0, int T1, int T2, int T3, int THREADS>
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW = false>
 TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
+  static_assert(!SW || (sizeof(D) == 2 && T3 % 8 == 0), "swizzled tiles: 16-bit, whole chunks");
   constexpr int ROWS = T0 * T1 * T2;
   constexpr int VEC = 16 / (int)sizeof(S);
   if constexpr (__is_same(S, D) && VEC > 1 && T3 % VEC == 0) {
@@ -310,7 +339,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         index grow;
         const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
         const index gc = r.off[3] + c;
-        D* dst = s + row * T3 + c;
+        D* dst = s + sidx<SW, T3>(row, c);
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
           *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
         } else {
@@ -329,7 +358,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
     const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
     const index gc = r.off[3] + c;
     const bool in = in_row && gc >= 0 && gc < r.dims[3];
-    s[e] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
+    s[sidx<SW, T3>(row, c)] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
   }
 }
 
@@ -446,9 +475,91 @@ template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
   return p.u;
 }
 
-template <class T, int M, int N, int K, int WM, int WN>
+// ldmatrix: 8×8 matrices of 16-bit values from shared memory, one 32-bit register per matrix
+// per lane. Lane l supplies the address of row l % 8 of matrix l / 8 (16 contiguous bytes,
+// 16-byte aligned); lane (g = l / 4, t = l % 4) receives row g, columns 2t and 2t + 1 of each
+// matrix, or with `.trans` row 2t and 2t + 1 of column g (PTX ISA, "ldmatrix").
+TL_DEVICE void ldmatrix_x4(uint32_t* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+TL_DEVICE void ldmatrix_x4_trans(uint32_t* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+// Two matrices: lanes 0-15 supply the addresses (the others' are ignored but must be valid).
+TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(s));
+}
+
+// One k-step of 16 of gemm_mma with operands fetched by ldmatrix: A's m16k16 fragment is the
+// four 8×8 matrices (rows 0-7 | 8-15) × (k 0-7 | 8-15) of the tile, in the order of the mma
+// operand registers; B's k16n8 fragment is (k 0-7 | 8-15) of 8 columns, transposed, so that a
+// lane holds the k-pairs of its column. Needs K and N multiples of 8 (16-byte rows).
+template <class T, int M, int N, int K, int WM, int WN, bool SWA, bool SWB>
+TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int mi = lane % 8, mj = lane / 8;  // the row this lane addresses, of matrix mj
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t af[MT][4];
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      // matrix mj: rows + 8·(mj % 2), k + 8·(mj / 2)
+      const int row = wm * TM + mt * 16 + mi + 8 * (mj % 2);
+      ldmatrix_x4(af[mt], a + sidx<SWA, K>(row, k0 + 8 * (mj / 2)));
+    }
+#pragma unroll
+    for (int nt = 0; nt + 1 < NT; nt += 2) {
+      // matrix mj: k + 8·(mj % 2), columns of tile nt + mj / 2
+      uint32_t r[4];
+      const int k = k0 + mi + 8 * (mj % 2);
+      ldmatrix_x4_trans(r, b + sidx<SWB, N>(k, wn * TN + (nt + mj / 2) * 8));
+      bf[nt][0] = r[0];
+      bf[nt][1] = r[1];
+      bf[nt + 1][0] = r[2];
+      bf[nt + 1][1] = r[3];
+    }
+    if constexpr (NT % 2 == 1) {
+      const int k = k0 + mi + 8 * (mj % 2);
+      ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(k, wn * TN + (NT - 1) * 8));
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_op<T>::run(acc + (mt * NT + nt) * 4, af[mt], bf[nt]);
+  }
+}
+
+// acc (the mma layout above) += A (M×K, row-major) · B (K×N, row-major), both in shared memory
+// as the block tiles; the block is WM·WN warps. Operands are fetched with ldmatrix when the rows
+// allow it (16-byte rows, 16-byte aligned shared memory: a check uniform over the block), else
+// element by element. SWA / SWB: the operand is a swizzled tile (see `swz`).
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
 TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
+  if constexpr ((SWA || SWB) && K % 8 == 0 && N % 8 == 0) {
+    // The emitter swizzles only shared tiles at 16-byte aligned offsets, and gemm operands are
+    // always shared: no check needed.
+    gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+    return;
+  } else if constexpr (K % 8 == 0 && N % 8 == 0 && sizeof(T) == 2) {
+    const bool ok = __isShared(a) && __isShared(b) &&
+                    ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
+    if (ok) {
+      gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+      return;
+    }
+  }
   const int lane = TL_TID % 32, warp = TL_TID / 32;
   const int wm = warp / WN, wn = warp % WN;
   const int g = lane / 4, t = lane % 4;
@@ -457,17 +568,19 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
     uint32_t bf[NT][2];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-      const T* ap = a + (wm * TM + mt * 16) * K + k0;
-      af[mt][0] = pack2(ap[g * K + 2 * t], ap[g * K + 2 * t + 1]);
-      af[mt][1] = pack2(ap[(g + 8) * K + 2 * t], ap[(g + 8) * K + 2 * t + 1]);
-      af[mt][2] = pack2(ap[g * K + 2 * t + 8], ap[g * K + 2 * t + 9]);
-      af[mt][3] = pack2(ap[(g + 8) * K + 2 * t + 8], ap[(g + 8) * K + 2 * t + 9]);
+      const int r0 = wm * TM + mt * 16 + g, c0 = k0 + 2 * t;
+      const auto A = [&](int r, int c) { return a[sidx<SWA, K>(r, c)]; };
+      af[mt][0] = pack2(A(r0, c0), A(r0, c0 + 1));
+      af[mt][1] = pack2(A(r0 + 8, c0), A(r0 + 8, c0 + 1));
+      af[mt][2] = pack2(A(r0, c0 + 8), A(r0, c0 + 9));
+      af[mt][3] = pack2(A(r0 + 8, c0 + 8), A(r0 + 8, c0 + 9));
     }
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      const T* bp = b + k0 * N + wn * TN + nt * 8 + g;
-      bf[nt][0] = pack2(bp[(2 * t) * N], bp[(2 * t + 1) * N]);
-      bf[nt][1] = pack2(bp[(2 * t + 8) * N], bp[(2 * t + 9) * N]);
+      const int r0 = k0 + 2 * t, c0 = wn * TN + nt * 8 + g;
+      const auto B = [&](int r, int c) { return b[sidx<SWB, N>(r, c)]; };
+      bf[nt][0] = pack2(B(r0, c0), B(r0 + 1, c0));
+      bf[nt][1] = pack2(B(r0 + 8, c0), B(r0 + 9, c0));
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)

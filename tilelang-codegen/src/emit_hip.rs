@@ -12,6 +12,9 @@
 //!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
 //!   instruction's accumulator layout over a grid of waves; loops touching it then iterate in
 //!   that layout. A `gemm` whose shapes or dtypes fit no instruction uses FMA loops.
+//! * **Swizzle.** A 16-bit shared tile that only copies from global memory write and only
+//!   `mma.sync` gemms read is stored swizzled (tl.h `swz`), so that `ldmatrix` reads it without
+//!   bank conflicts.
 //! * **Barriers.** Between consecutive block-level statements a barrier is placed exactly when
 //!   one writes a shared-resident buffer or a global tensor that the other reads or writes,
 //!   including around the back edge of loops.
@@ -159,6 +162,8 @@ struct Emitter<'a> {
     vals: &'a [u64],
     threads: usize,
     storage: Vec<Storage>,
+    /// Shared buffers stored as swizzled tiles (`plan_swizzle`).
+    swizzled: Vec<bool>,
     file: Option<&'a str>,
     /// Constructs the lowering cannot express (validation should have rejected them).
     errors: Vec<String>,
@@ -190,12 +195,14 @@ pub fn emit(
             k.configs[config].name, k.name, shared_bytes, target.arch, target.max_shared
         ));
     }
+    let swizzled = plan_swizzle(k, vals, &storage2);
     let mut e = Emitter {
         k,
         target,
         vals,
         threads,
         storage: storage2,
+        swizzled,
         file,
         errors: Vec::new(),
     };
@@ -509,6 +516,75 @@ fn matrix_layout(
     None
 }
 
+/// Which shared buffers to store as swizzled tiles (tl.h `swz`): 2-D, 16-bit, rows of a
+/// power-of-two number (at least 2) of 16-byte chunks, and only ever written by copies from
+/// global memory and read as operands of `mma.sync` gemms, which are the accesses that know the
+/// swizzle. Anything else touching the buffer (a load, a store, a fill, another copy or gemm)
+/// keeps it plain. Swizzling spreads the 8 rows one `ldmatrix` phase reads over all the banks.
+fn plan_swizzle(k: &Kernel, vals: &[u64], storage: &[Storage]) -> Vec<bool> {
+    let nbuf = k.buffers.len();
+    let mut ok: Vec<bool> = (0..nbuf)
+        .map(|b| {
+            let shape = buf_shape(k, b, vals);
+            let chunks = shape.get(1).map_or(0, |c| c * 2 / 16);
+            matches!(storage[b], Storage::Shared { .. })
+                && shape.len() == 2
+                && k.buffers[b].dtype.size_bytes() == 2
+                && shape[1] % 8 == 0
+                && chunks >= 2
+                && chunks.is_power_of_two()
+        })
+        .collect();
+    let mut used = vec![false; nbuf];
+    walk(&k.body, &mut |s| {
+        let mut bad: Vec<BufId> = Vec::new();
+        for_each_access(s, &mut |a| {
+            if let Target::Buffer(b) = a.target {
+                bad.push(b);
+            }
+        });
+        match &s.kind {
+            StmtKind::Copy {
+                src: Tile::Region { .. },
+                dst: Tile::Buffer(b),
+            } => used[*b] = true,
+            StmtKind::Copy { src, dst } => {
+                for t in [src, dst] {
+                    if let Tile::Buffer(b) = t {
+                        bad.push(*b);
+                    }
+                }
+            }
+            StmtKind::Gemm { a, b, c } => {
+                let mma = matches!(
+                    storage[*c],
+                    Storage::Reg {
+                        layout: Layout::Matrix {
+                            inst: Inst::MmaSync,
+                            ..
+                        },
+                        ..
+                    }
+                );
+                if mma && a != b {
+                    used[*a] = true;
+                    used[*b] = true;
+                } else {
+                    bad.extend([*a, *b]);
+                }
+                bad.push(*c);
+            }
+            StmtKind::Fill { buf, .. } => bad.push(*buf),
+            StmtKind::Reduce { src, dst, .. } => bad.extend([*src, *dst]),
+            _ => {}
+        }
+        for b in bad {
+            ok[b] = false;
+        }
+    });
+    ok.iter().zip(&used).map(|(&o, &u)| o && u).collect()
+}
+
 /// Calls `f` on each element access made directly by `s` (not inside nested statements).
 fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
     fn expr(e: &Expr, f: &mut impl FnMut(&Access)) {
@@ -812,6 +888,14 @@ impl Emitter<'_> {
                 );
                 let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
                 match self.storage[*c] {
+                    Storage::Reg { layout: Layout::Matrix { inst: Inst::MmaSync, wm, wn, .. }, .. }
+                        if self.swizzled[*a] || self.swizzled[*b] =>
+                    {
+                        format!(
+                            "{ind}tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});\n",
+                            self.swizzled[*a], self.swizzled[*b]
+                        )
+                    }
                     Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn)),
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
                     _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
@@ -1041,10 +1125,11 @@ impl Emitter<'_> {
                 let st = ctype(self.tensor_dtype(*tensor));
                 match self.storage[*b] {
                     Storage::Shared { .. } => format!(
-                        "{ind}{{ {} tl::copy_g2s<{st}, {}, {}, {t}>({}, __g, {}); }}\n",
+                        "{ind}{{ {} tl::copy_g2s<{st}, {}, {}, {t}{}>({}, __g, {}); }}\n",
                         region(*tensor, offsets),
                         ty(*b),
                         tile4(*b),
+                        if self.swizzled[*b] { ", true" } else { "" },
                         self.tensor(*tensor),
                         self.buf(*b)
                     ),

@@ -125,9 +125,18 @@ fn gemm_variant(dtype: &str, threads: u32, bm: u32, bn: u32, bk: u32) -> String 
 #[test]
 fn gemm_uses_the_matrix_unit_of_each_target() {
     let nv = hip(GEMM, 0, "sm_90");
+    // Both operand tiles are only written by copies from global memory and read by the mma
+    // gemm: stored swizzled (for conflict-free ldmatrix), and the copies know it.
     assert!(
         nv.source
-            .contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2>"),
+            .contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true>"),
+        "{}",
+        nv.source
+    );
+    assert_eq!(nv.source.matches("tl::copy_g2s<").count(), 2);
+    assert_eq!(
+        nv.source.matches(", 128, true>(t_").count(),
+        2,
         "{}",
         nv.source
     );
@@ -576,4 +585,103 @@ fn reductions_use_whole_waves_of_the_target() {
             "{arch}: {src}"
         );
     }
+}
+
+#[test]
+fn only_tiles_that_copies_write_and_mma_reads_are_swizzled() {
+    // A loop reads `a_s` directly: it keeps the plain layout, `b_s` is still swizzled.
+    let touched = GEMM.replace(
+        "        gemm(&a_s, &b_s, &mut acc);",
+        "        gemm(&a_s, &b_s, &mut acc);\n        for (i, j) in parallel(BM, BK) {\n            a_s[(i, j)] = a_s[(i, j)] * 2.0;\n        }",
+    );
+    assert_ne!(touched, GEMM);
+    let nv = hip(&touched, 0, "sm_90");
+    assert!(
+        nv.source
+            .contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, false, true>"),
+        "{}",
+        nv.source
+    );
+    assert_eq!(
+        nv.source.matches(", 128, true>(t_").count(),
+        1,
+        "{}",
+        nv.source
+    );
+    // AMD matrix units read operands element-wise: nothing is swizzled there.
+    for arch in ["gfx1100", "gfx942", "gfx1030"] {
+        let k = hip(GEMM, 0, arch);
+        assert!(!k.source.contains(", true>"), "{arch}: {}", k.source);
+    }
+}
+
+/// The swizzle of shared tiles (tl.h `swz`): within each row a permutation of the chunks, and
+/// conflict-free for the two access patterns it serves: the 8 rows at one logical chunk that a
+/// phase of `ldmatrix` reads, and the 8 consecutive chunks (row-major) that a phase of 16-byte
+/// stores writes. A bank line is 128 bytes = 8 chunks.
+#[test]
+fn the_swizzle_permutes_rows_and_spreads_banks() {
+    let header = tilelang_codegen::emit_hip::HEADER;
+    let (begin, end) = ("// BEGIN swizzle\n", "// END swizzle\n");
+    let section = &header[header.find(begin).expect("tl.h marks its swizzle section") + begin.len()
+        ..header.find(end).unwrap()];
+    let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
+    let dir = scratch_dir("swizzle");
+    let (src, exe) = (dir.join("swizzle.cpp"), dir.join("swizzle"));
+    let check = r#"
+#include <cstdio>
+template <int CHUNKS> int check() {
+  int bad = 0;
+  for (int row = 0; row < 64; ++row) {
+    unsigned seen = 0;
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int p = tl::swz<CHUNKS>(row, c);
+      if (p < 0 || p >= CHUNKS || (seen >> p & 1)) ++bad;
+      seen |= 1u << p;
+      // sidx agrees with swz, element by element.
+      for (int e = 0; e < 8; ++e)
+        if (tl::sidx<true, CHUNKS * 8>(row, c * 8 + e) != row * CHUNKS * 8 + p * 8 + e) ++bad;
+    }
+  }
+  for (int r0 = 0; r0 < 64; r0 += 8)
+    for (int c = 0; c < CHUNKS; ++c) {
+      unsigned lines = 0;  // ldmatrix phase: rows r0..r0+7 at chunk c
+      for (int r = r0; r < r0 + 8; ++r) lines |= 1u << ((r * CHUNKS + tl::swz<CHUNKS>(r, c)) % 8);
+      if (lines != 0xff) ++bad;
+    }
+  for (int e0 = 0; e0 < 64 * CHUNKS; e0 += 8) {
+    unsigned lines = 0;  // store phase: chunks e0..e0+7 in row-major order
+    for (int e = e0; e < e0 + 8; ++e) {
+      const int r = e / CHUNKS, c = e % CHUNKS;
+      lines |= 1u << ((r * CHUNKS + tl::swz<CHUNKS>(r, c)) % 8);
+    }
+    if (lines != 0xff) ++bad;
+  }
+  std::printf("chunks %d: %d failures\n", CHUNKS, bad);
+  return bad;
+}
+int main() {
+  const int bad = check<2>() + check<4>() + check<8>() + check<16>() + check<32>();
+  std::printf("swizzle: %d failures\n", bad);
+  return bad != 0;
+}
+"#;
+    let text = format!("#define TL_SWIZZLE constexpr\nnamespace tl {{\n{section}}}\n{check}");
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cxx} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    let report = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{report}");
+    assert!(report.contains("swizzle: 0 failures"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
