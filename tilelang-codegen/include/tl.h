@@ -326,7 +326,25 @@ TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
   return g0 >= 0 && g0 < r.dims[0] && g1 >= 0 && g1 < r.dims[1] && g2 >= 0 && g2 < r.dims[2];
 }
 
-template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW = false>
+// Asynchronous copies (NVIDIA sm_80+): 16 bytes global -> shared without registers, grouped by
+// commit; `cp_async_wait<N>` waits until at most N of this thread's groups are pending. A
+// barrier is still needed before other threads read what they wrote.
+#if defined(TL_NVIDIA)
+TL_DEVICE void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+TL_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+TL_DEVICE void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+#endif
+
+// ASYNC: full 16-byte vectors move with cp.async (the caller commits and waits); the elements
+// at the edges are stored directly, which the same barrier publishes.
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW = false,
+          bool ASYNC = false>
 TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
   static_assert(!SW || (sizeof(D) == 2 && T3 % 8 == 0), "swizzled tiles: 16-bit, whole chunks");
   constexpr int ROWS = T0 * T1 * T2;
@@ -341,7 +359,15 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         const index gc = r.off[3] + c;
         D* dst = s + sidx<SW, T3>(row, c);
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
+#if defined(TL_NVIDIA)
+          if constexpr (ASYNC) {
+            cp_async16(dst, g + grow * r.dims[3] + gc);
+          } else {
+            *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
+          }
+#else
           *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
+#endif
         } else {
           for (int v = 0; v < VEC; ++v) {
             const bool in = in_row && gc + v >= 0 && gc + v < r.dims[3];

@@ -164,6 +164,11 @@ struct Emitter<'a> {
     storage: Vec<Storage>,
     /// Shared buffers stored as swizzled tiles (`plan_swizzle`).
     swizzled: Vec<bool>,
+    /// Copies per shared buffer (`plan_pipelines`): more than one for the stages of a
+    /// `pipelined` loop lowered to asynchronous copies.
+    stages: Vec<usize>,
+    /// Emitting the loads of a pipelined loop: global-to-shared copies are asynchronous.
+    async_copies: bool,
     file: Option<&'a str>,
     /// Constructs the lowering cannot express (validation should have rejected them).
     errors: Vec<String>,
@@ -180,14 +185,24 @@ pub fn emit(
     let vals = &k.configs[config].values;
     let threads = eval_const(&k.threads, vals).ok_or("threads")? as usize;
     let storage = plan_storage(k, vals, threads, target);
-    let mut shared_bytes = 0;
-    let mut storage2 = storage.clone();
-    for (b, s) in storage2.iter_mut().enumerate() {
-        if let Storage::Shared { offset } = s {
-            shared_bytes = (shared_bytes + 15) / 16 * 16;
-            *offset = shared_bytes;
-            shared_bytes += buf_len(k, b, vals) * k.buffers[b].dtype.size_bytes();
+    let layout_shared = |stages: &[usize]| {
+        let mut storage = storage.clone();
+        let mut bytes = 0;
+        for (b, s) in storage.iter_mut().enumerate() {
+            if let Storage::Shared { offset } = s {
+                bytes = (bytes + 15) / 16 * 16;
+                *offset = bytes;
+                bytes += stage_bytes(k, b, vals) * stages[b];
+            }
         }
+        (storage, bytes)
+    };
+    // Pipelined loops get their stages when they fit in shared memory, else run as plain loops.
+    let mut stages = plan_pipelines(k, vals, &storage, target);
+    let (mut storage2, mut shared_bytes) = layout_shared(&stages);
+    if shared_bytes > target.max_shared && stages.iter().any(|&n| n > 1) {
+        stages = vec![1; stages.len()];
+        (storage2, shared_bytes) = layout_shared(&stages);
     }
     if shared_bytes > target.max_shared {
         return Err(format!(
@@ -203,6 +218,8 @@ pub fn emit(
         threads,
         storage: storage2,
         swizzled,
+        stages,
+        async_copies: false,
         file,
         errors: Vec::new(),
     };
@@ -585,6 +602,163 @@ fn plan_swizzle(k: &Kernel, vals: &[u64], storage: &[Storage]) -> Vec<bool> {
     ok.iter().zip(&used).map(|(&o, &u)| o && u).collect()
 }
 
+/// Bytes of one copy of shared buffer `b`, rounded up to 16 (stages and buffers start aligned).
+fn stage_bytes(k: &Kernel, b: BufId, vals: &[u64]) -> usize {
+    (buf_len(k, b, vals) * k.buffers[b].dtype.size_bytes()).div_ceil(16) * 16
+}
+
+/// The buffer a pipelined load (a copy from global memory into a buffer) writes.
+fn load_buf(s: &Stmt) -> BufId {
+    match &s.kind {
+        StmtKind::Copy {
+            dst: Tile::Buffer(b),
+            ..
+        } => *b,
+        _ => unreachable!("pipeline_loads checked the statement"),
+    }
+}
+
+/// The number of leading statements of a `pipelined` loop body that can run ahead as the
+/// loop's loads: copies from a global tensor into distinct shared buffers of the same dtype,
+/// whose offsets read no buffer and no variable the body assigns, from tensors the body does
+/// not write. `None` when there is none or the rest of the body is empty.
+fn pipeline_loads(k: &Kernel, body: &[Stmt], storage: &[Storage]) -> Option<usize> {
+    let mut assigned: BTreeSet<VarId> = BTreeSet::new();
+    let mut written: BTreeSet<ParamId> = BTreeSet::new();
+    walk(body, &mut |s| match &s.kind {
+        StmtKind::Assign { var, .. } => {
+            assigned.insert(*var);
+        }
+        StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+            if let Target::Tensor(p) = access.target {
+                written.insert(p);
+            }
+        }
+        StmtKind::Copy {
+            dst: Tile::Region { tensor, .. },
+            ..
+        } => {
+            written.insert(*tensor);
+        }
+        _ => {}
+    });
+    let mut bufs: Vec<BufId> = Vec::new();
+    for s in body {
+        let StmtKind::Copy {
+            src: Tile::Region { tensor, offsets },
+            dst: Tile::Buffer(b),
+        } = &s.kind
+        else {
+            break;
+        };
+        let mut reads_buffer = false;
+        for_each_access(s, &mut |_| reads_buffer = true);
+        let mut vars = BTreeSet::new();
+        offsets.iter().for_each(|o| expr_vars(o, &mut vars));
+        let ok = matches!(storage[*b], Storage::Shared { .. })
+            && !bufs.contains(b)
+            && k.buffers[*b].dtype == tensor_dtype(k, *tensor)
+            && !reads_buffer
+            && vars.is_disjoint(&assigned)
+            && !written.contains(tensor);
+        if !ok {
+            break;
+        }
+        bufs.push(*b);
+    }
+    (!bufs.is_empty() && bufs.len() < body.len()).then_some(bufs.len())
+}
+
+fn tensor_dtype(k: &Kernel, p: ParamId) -> Dtype {
+    match k.params[p].kind {
+        ParamKind::Tensor { dtype, .. } | ParamKind::Scalar { dtype } => dtype,
+    }
+}
+
+/// Variables an expression reads.
+fn expr_vars(e: &Expr, out: &mut BTreeSet<VarId>) {
+    match &e.kind {
+        ExprKind::Var(v) => {
+            out.insert(*v);
+        }
+        ExprKind::Load(a) => a.index.iter().for_each(|i| expr_vars(i, out)),
+        ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
+            expr_vars(a, out);
+            expr_vars(b, out);
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr_vars(a, out),
+        ExprKind::Math(_, args) => args.iter().for_each(|a| expr_vars(a, out)),
+        ExprKind::Select(c, a, b) => {
+            expr_vars(c, out);
+            expr_vars(a, out);
+            expr_vars(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// Stages per buffer: `stages` copies of each load buffer of a `pipelined` loop that lowers to
+/// asynchronous copies (NVIDIA: `cp.async`, sm_80 and newer; `stages` at least 2), when the
+/// buffer is used nowhere but in that loop. Every other buffer has one copy.
+fn plan_pipelines(k: &Kernel, vals: &[u64], storage: &[Storage], target: &Gpu) -> Vec<usize> {
+    let mut stages = vec![1; k.buffers.len()];
+    if !target.arch.starts_with("sm_") {
+        return stages;
+    }
+    // How many statements outside each pipelined loop mention each buffer is found by
+    // counting mentions over the whole kernel and inside the loop.
+    let mentions = |stmts: &[Stmt]| -> Vec<usize> {
+        let mut n = vec![0; k.buffers.len()];
+        walk(stmts, &mut |s| {
+            let mut hit = |b: BufId| n[b] += 1;
+            for_each_access(s, &mut |a| {
+                if let Target::Buffer(b) = a.target {
+                    hit(b)
+                }
+            });
+            match &s.kind {
+                StmtKind::Copy { src, dst } => {
+                    for t in [src, dst] {
+                        if let Tile::Buffer(b) = t {
+                            hit(*b)
+                        }
+                    }
+                }
+                StmtKind::Gemm { a, b, c } => [*a, *b, *c].into_iter().for_each(&mut hit),
+                StmtKind::Fill { buf, .. } => hit(*buf),
+                StmtKind::Reduce { src, dst, .. } => [*src, *dst].into_iter().for_each(&mut hit),
+                _ => {}
+            }
+        });
+        n
+    };
+    let all = mentions(&k.body);
+    walk(&k.body, &mut |s| {
+        let StmtKind::For {
+            kind: LoopKind::Pipelined { stages: st, .. },
+            body,
+            ..
+        } = &s.kind
+        else {
+            return;
+        };
+        let Some(n) = eval_const(st, vals).filter(|&n| n >= 2) else {
+            return;
+        };
+        let Some(nloads) = pipeline_loads(k, body, storage) else {
+            return;
+        };
+        let inside = mentions(body);
+        let bufs: Vec<BufId> = body[..nloads].iter().map(load_buf).collect();
+        if bufs.iter().all(|&b| all[b] == inside[b] && stages[b] == 1) {
+            for b in bufs {
+                stages[b] = n.min(8) as usize;
+            }
+        }
+    });
+    stages
+}
+
 /// Calls `f` on each element access made directly by `s` (not inside nested statements).
 fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
     fn expr(e: &Expr, f: &mut impl FnMut(&Access)) {
@@ -742,6 +916,98 @@ impl Emitter<'_> {
         }
     }
 
+    /// A `pipelined` loop whose body starts with `nloads` copies from global memory into
+    /// shared buffers of `stages` copies each (`plan_pipelines`): the copies of iteration
+    /// `i + stages - 1` are issued asynchronously (`cp.async`, one commit group per iteration)
+    /// while iteration `i` computes on its stage. A prologue issues the first `stages - 1`
+    /// iterations' copies; each iteration waits for its own group, then one barrier makes
+    /// every thread's copies visible and frees the stage the previous iteration read, which
+    /// the new copies then overwrite.
+    fn pipelined_loop(
+        &mut self,
+        var: VarId,
+        extent: &Expr,
+        stages: usize,
+        body: &[Stmt],
+        nloads: usize,
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let (loads, compute) = body.split_at(nloads);
+        let v = self.var(var);
+        let n = format!("__n{depth}");
+        let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
+        let stage_ptrs = |e: &Emitter, stage: &str, d: usize| -> String {
+            let ind = "  ".repeat(d);
+            bufs.iter()
+                .map(|&b| {
+                    let Storage::Shared { offset } = e.storage[b] else {
+                        unreachable!("pipelined loads write shared buffers")
+                    };
+                    let ty = ctype(e.k.buffers[b].dtype);
+                    format!(
+                        "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
+                        e.buf(b),
+                        stage_bytes(e.k, b, e.vals)
+                    )
+                })
+                .collect()
+        };
+        self.async_copies = true;
+        let issue_prologue = self.block(loads, &mut Pending::default(), depth + 3);
+        let issue_steady = self.block(loads, &mut Pending::default(), depth + 4);
+        self.async_copies = false;
+        let compute_text = self.block(compute, &mut Pending::default(), depth + 3);
+        let mut out = String::new();
+        let _ = writeln!(out, "{ind}{{");
+        let _ = writeln!(out, "{ind}  const tl::index {n} = {};", self.expr(extent));
+        let _ = writeln!(
+            out,
+            "{ind}  for (tl::index __s{depth} = 0; __s{depth} < {}; ++__s{depth}) {{",
+            stages - 1
+        );
+        let _ = writeln!(out, "{ind}    if (__s{depth} < {n}) {{");
+        let _ = writeln!(out, "{ind}      const tl::index {v} = __s{depth};");
+        out.push_str(&stage_ptrs(self, &format!("__s{depth}"), depth + 3));
+        out.push_str(&issue_prologue);
+        let _ = writeln!(out, "{ind}    }}");
+        let _ = writeln!(out, "{ind}    tl::cp_async_commit();");
+        let _ = writeln!(out, "{ind}  }}");
+        let _ = writeln!(out, "{ind}  for (tl::index {v} = 0; {v} < {n}; ++{v}) {{");
+        let _ = writeln!(out, "{ind}    tl::cp_async_wait<{}>();", stages - 2);
+        let _ = writeln!(out, "{ind}    tl::sync();");
+        let _ = writeln!(out, "{ind}    {{");
+        let _ = writeln!(
+            out,
+            "{ind}      const tl::index __i{depth} = {v} + {};",
+            stages - 1
+        );
+        let _ = writeln!(out, "{ind}      if (__i{depth} < {n}) {{");
+        let _ = writeln!(out, "{ind}        const tl::index {v} = __i{depth};");
+        out.push_str(&stage_ptrs(
+            self,
+            &format!("__i{depth} % {stages}"),
+            depth + 4,
+        ));
+        out.push_str(&issue_steady);
+        let _ = writeln!(out, "{ind}      }}");
+        let _ = writeln!(out, "{ind}      tl::cp_async_commit();");
+        let _ = writeln!(out, "{ind}    }}");
+        let _ = writeln!(out, "{ind}    {{");
+        out.push_str(&stage_ptrs(self, &format!("{v} % {stages}"), depth + 3));
+        out.push_str(&compute_text);
+        let _ = writeln!(out, "{ind}    }}");
+        let _ = writeln!(out, "{ind}  }}");
+        let _ = writeln!(out, "{ind}  tl::cp_async_wait<0>();");
+        let _ = writeln!(out, "{ind}}}");
+        out
+    }
+
+    /// Whether a `pipelined` loop with this body got stages (`plan_pipelines`).
+    fn is_staged(&self, body: &[Stmt]) -> bool {
+        pipeline_loads(self.k, body, &self.storage).is_some() && self.stages[load_buf(&body[0])] > 1
+    }
+
     /// A block-level statement sequence with barriers.
     fn block(&mut self, stmts: &[Stmt], pending: &mut Pending, depth: usize) -> String {
         let mut out = String::new();
@@ -754,6 +1020,18 @@ impl Emitter<'_> {
             }
             out.push_str(&self.line(s));
             match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Pipelined { extent, .. },
+                    vars,
+                    body,
+                } if self.is_staged(body) => {
+                    let nloads = pipeline_loads(self.k, body, &self.storage).unwrap_or(0);
+                    let stages = self.stages[load_buf(&body[0])];
+                    out.push_str(
+                        &self.pipelined_loop(vars[0], extent, stages, body, nloads, depth),
+                    );
+                    pending.add(&r, &w);
+                }
                 StmtKind::For {
                     kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
                     vars,
@@ -1129,7 +1407,11 @@ impl Emitter<'_> {
                         region(*tensor, offsets),
                         ty(*b),
                         tile4(*b),
-                        if self.swizzled[*b] { ", true" } else { "" },
+                        match (self.swizzled[*b], self.async_copies) {
+                            (sw, true) => format!(", {sw}, true"),
+                            (true, false) => ", true".to_string(),
+                            (false, false) => String::new(),
+                        },
                         self.tensor(*tensor),
                         self.buf(*b)
                     ),
@@ -1208,9 +1490,7 @@ impl Emitter<'_> {
     }
 
     fn tensor_dtype(&self, p: ParamId) -> Dtype {
-        match self.k.params[p].kind {
-            ParamKind::Tensor { dtype, .. } | ParamKind::Scalar { dtype } => dtype,
-        }
+        tensor_dtype(self.k, p)
     }
 
     /// A copy between a register fragment `b` and a global region (`global`) or a shared

@@ -133,21 +133,22 @@ fn gemm_uses_the_matrix_unit_of_each_target() {
         "{}",
         nv.source
     );
-    assert_eq!(nv.source.matches("tl::copy_g2s<").count(), 2);
+    // Each copy appears twice (the pipeline's prologue and steady state), swizzled and async.
+    assert_eq!(nv.source.matches("tl::copy_g2s<").count(), 4);
     assert_eq!(
-        nv.source.matches(", 128, true>(t_").count(),
-        2,
+        nv.source.matches(", 128, true, true>(t_").count(),
+        4,
         "{}",
         nv.source
     );
     // The ReLU epilogue iterates in the accumulator's mma layout, owner-only: no shared memory
     // beyond the two operand tiles.
     assert!(nv.source.contains("tl::mma_coord<64, 64, 2, 2>"));
-    assert_eq!(nv.shared_bytes, 64 * 32 * 2 + 32 * 64 * 2);
-    // 128 threads: four waves of 32 in a 2×2 grid on RDNA, each wave a 32×32 sub-tile of 2×2
-    // WMMA tiles; two waves of 64 side by side on CDNA, each a 64×32 sub-tile of two 32×32 MFMA
-    // tiles. The epilogue and the store run in the same layout (32 registers a thread
-    // everywhere: 64·64 / 128).
+    assert_eq!(nv.shared_bytes, 2 * (64 * 32 * 2 + 32 * 64 * 2)); // two pipeline stages
+                                                                  // 128 threads: four waves of 32 in a 2×2 grid on RDNA, each wave a 32×32 sub-tile of 2×2
+                                                                  // WMMA tiles; two waves of 64 side by side on CDNA, each a 64×32 sub-tile of two 32×32 MFMA
+                                                                  // tiles. The epilogue and the store run in the same layout (32 registers a thread
+                                                                  // everywhere: 64·64 / 128).
     for (arch, gemm, coord) in [
         (
             "gfx1100",
@@ -539,7 +540,10 @@ fn amd_gemms_compile_to_the_matrix_instructions() {
 
 #[test]
 fn barriers_separate_writers_from_readers_and_nothing_else() {
-    let src = hip(GEMM, 0, "sm_90").source;
+    // A plain (serial) K loop; the pipelined one has its own test below.
+    let serial = GEMM.replace("pipelined(K.div_ceil(BK), 2)", "serial(K.div_ceil(BK))");
+    assert_ne!(serial, GEMM);
+    let src = hip(&serial, 0, "sm_90").source;
     let body: Vec<&str> = src
         .lines()
         .map(str::trim)
@@ -602,9 +606,13 @@ fn only_tiles_that_copies_write_and_mma_reads_are_swizzled() {
         "{}",
         nv.source
     );
-    assert_eq!(
-        nv.source.matches(", 128, true>(t_").count(),
-        1,
+    assert!(
+        nv.source.contains("64, 32, 128, false, true>(t_a"),
+        "{}",
+        nv.source
+    );
+    assert!(
+        nv.source.contains("32, 64, 128, true, true>(t_b"),
         "{}",
         nv.source
     );
@@ -684,4 +692,76 @@ int main() {
     assert!(run.status.success(), "{report}");
     assert!(report.contains("swizzle: 0 failures"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `pipelined` loop on NVIDIA: its loads become `cp.async` copies into `stages` copies of the
+/// tiles, issued `stages - 1` iterations ahead; each iteration waits for its own copies, then
+/// one barrier. On AMD (no asynchronous copies here) the loop stays a plain loop.
+#[test]
+fn pipelined_loops_issue_their_loads_ahead_on_nvidia() {
+    let nv = hip(GEMM, 0, "sm_90");
+    let body: Vec<&str> = nv
+        .source
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("#line"))
+        .collect();
+    let seq: Vec<&str> = body
+        .iter()
+        .filter_map(|l| {
+            Some(if l.starts_with("tl::cp_async_wait<0>") {
+                "wait0"
+            } else if l.starts_with("tl::cp_async_commit") {
+                "commit"
+            } else if l.starts_with("tl::sync") {
+                "sync"
+            } else if l.contains("copy_g2s") {
+                "copy"
+            } else if l.contains("gemm_mma") {
+                "gemm"
+            } else if l.starts_with("for (tl::index") {
+                "for"
+            } else {
+                return None;
+            })
+        })
+        .collect();
+    assert_eq!(
+        seq,
+        [
+            "for", "copy", "copy", "commit", // prologue: stage 0
+            "for", "wait0", "sync", "copy", "copy", "commit", "gemm",  // steady state
+            "wait0", // drain
+        ],
+        "{}",
+        nv.source
+    );
+    // Two stages of each 64×32 / 32×64 f16 tile.
+    assert_eq!(nv.shared_bytes, 2 * (64 * 32 * 2 + 32 * 64 * 2));
+    assert!(nv.source.contains("(__i1 % 2) * 4096"), "{}", nv.source);
+    // Three stages: waits leave one group in flight.
+    let three = hip(
+        &GEMM.replace("K.div_ceil(BK), 2)", "K.div_ceil(BK), 3)"),
+        0,
+        "sm_90",
+    );
+    assert!(
+        three.source.contains("tl::cp_async_wait<1>();"),
+        "{}",
+        three.source
+    );
+    assert_eq!(three.shared_bytes, 3 * (64 * 32 * 2 + 32 * 64 * 2));
+    // A tile also used after the loop cannot be staged: the loop stays plain.
+    let used_after = GEMM.replace(
+        "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "    copy(&acc, c.at_mut((by * BM, bx * BN)));\n    copy(&a_s, c.at_mut((0, 0)));",
+    );
+    assert_ne!(used_after, GEMM);
+    let plain = hip(&used_after, 0, "sm_90");
+    assert!(!plain.source.contains("cp_async"), "{}", plain.source);
+    for arch in ["gfx1100", "gfx942", "gfx1030"] {
+        let k = hip(GEMM, 0, arch);
+        assert!(!k.source.contains("cp_async"), "{arch}: {}", k.source);
+        assert_eq!(k.shared_bytes, 64 * 32 * 2 + 32 * 64 * 2, "{arch}");
+    }
 }

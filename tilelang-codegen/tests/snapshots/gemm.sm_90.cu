@@ -9,15 +9,42 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
   tl::index v0_bx = TL_BID_X;
   tl::index v1_by = TL_BID_Y;
   tl::half* b0_a_s = (tl::half*)(tl_smem + 0);
-  tl::half* b1_b_s = (tl::half*)(tl_smem + 4096);
+  tl::half* b1_b_s = (tl::half*)(tl_smem + 8192);
   float b2_acc[32];
   for (int __r = 0; __r < 32; ++__r) b2_acc[__r] = tl::lit<float>(0.0);
-  for (tl::index v2_k = ((tl::index)0); v2_k < tl::div_ceil<tl::index>(n_K, BK); ++v2_k) {
-    tl::sync();
-    { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true>(t_a, __g, b0_a_s); }
-    { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true>(t_b, __g, b1_b_s); }
-    tl::sync();
-    tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true>(b0_a_s, b1_b_s, b2_acc);
+  {
+    const tl::index __n1 = tl::div_ceil<tl::index>(n_K, BK);
+    for (tl::index __s1 = 0; __s1 < 1; ++__s1) {
+      if (__s1 < __n1) {
+        const tl::index v2_k = __s1;
+        tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__s1) * 4096);
+        tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__s1) * 4096);
+        { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
+        { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+      }
+      tl::cp_async_commit();
+    }
+    for (tl::index v2_k = 0; v2_k < __n1; ++v2_k) {
+      tl::cp_async_wait<0>();
+      tl::sync();
+      {
+        const tl::index __i1 = v2_k + 1;
+        if (__i1 < __n1) {
+          const tl::index v2_k = __i1;
+          tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__i1 % 2) * 4096);
+          tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__i1 % 2) * 4096);
+          { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
+          { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+        }
+        tl::cp_async_commit();
+      }
+      {
+        tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (v2_k % 2) * 4096);
+        tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (v2_k % 2) * 4096);
+        tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true>(b0_a_s, b1_b_s, b2_acc);
+      }
+    }
+    tl::cp_async_wait<0>();
   }
   #pragma unroll
 for (int __r = 0; __r < 32; ++__r) {
