@@ -384,7 +384,8 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
     const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
     const index gc = r.off[3] + c;
     const bool in = in_row && gc >= 0 && gc < r.dims[3];
-    s[sidx<SW, T3>(row, c)] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
+    // (`e` itself when not swizzled: recomputing it from row and column costs registers.)
+    s[SW ? sidx<SW, T3>(row, c) : e] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
   }
 }
 

@@ -164,8 +164,10 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         let _ = Command::new("strip").arg(&dest).status();
         copied.push(dest);
     }
-    // The objects themselves, for disassembly on the GPU machine.
+    // The objects themselves, for disassembly on the GPU machine: only this build's (an old
+    // bundle's objects, or an older build directory's, would be checked as if current).
     let objects = dir.join("objects");
+    let _ = std::fs::remove_dir_all(&objects);
     std::fs::create_dir_all(&objects).map_err(|e| e.to_string())?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -242,22 +244,37 @@ fn copy_tree(src: &Path, dest: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `target/release/build/kernels-*/out/tilelang/*.bin`
+/// The objects of the newest `target/release/build/kernels-*/out/tilelang` (the manifest
+/// written last), as its manifest lists them.
 fn glob_objects(build: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(build) else {
         return out;
     };
-    for e in rd.flatten() {
-        if !e.file_name().to_string_lossy().starts_with("kernels-") {
-            continue;
-        }
-        let Ok(objs) = std::fs::read_dir(e.path().join("out/tilelang")) else {
-            continue;
-        };
-        for o in objs.flatten() {
-            if o.path().extension().is_some_and(|x| x == "bin") {
-                out.push(o.path());
+    let newest = rd
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kernels-"))
+        .filter_map(|e| {
+            let dir = e.path().join("out/tilelang");
+            let t = std::fs::metadata(dir.join("manifest.tsv"))
+                .ok()?
+                .modified()
+                .ok()?;
+            Some((t, dir))
+        })
+        .max_by_key(|(t, _)| *t);
+    // The objects the manifest lists (kernel, config, arch, entry, ...): `<entry>.<arch>.bin`;
+    // the folder may also hold objects of configs that no longer exist.
+    let Some((_, dir)) = newest else {
+        return out;
+    };
+    let manifest = std::fs::read_to_string(dir.join("manifest.tsv")).unwrap_or_default();
+    for line in manifest.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if let [_, _, arch, entry, ..] = cols[..] {
+            let obj = dir.join(format!("{entry}.{arch}.bin"));
+            if obj.is_file() {
+                out.push(obj);
             }
         }
     }
