@@ -555,45 +555,37 @@ fn plan_swizzle(k: &Kernel, vals: &[u64], storage: &[Storage]) -> Vec<bool> {
     let mut used = vec![false; nbuf];
     walk(&k.body, &mut |s| {
         let mut bad: Vec<BufId> = Vec::new();
-        for_each_access(s, &mut |a| {
-            if let Target::Buffer(b) = a.target {
-                bad.push(b);
-            }
-        });
         match &s.kind {
             StmtKind::Copy {
                 src: Tile::Region { .. },
                 dst: Tile::Buffer(b),
-            } => used[*b] = true,
-            StmtKind::Copy { src, dst } => {
-                for t in [src, dst] {
-                    if let Tile::Buffer(b) = t {
-                        bad.push(*b);
+            } => {
+                used[*b] = true;
+                // Offsets that load from buffers are plain uses of those.
+                for_each_access(s, &mut |a| {
+                    if let Target::Buffer(x) = a.target {
+                        bad.push(x)
                     }
-                }
+                });
             }
-            StmtKind::Gemm { a, b, c } => {
-                let mma = matches!(
-                    storage[*c],
-                    Storage::Reg {
-                        layout: Layout::Matrix {
-                            inst: Inst::MmaSync,
+            StmtKind::Gemm { a, b, c }
+                if a != b
+                    && matches!(
+                        storage[*c],
+                        Storage::Reg {
+                            layout: Layout::Matrix {
+                                inst: Inst::MmaSync,
+                                ..
+                            },
                             ..
-                        },
-                        ..
-                    }
-                );
-                if mma && a != b {
-                    used[*a] = true;
-                    used[*b] = true;
-                } else {
-                    bad.extend([*a, *b]);
-                }
+                        }
+                    ) =>
+            {
+                used[*a] = true;
+                used[*b] = true;
                 bad.push(*c);
             }
-            StmtKind::Fill { buf, .. } => bad.push(*buf),
-            StmtKind::Reduce { src, dst, .. } => bad.extend([*src, *dst]),
-            _ => {}
+            _ => each_buffer(s, &mut |b| bad.push(b)),
         }
         for b in bad {
             ok[b] = false;
@@ -675,26 +667,33 @@ fn tensor_dtype(k: &Kernel, p: ParamId) -> Dtype {
     }
 }
 
-/// Variables an expression reads.
-fn expr_vars(e: &Expr, out: &mut BTreeSet<VarId>) {
+/// Calls `f` on `e` and each of its sub-expressions, outermost first.
+fn each_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
     match &e.kind {
-        ExprKind::Var(v) => {
-            out.insert(*v);
-        }
-        ExprKind::Load(a) => a.index.iter().for_each(|i| expr_vars(i, out)),
+        ExprKind::Load(a) => a.index.iter().for_each(|i| each_expr(i, f)),
         ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
-            expr_vars(a, out);
-            expr_vars(b, out);
+            each_expr(a, f);
+            each_expr(b, f);
         }
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr_vars(a, out),
-        ExprKind::Math(_, args) => args.iter().for_each(|a| expr_vars(a, out)),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),
+        ExprKind::Math(_, args) => args.iter().for_each(|a| each_expr(a, f)),
         ExprKind::Select(c, a, b) => {
-            expr_vars(c, out);
-            expr_vars(a, out);
-            expr_vars(b, out);
+            each_expr(c, f);
+            each_expr(a, f);
+            each_expr(b, f);
         }
         _ => {}
     }
+}
+
+/// Variables an expression reads.
+fn expr_vars(e: &Expr, out: &mut BTreeSet<VarId>) {
+    each_expr(e, &mut |x| {
+        if let ExprKind::Var(v) = x.kind {
+            out.insert(v);
+        }
+    });
 }
 
 /// Stages per buffer: `stages` copies of each load buffer of a `pipelined` loop that lowers to
@@ -709,27 +708,7 @@ fn plan_pipelines(k: &Kernel, vals: &[u64], storage: &[Storage], target: &Gpu) -
     // counting mentions over the whole kernel and inside the loop.
     let mentions = |stmts: &[Stmt]| -> Vec<usize> {
         let mut n = vec![0; k.buffers.len()];
-        walk(stmts, &mut |s| {
-            let mut hit = |b: BufId| n[b] += 1;
-            for_each_access(s, &mut |a| {
-                if let Target::Buffer(b) = a.target {
-                    hit(b)
-                }
-            });
-            match &s.kind {
-                StmtKind::Copy { src, dst } => {
-                    for t in [src, dst] {
-                        if let Tile::Buffer(b) = t {
-                            hit(*b)
-                        }
-                    }
-                }
-                StmtKind::Gemm { a, b, c } => [*a, *b, *c].into_iter().for_each(&mut hit),
-                StmtKind::Fill { buf, .. } => hit(*buf),
-                StmtKind::Reduce { src, dst, .. } => [*src, *dst].into_iter().for_each(&mut hit),
-                _ => {}
-            }
-        });
+        walk(stmts, &mut |s| each_buffer(s, &mut |b| n[b] += 1));
         n
     };
     let all = mentions(&k.body);
@@ -759,27 +738,37 @@ fn plan_pipelines(k: &Kernel, vals: &[u64], storage: &[Storage], target: &Gpu) -
     stages
 }
 
+/// Calls `f` on each buffer `s` names directly (not inside nested statements): element accesses
+/// and tile operands.
+fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {
+    for_each_access(s, &mut |a| {
+        if let Target::Buffer(b) = a.target {
+            f(b)
+        }
+    });
+    match &s.kind {
+        StmtKind::Copy { src, dst } => {
+            for t in [src, dst] {
+                if let Tile::Buffer(b) = t {
+                    f(*b)
+                }
+            }
+        }
+        StmtKind::Gemm { a, b, c } => [*a, *b, *c].into_iter().for_each(f),
+        StmtKind::Fill { buf, .. } => f(*buf),
+        StmtKind::Reduce { src, dst, .. } => [*src, *dst].into_iter().for_each(f),
+        _ => {}
+    }
+}
+
 /// Calls `f` on each element access made directly by `s` (not inside nested statements).
 fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
     fn expr(e: &Expr, f: &mut impl FnMut(&Access)) {
-        match &e.kind {
-            ExprKind::Load(a) => {
-                f(a);
-                a.index.iter().for_each(|i| expr(i, f));
+        each_expr(e, &mut |x| {
+            if let ExprKind::Load(a) = &x.kind {
+                f(a)
             }
-            ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
-                expr(a, f);
-                expr(b, f);
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, f),
-            ExprKind::Math(_, args) => args.iter().for_each(|a| expr(a, f)),
-            ExprKind::Select(c, a, b) => {
-                expr(c, f);
-                expr(a, f);
-                expr(b, f);
-            }
-            _ => {}
-        }
+        });
     }
     match &s.kind {
         StmtKind::Let { init, .. } => expr(init, f),
