@@ -386,11 +386,17 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
     let (begin, end) = ("// BEGIN matrix layouts\n", "// END matrix layouts\n");
     let section = &header[header.find(begin).expect("tl.h marks its layout section") + begin.len()
         ..header.find(end).unwrap()];
-    let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
-    let dir = scratch_dir("layouts");
-    let src = dir.join("layouts.cpp");
-    let exe = dir.join("layouts");
     let text = format!("#include <cstdio>\n#include <initializer_list>\n#include <vector>\n#define TL_LAYOUT constexpr\nnamespace tl {{\n{section}}}\nusing namespace tl::mx;\n{LAYOUT_CHECK}");
+    let report = run_host_program("layouts", &text);
+    assert!(report.contains(", 0 failures"), "{report}");
+}
+
+/// Compiles a C++17 program with the host compiler, runs it, asserts that it exits with 0 and
+/// returns what it printed.
+fn run_host_program(name: &str, text: &str) -> String {
+    let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
+    let dir = scratch_dir(name);
+    let (src, exe) = (dir.join(format!("{name}.cpp")), dir.join(name));
     std::fs::write(&src, text).unwrap();
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-o"])
@@ -404,10 +410,10 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
         String::from_utf8_lossy(&out.stderr)
     );
     let run = Command::new(&exe).output().unwrap();
-    let report = String::from_utf8_lossy(&run.stdout);
+    let report = String::from_utf8_lossy(&run.stdout).into_owned();
     assert!(run.status.success(), "{report}");
-    assert!(report.contains(", 0 failures"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
+    report
 }
 
 /// Compiles `src` for `arch` with clang++-19 (no ROCm: the header's own prelude) and returns the
@@ -633,9 +639,6 @@ fn the_swizzle_permutes_rows_and_spreads_banks() {
     let (begin, end) = ("// BEGIN swizzle\n", "// END swizzle\n");
     let section = &header[header.find(begin).expect("tl.h marks its swizzle section") + begin.len()
         ..header.find(end).unwrap()];
-    let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
-    let dir = scratch_dir("swizzle");
-    let (src, exe) = (dir.join("swizzle.cpp"), dir.join("swizzle"));
     let check = r#"
 #include <cstdio>
 template <int CHUNKS> int check() {
@@ -675,23 +678,8 @@ int main() {
 }
 "#;
     let text = format!("#define TL_SWIZZLE constexpr\nnamespace tl {{\n{section}}}\n{check}");
-    std::fs::write(&src, text).unwrap();
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{cxx} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(&exe).output().unwrap();
-    let report = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{report}");
+    let report = run_host_program("swizzle", &text);
     assert!(report.contains("swizzle: 0 failures"), "{report}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A `pipelined` loop on NVIDIA: its loads become `cp.async` copies into `stages` copies of the
