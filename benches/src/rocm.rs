@@ -773,14 +773,7 @@ impl RocBlas {
         c: &mut Tensor<f16>,
         (m, n, k): (usize, usize, usize),
     ) -> Result<(), String> {
-        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-            return Err(format!(
-                "gemm_f16: lengths {}, {}, {} do not match m={m}, n={n}, k={k}",
-                a.len(),
-                b.len(),
-                c.len()
-            ));
-        }
+        crate::vendor::gemm_lengths("rocblas_gemm_ex", a, b, c, (m, n, k))?;
         for (t, name) in [(a, "A"), (b, "B"), (&*c, "C")] {
             check_device(&self.dev, t, name)?;
         }

@@ -88,14 +88,7 @@ impl Blas {
         c: &mut Tensor<f16>,
         (m, n, k): (usize, usize, usize),
     ) -> Result<(), String> {
-        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-            return Err(format!(
-                "gemm_f16: lengths {}, {}, {} do not match m={m}, n={n}, k={k}",
-                a.len(),
-                b.len(),
-                c.len()
-            ));
-        }
+        gemm_lengths("cublasGemmEx", a, b, c, (m, n, k))?;
         let dim = |x: usize| i32::try_from(x).map_err(|_| format!("gemm_f16: {x} exceeds i32"));
         let (mi, ni, ki) = (dim(m)?, dim(n)?, dim(k)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
@@ -129,6 +122,26 @@ impl Blas {
         }
         .map_err(|e| format!("cublasGemmEx({m}x{n}x{k}): {e:?}"))
     }
+}
+
+/// Checks that `A[m, k]`, `B[k, n]` and `C[m, n]` have the lengths of their shapes, for the
+/// vendor GEMMs (`what` names the call in the error).
+pub fn gemm_lengths(
+    what: &str,
+    a: &Tensor<f16>,
+    b: &Tensor<f16>,
+    c: &Tensor<f16>,
+    (m, n, k): (usize, usize, usize),
+) -> Result<(), String> {
+    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+        return Err(format!(
+            "{what}: lengths {}, {}, {} do not match m={m}, n={n}, k={k}",
+            a.len(),
+            b.len(),
+            c.len()
+        ));
+    }
+    Ok(())
 }
 
 /// `dst = src` with the driver's device-to-device copy (`cuMemcpyDtoDAsync`), queued on the

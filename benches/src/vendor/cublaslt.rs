@@ -136,7 +136,7 @@ impl BlasLt {
         c: &Tensor<f16>,
         (m, n, k): (usize, usize, usize),
     ) -> Result<String, String> {
-        check_lengths(a, b, c, (m, n, k))?;
+        super::gemm_lengths("cuBLASLt gemm", a, b, c, (m, n, k))?;
         let key = (
             m,
             n,
@@ -315,23 +315,6 @@ impl Drop for Pref {
         // SAFETY: created by `create_matmul_pref`, destroyed once, here.
         let _ = unsafe { lt::destroy_matmul_pref(self.0) };
     }
-}
-
-fn check_lengths(
-    a: &Tensor<f16>,
-    b: &Tensor<f16>,
-    c: &Tensor<f16>,
-    (m, n, k): (usize, usize, usize),
-) -> Result<(), String> {
-    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-        return Err(format!(
-            "cuBLASLt gemm: lengths {}, {}, {} do not match m={m}, n={n}, k={k}",
-            a.len(),
-            b.len(),
-            c.len()
-        ));
-    }
-    Ok(())
 }
 
 /// `id 21 tile 18 stages 12 splitK 1`, from `cublasLtMatmulAlgoConfigGetAttribute` (the
