@@ -555,6 +555,11 @@ impl Table {
             let _ = writeln!(s, "Peers: {}.", peers.join(", "));
         }
         s.push_str(
+            "Made by `cargo xtask gpu-bundle` (on a machine without a GPU), then `bash .gpu/run.sh \
+             bench` on the GPU machine (our benches, `peers/bench.py`, then this report from their \
+             JSON: `cargo xtask report ours.json peers.json`).\n",
+        );
+        s.push_str(
             "\nTimes are device-time medians in milliseconds with the L2 flushed before every \
              launch (CUDA events for ours and the vendor libraries, `triton.testing.do_bench` for the peers), \
              measured in one session on one GPU. Throughput is ours at its best (the faster of \
