@@ -6,15 +6,15 @@
 use tilelang_rt::gpu::{KernelArg, Object};
 use tilelang_rt::{bf16, f16, Backend, Device, Element, Error, Tensor};
 
-fn gpu() -> Option<Device> {
-    Some(Device::cuda(0).unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}")))
+fn gpu() -> Device {
+    Device::cuda(0).unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}"))
 }
 
-/// The device, if it runs the fixture cubin.
-fn sm90() -> Option<Device> {
-    let dev = gpu()?;
+/// The device, checked to run the fixture cubin.
+fn sm90() -> Device {
+    let dev = gpu();
     assert_eq!(dev.arch(), "sm_90", "the fixture cubin is for sm_90");
-    Some(dev)
+    dev
 }
 
 static IMAGE: &[u8] = include_bytes!("fixtures/kernels.sm_90.cubin");
@@ -43,7 +43,7 @@ static SMEM: [Object; 1] = [object("tl_test_smem", 256, 65536)];
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn device_identity() {
-    let Some(dev) = gpu() else { return };
+    let dev = gpu();
     assert_eq!(dev.backend(), Backend::Cuda);
     assert!(dev.arch().starts_with("sm_"), "{}", dev.arch());
     assert!(!dev.name().is_empty());
@@ -62,7 +62,7 @@ fn round_trip<T: Element + PartialEq>(dev: &Device, data: &[T]) {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn memory() {
-    let Some(dev) = gpu() else { return };
+    let dev = gpu();
     round_trip(&dev, &[1.5f32, -2.0, 3.25]);
     round_trip(&dev, &[f16::from_f32(0.5), f16::from_f32(-7.0)]);
     round_trip(&dev, &[bf16::from_f32(0.5), bf16::from_f32(-7.0)]);
@@ -107,7 +107,7 @@ fn memory() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn raw_device_pointers() {
-    let Some(dev) = gpu() else { return };
+    let dev = gpu();
     let owner = dev.upload(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     // SAFETY: the last two elements of `owner`, which outlives the view and is not used meanwhile.
     let mut view = unsafe {
@@ -123,7 +123,7 @@ fn raw_device_pointers() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn every_argument_kind_arrives() {
-    let Some(dev) = sm90() else { return };
+    let dev = sm90();
     let out = dev.alloc::<f64>(&[8]).unwrap();
     let (h, b) = (f16::from_f32(1.5), bf16::from_f32(-2.5));
     let args = [
@@ -156,7 +156,7 @@ fn every_argument_kind_arrives() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn axpy_over_a_2d_grid() {
-    let Some(dev) = sm90() else { return };
+    let dev = sm90();
     let n = 100_000usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let xs = dev.upload(&x, &[n]).unwrap();
@@ -212,7 +212,7 @@ fn axpy_over_a_2d_grid() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn large_dynamic_shared_memory() {
-    let Some(dev) = sm90() else { return };
+    let dev = sm90();
     let out = dev.alloc::<f32>(&[256]).unwrap();
     let args = [KernelArg::Ptr(out.device_ptr())];
     // SAFETY: the arguments match tl_test_smem, which writes 256 floats.
@@ -226,7 +226,7 @@ fn large_dynamic_shared_memory() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run with --ignored on the device"]
 fn missing_entry_is_a_driver_error() {
-    let Some(dev) = sm90() else { return };
+    let dev = sm90();
     static BAD: [Object; 1] = [object("no_such_kernel", 32, 0)];
     // SAFETY: fails before launching.
     let e = unsafe { dev.launch_gpu("bad", "default", &BAD, [1, 1, 1], &[]) }.unwrap_err();
