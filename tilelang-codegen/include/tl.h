@@ -290,6 +290,59 @@ struct Region {
 };
 struct alignas(16) vec16 { unsigned int x, y, z, w; };
 
+// Chunks of 8 consecutive elements between global memory and a thread's registers (the chunked
+// layout of register fragments), in 16-byte vectors (8 bytes for 1-byte types). The caller
+// checks `chunk_aligned` once for the region: then every chunk starts on a vector boundary and
+// lies entirely inside or entirely outside each row.
+template <class G>
+TL_DEVICE bool chunk_aligned(const G* p, const Region& r) {
+  constexpr int A = 8 * (int)sizeof(G) >= 16 ? 16 : 8 * (int)sizeof(G);
+  return (uint64_t)p % A == 0 && r.dims[3] % 8 == 0 && r.off[3] % 8 == 0;
+}
+template <class G>
+TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
+  if constexpr (sizeof(G) * 8 >= 16) {
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
+      const vec16 v = ((const vec16*)g)[i];
+      __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
+    }
+  } else {
+    static_assert(sizeof(G) == 1, "8-byte chunks are of 1-byte elements");
+    const uint64_t v = *(const uint64_t*)g;
+    __builtin_memcpy(tmp, &v, 8);
+  }
+}
+template <class G>
+TL_DEVICE void chunk_bytes_out(const G* tmp, G* __restrict__ g) {
+  if constexpr (sizeof(G) * 8 >= 16) {
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
+      vec16 v;
+      __builtin_memcpy(&v, (const char*)tmp + 16 * i, 16);
+      ((vec16*)g)[i] = v;
+    }
+  } else {
+    uint64_t v;
+    __builtin_memcpy(&v, tmp, 8);
+    *(uint64_t*)g = v;
+  }
+}
+template <class G, class R>
+TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
+  G tmp[8];
+  chunk_bytes_in(g, tmp);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
+}
+template <class R, class G>
+TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
+  G tmp[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) tmp[i] = cast<G, R>(r[i]);
+  chunk_bytes_out(tmp, g);
+}
+
 // Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)
 // may be stored with chunk c of row r at chunk swz(r, c) of that row: an XOR with bits of the
 // row, so that 8 consecutive rows at one logical chunk (what one phase of ldmatrix reads) and 8

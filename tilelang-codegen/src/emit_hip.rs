@@ -44,9 +44,18 @@ pub fn entry_name(k: &Kernel, config: usize) -> String {
     format!("tl_{}__{}", k.name, k.configs[config].name)
 }
 
+/// Elements per thread chunk of the [`Layout::Chunked`] layout.
+const CHUNK: usize = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layout {
+    /// Element `L` in register `L / T` of thread `L % T`.
     Strided,
+    /// Chunks of [`CHUNK`] consecutive elements, chunk `c` in thread `c % T`: element `L` in
+    /// register `(L / CHUNK / T) · CHUNK + L % CHUNK` of thread `(L / CHUNK) % T`. A thread's
+    /// chunk is contiguous in the tile's innermost dimension (a multiple of CHUNK), so copies
+    /// between the fragment and global memory move whole vectors.
+    Chunked,
     /// Matrix-unit accumulator: block tile M×N over a WM×WN grid of waves, each wave a grid of
     /// `inst` tiles.
     Matrix {
@@ -412,7 +421,31 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
         target,
         &mut mma,
     );
-    let mma: Vec<Option<Layout>> = mma.into_iter().map(Option::flatten).collect();
+    // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
+    // register fragments whose rows are whole chunks are chunked, unless a loop over them
+    // would hit shared memory in the chunked order too often (`chunk_conflicts`).
+    let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
+    let strided_only = chunk_conflicts(k, vals, &demoted);
+    let mma: Vec<Option<Layout>> = mma
+        .into_iter()
+        .enumerate()
+        .map(|(b, l)| {
+            l.flatten().or_else(|| {
+                let shape = buf_shape(k, b, vals);
+                let chunked =
+                    // Every thread gets whole chunks (no idle registers, no tail guard).
+                    !acc[b]
+                        && !strided_only[b]
+                        && shape.last().is_some_and(|&d| d % CHUNK == 0)
+                        && buf_len(k, b, vals) % (CHUNK * threads) == 0;
+                Some(if chunked {
+                    Layout::Chunked
+                } else {
+                    Layout::Strided
+                })
+            })
+        })
+        .collect();
 
     // Layout agreement: a parallel loop or copy touching a matrix-unit fragment iterates in its
     // layout; any other register fragment it touches must share that layout, or is demoted.
@@ -475,13 +508,113 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
             _ => {
                 let layout = mma[b].unwrap_or(Layout::Strided);
                 let n = buf_len(k, b, vals);
-                Storage::Reg {
-                    layout,
-                    nreg: n.div_ceil(threads),
-                }
+                let nreg = match layout {
+                    Layout::Chunked => n.div_ceil(CHUNK * threads) * CHUNK,
+                    _ => n.div_ceil(threads),
+                };
+                Storage::Reg { layout, nreg }
             }
         })
         .collect()
+}
+
+/// Fragments that stay strided because a parallel loop over them would read or write shared
+/// memory across its innermost dimension in the chunked order: a thread's consecutive
+/// elements sit side by side, so the lanes of a wave touch addresses CHUNK elements apart and
+/// collide in the banks once a row of the loop spans more than 128 bytes. One such read per
+/// element costs less than vector global copies gain (a broadcast row `b_s[j]`); a store, a
+/// second access, or one inside a nested loop (a convolution's taps) costs more. The decision
+/// spreads to every fragment a loop or a register copy ties to a strided one, so that they keep
+/// one layout.
+fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
+    let nbuf = k.buffers.len();
+    let shared = |b: BufId| k.buffers[b].scope == Scope::Shared || demoted[b];
+    let mut strided = vec![false; nbuf];
+    // Fragments tied together (same loop or register copy), to spread the decision.
+    let mut groups: Vec<Vec<BufId>> = Vec::new();
+    walk(&k.body, &mut |s| match &s.kind {
+        StmtKind::For {
+            kind: LoopKind::Parallel { extents },
+            vars,
+            body,
+        } => {
+            let ext: Vec<usize> = extents
+                .iter()
+                .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
+                .collect();
+            let (Some(&inner), Some(&e_in)) = (vars.last(), ext.last()) else {
+                return;
+            };
+            let mut frags = Vec::new();
+            let mut seen: BTreeSet<(BufId, String)> = BTreeSet::new();
+            let mut cost = 0;
+            let mut count = |a: &Access, store: bool, nested: bool| {
+                let Target::Buffer(b) = a.target else { return };
+                if k.buffers[b].scope == Scope::Fragment && !demoted[b] {
+                    frags.push(b);
+                    return;
+                }
+                let mut v = BTreeSet::new();
+                if let Some(last) = a.index.last() {
+                    expr_vars(last, &mut v);
+                }
+                let span = e_in * k.buffers[b].dtype.size_bytes();
+                if shared(b) && v.contains(&inner) && span > 128 {
+                    let key = (b, format!("{:?}{store}", a.index));
+                    if seen.insert(key) || nested {
+                        cost += 1 + usize::from(store) + usize::from(nested);
+                    }
+                }
+            };
+            // Direct statements of the body, and those in nested serial loops.
+            fn visit(stmts: &[Stmt], nested: bool, f: &mut impl FnMut(&Access, bool, bool)) {
+                for s in stmts {
+                    let target = match &s.kind {
+                        StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+                            Some(access)
+                        }
+                        _ => None,
+                    };
+                    for_each_access(s, &mut |a| {
+                        let store = target.is_some_and(|t| std::ptr::eq(t, a));
+                        f(a, store, nested)
+                    });
+                    match &s.kind {
+                        StmtKind::For { body, .. } => visit(body, true, f),
+                        StmtKind::If { then, els, .. } => {
+                            visit(then, nested, f);
+                            visit(els, nested, f);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            visit(body, false, &mut count);
+            if cost > 1 {
+                frags.iter().for_each(|&b| strided[b] = true);
+            }
+            groups.push(frags);
+        }
+        StmtKind::Copy {
+            src: Tile::Buffer(a),
+            dst: Tile::Buffer(b),
+        } => groups.push(vec![*a, *b]),
+        _ => {}
+    });
+    loop {
+        let mut changed = false;
+        for g in &groups {
+            if g.iter().any(|&b| strided[b]) {
+                for &b in g {
+                    changed |= !strided[b];
+                    strided[b] = true;
+                }
+            }
+        }
+        if !changed {
+            return strided;
+        }
+    }
 }
 
 /// The matrix-unit layout for `c += a·b`, when the target has a matrix instruction for the
@@ -1200,15 +1333,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// The layout a parallel loop iterates in: that of a matrix-unit fragment it touches, else
-    /// strided.
+    /// The layout a parallel loop iterates in: that of a matrix-unit or chunked fragment it
+    /// touches (the layout agreement made them all the same), else strided.
     fn loop_layout(&self, body: &[Stmt], ext: &[usize]) -> Layout {
         let mut layout = Layout::Strided;
         walk(body, &mut |s| {
             for_each_access(s, &mut |a| {
                 if let Target::Buffer(b) = a.target {
                     if let Storage::Reg {
-                        layout: l @ Layout::Matrix { .. },
+                        layout: l @ (Layout::Matrix { .. } | Layout::Chunked),
                         ..
                     } = self.storage[b]
                     {
@@ -1235,6 +1368,23 @@ impl Emitter<'_> {
                     format!("__L < {total}")
                 };
                 let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = __r * {t} + TL_TID;\n  if ({guard}) {{");
+                let mut coords = Vec::new();
+                let mut stride = total;
+                for &e in ext {
+                    stride /= e;
+                    coords.push(format!("(tl::index)((__L / {stride}) % {e})"));
+                }
+                (head, coords)
+            }
+            Layout::Chunked => {
+                let total: usize = ext.iter().product();
+                let nreg = total.div_ceil(CHUNK * t) * CHUNK;
+                let guard = if total % (CHUNK * t) == 0 {
+                    "true".to_string()
+                } else {
+                    format!("__L < {total}")
+                };
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = ((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK};\n  if ({guard}) {{");
                 let mut coords = Vec::new();
                 let mut stride = total;
                 for &e in ext {
@@ -1404,21 +1554,33 @@ impl Emitter<'_> {
                         self.tensor(*tensor),
                         self.buf(*b)
                     ),
-                    _ => self.reg_copy(
-                        *b,
-                        &format!("{} ", region(*tensor, offsets)),
-                        |inside, lin| {
-                            format!(
-                                "{} = {inside} ? tl::cast<{}, {st}>({}[{lin}]) : tl::lit<{}>(0.0);",
-                                "{DST}",
-                                ty(*b),
-                                self.tensor(*tensor),
-                                ty(*b)
+                    _ => {
+                        let elementwise = |prelude: &str, depth: usize| {
+                            self.reg_copy(
+                                *b,
+                                prelude,
+                                |inside, lin| {
+                                    format!(
+                                        "{} = {inside} ? tl::cast<{}, {st}>({}[{lin}]) : tl::lit<{}>(0.0);",
+                                        "{DST}",
+                                        ty(*b),
+                                        self.tensor(*tensor),
+                                        ty(*b)
+                                    )
+                                },
+                                depth,
+                                true,
                             )
-                        },
-                        depth,
-                        true,
-                    ),
+                        };
+                        self.chunked_copy(
+                            *b,
+                            *tensor,
+                            &region(*tensor, offsets),
+                            true,
+                            depth,
+                            &elementwise,
+                        )
+                    }
                 }
             }
             (Tile::Buffer(b), Tile::Region { tensor, offsets }) => {
@@ -1432,20 +1594,32 @@ impl Emitter<'_> {
                         self.buf(*b),
                         self.tensor(*tensor)
                     ),
-                    _ => self.reg_copy(
-                        *b,
-                        &format!("{} ", region(*tensor, offsets)),
-                        |inside, lin| {
-                            format!(
-                                "if ({inside}) {}[{lin}] = tl::cast<{dt}, {}>({});",
-                                self.tensor(*tensor),
-                                ty(*b),
-                                "{SRC}"
+                    _ => {
+                        let elementwise = |prelude: &str, depth: usize| {
+                            self.reg_copy(
+                                *b,
+                                prelude,
+                                |inside, lin| {
+                                    format!(
+                                        "if ({inside}) {}[{lin}] = tl::cast<{dt}, {}>({});",
+                                        self.tensor(*tensor),
+                                        ty(*b),
+                                        "{SRC}"
+                                    )
+                                },
+                                depth,
+                                true,
                             )
-                        },
-                        depth,
-                        true,
-                    ),
+                        };
+                        self.chunked_copy(
+                            *b,
+                            *tensor,
+                            &region(*tensor, offsets),
+                            false,
+                            depth,
+                            &elementwise,
+                        )
+                    }
                 }
             }
             (Tile::Buffer(a), Tile::Buffer(b)) => {
@@ -1480,6 +1654,92 @@ impl Emitter<'_> {
 
     fn tensor_dtype(&self, p: ParamId) -> Dtype {
         tensor_dtype(self.k, p)
+    }
+
+    /// A copy between the register fragment `b` and the global region `__g` (declared by
+    /// `region`): for a chunked fragment, when the tensor's pointer, row length and offset allow
+    /// (a check uniform over the block), each thread moves its chunks as whole vectors — a
+    /// chunk then lies entirely inside or entirely outside the tensor — and otherwise, or for
+    /// other layouts, `elementwise(prelude, depth)` element by element.
+    fn chunked_copy(
+        &self,
+        b: BufId,
+        tensor: ParamId,
+        region: &str,
+        to_regs: bool,
+        depth: usize,
+        elementwise: &dyn Fn(&str, usize) -> String,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let Storage::Reg {
+            layout: Layout::Chunked,
+            nreg,
+        } = self.storage[b]
+        else {
+            return elementwise(&format!("{region} "), depth);
+        };
+        let t = self.threads;
+        let shape = buf_shape(self.k, b, self.vals);
+        let total: usize = shape.iter().product();
+        let (rt, gt) = (
+            ctype(self.k.buffers[b].dtype),
+            ctype(self.tensor_dtype(tensor)),
+        );
+        let (name, ptr) = (self.buf(b), self.tensor(tensor));
+        let r = shape.len();
+        let mut s = format!("{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g)) {{\n");
+        let _ = writeln!(
+            s,
+            "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{",
+            nreg / CHUNK
+        );
+        let _ = writeln!(
+            s,
+            "{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};"
+        );
+        let guard = if total % (CHUNK * t) == 0 {
+            "true".to_string()
+        } else {
+            format!("__L < {total}")
+        };
+        let _ = writeln!(s, "{ind}    if ({guard}) {{");
+        let mut stride = total;
+        for (d, &e) in shape.iter().enumerate() {
+            stride /= e;
+            let _ = writeln!(
+                s,
+                "{ind}      const tl::index __c{d} = (tl::index)((__L / {stride}) % {e});"
+            );
+        }
+        // The chunk's first element, in the region padded to rank 4.
+        let mut conds = Vec::new();
+        let mut lin = String::from("0");
+        for d in 0..4 {
+            let g = if d + r >= 4 {
+                format!("(__g.off[{d}] + __c{})", d + r - 4)
+            } else {
+                format!("__g.off[{d}]")
+            };
+            conds.push(format!("{g} >= 0 && {g} < __g.dims[{d}]"));
+            lin = format!("({lin}) * __g.dims[{d}] + {g}");
+        }
+        let inside = conds.join(" && ");
+        let regs = format!("{name} + __k * {CHUNK}");
+        if to_regs {
+            let _ = writeln!(
+                s,
+                "{ind}      if ({inside}) tl::load_chunk<{gt}, {rt}>({ptr} + {lin}, {regs});\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "{ind}      if ({inside}) tl::store_chunk<{rt}, {gt}>({regs}, {ptr} + {lin});"
+            );
+        }
+        let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}} else {{");
+        s.push_str(&elementwise("", depth + 1));
+        let _ = writeln!(s, "{ind}}}\n{ind}}}");
+        s
     }
 
     /// A copy between a register fragment `b` and a global region (`global`) or a shared

@@ -753,3 +753,66 @@ fn pipelined_loops_issue_their_loads_ahead_on_nvidia() {
         assert_eq!(k.shared_bytes, 64 * 32 * 2 + 32 * 64 * 2, "{arch}");
     }
 }
+
+const SCALE: &str = r#"
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [t(BM = 4, BN = 256)])]
+pub fn scale<const BM: usize, const BN: usize>(a: &Tensor<f16, (M, N)>, b: &mut Tensor<f32, (M, N)>) {
+    let row0 = block_idx(0) * BM;
+    let mut t = alloc_fragment::<f16, (BM, BN)>();
+    let mut u = alloc_fragment::<f32, (BM, BN)>();
+    copy(a.at((row0, 0)), &mut t);
+    for (i, j) in parallel(BM, BN) {
+        u[(i, j)] = (t[(i, j)] as f32) * 2.0;
+    }
+    copy(&u, b.at_mut((row0, 0)));
+}
+"#;
+
+/// Register fragments whose rows are whole 8-element chunks are chunked: a thread owns 8
+/// consecutive elements, copies to and from global memory move them as vectors when the region
+/// allows (else element by element), and loops over the fragment iterate in the same order.
+#[test]
+fn fragments_of_whole_chunks_move_as_vectors() {
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let k = hip(SCALE, 0, arch);
+        let src = &k.source;
+        // Both fragments (f16 and f32, same shape) are chunked: 4·256 / 128 = 8 registers.
+        assert!(
+            src.contains("tl::half b0_t[8];") && src.contains("float b1_u[8];"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::load_chunk<tl::half, tl::half>(t_a + "),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::store_chunk<float, float>(b1_u + __k * 8, t_b + "),
+            "{arch}: {src}"
+        );
+        assert_eq!(
+            src.matches("tl::chunk_aligned(").count(),
+            2,
+            "{arch}: {src}"
+        );
+        // The loop and the element fallbacks use the chunked order.
+        assert_eq!(
+            src.matches("const int __L = ((__r / 8) * 128 + TL_TID) * 8 + __r % 8;")
+                .count(),
+            3,
+            "{arch}: {src}"
+        );
+        assert_eq!(k.shared_bytes, 0, "{arch}");
+    }
+    // Rows that are not whole chunks keep the strided layout and the element copies.
+    let odd = hip(&SCALE.replace("BN = 256", "BN = 100"), 0, "sm_90");
+    assert!(!odd.source.contains("chunk"), "{}", odd.source);
+    assert!(
+        odd.source.contains("const int __L = __r * 128 + TL_TID;"),
+        "{}",
+        odd.source
+    );
+    // A gemm accumulator on FMA loops keeps the layout tl::gemm_fma computes in.
+    let fma = hip(GEMM, 0, "gfx1030");
+    assert!(fma.source.contains("tl::gemm_fma<"), "{}", fma.source);
+    assert!(!fma.source.contains("chunk"), "{}", fma.source);
+}
