@@ -12,6 +12,10 @@
 //!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
 //!   instruction's accumulator layout over a grid of waves; loops touching it then iterate in
 //!   that layout. A `gemm` whose shapes or dtypes fit no instruction uses FMA loops.
+//! * **Chunks.** A register fragment of whole 8-element chunks per thread is laid out chunk-wise
+//!   (each thread owns consecutive elements) and copied to and from global memory in vectors,
+//!   unless loops over it would hit shared memory across its rows in that order
+//!   (`chunk_conflicts`).
 //! * **Swizzle.** A 16-bit shared tile that only copies from global memory write and only
 //!   `mma.sync` gemms read is stored swizzled (tl.h `swz`), so that `ldmatrix` reads it without
 //!   bank conflicts.
