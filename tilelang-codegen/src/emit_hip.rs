@@ -875,6 +875,35 @@ fn plan_pipelines(k: &Kernel, vals: &[u64], storage: &[Storage], target: &Gpu) -
     stages
 }
 
+/// The coordinates of row-major element `lin` of a tile of shape `ext`.
+fn tile_coords(ext: &[usize], lin: &str) -> Vec<String> {
+    let mut stride: usize = ext.iter().product();
+    ext.iter()
+        .map(|&e| {
+            stride /= e;
+            format!("(tl::index)(({lin} / {stride}) % {e})")
+        })
+        .collect()
+}
+
+/// For tile coordinates `__c0..` of a rank-`r` tile at the offset of region `__g` (padded to
+/// rank 4: tile dim d is region dim 4 - r + d): whether the element is inside the tensor, and
+/// its linear index in it.
+fn region_index(r: usize) -> (String, String) {
+    let mut conds = Vec::new();
+    let mut lin = String::from("0");
+    for d in 0..4 {
+        let g = if d + r >= 4 {
+            format!("(__g.off[{d}] + __c{})", d + r - 4)
+        } else {
+            format!("__g.off[{d}]")
+        };
+        conds.push(format!("{g} >= 0 && {g} < __g.dims[{d}]"));
+        lin = format!("({lin}) * __g.dims[{d}] + {g}");
+    }
+    (conds.join(" && "), lin)
+}
+
 /// Calls `f` on each buffer `s` names directly (not inside nested statements): element accesses
 /// and tile operands.
 fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {
@@ -1362,41 +1391,24 @@ impl Emitter<'_> {
     /// The loop header over this thread's elements and the coordinate expressions.
     fn mapping(&self, layout: Layout, ext: &[usize]) -> (String, Vec<String>) {
         let t = self.threads;
+        // Strided and chunked: element `__L` of the row-major tile, per register `__r`.
+        let linear = |per_thread: usize, l: String| {
+            let total: usize = ext.iter().product();
+            let nreg = total.div_ceil(per_thread * t) * per_thread;
+            let guard = if total % (per_thread * t) == 0 {
+                "true".to_string()
+            } else {
+                format!("__L < {total}")
+            };
+            let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = {l};\n  if ({guard}) {{");
+            (head, tile_coords(ext, "__L"))
+        };
         match layout {
-            Layout::Strided => {
-                let total: usize = ext.iter().product();
-                let nreg = total.div_ceil(t);
-                let guard = if total % t == 0 {
-                    "true".to_string()
-                } else {
-                    format!("__L < {total}")
-                };
-                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = __r * {t} + TL_TID;\n  if ({guard}) {{");
-                let mut coords = Vec::new();
-                let mut stride = total;
-                for &e in ext {
-                    stride /= e;
-                    coords.push(format!("(tl::index)((__L / {stride}) % {e})"));
-                }
-                (head, coords)
-            }
-            Layout::Chunked => {
-                let total: usize = ext.iter().product();
-                let nreg = total.div_ceil(CHUNK * t) * CHUNK;
-                let guard = if total % (CHUNK * t) == 0 {
-                    "true".to_string()
-                } else {
-                    format!("__L < {total}")
-                };
-                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = ((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK};\n  if ({guard}) {{");
-                let mut coords = Vec::new();
-                let mut stride = total;
-                for &e in ext {
-                    stride /= e;
-                    coords.push(format!("(tl::index)((__L / {stride}) % {e})"));
-                }
-                (head, coords)
-            }
+            Layout::Strided => linear(1, format!("__r * {t} + TL_TID")),
+            Layout::Chunked => linear(
+                CHUNK,
+                format!("((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK}"),
+            ),
             Layout::Matrix { inst, m, n, wm, wn } => {
                 // Each thread holds m·n / t elements, each held by exactly one (thread, register).
                 let nreg = m * n / t;
@@ -1707,27 +1719,11 @@ impl Emitter<'_> {
             format!("__L < {total}")
         };
         let _ = writeln!(s, "{ind}    if ({guard}) {{");
-        let mut stride = total;
-        for (d, &e) in shape.iter().enumerate() {
-            stride /= e;
-            let _ = writeln!(
-                s,
-                "{ind}      const tl::index __c{d} = (tl::index)((__L / {stride}) % {e});"
-            );
+        for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
+            let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
         }
-        // The chunk's first element, in the region padded to rank 4.
-        let mut conds = Vec::new();
-        let mut lin = String::from("0");
-        for d in 0..4 {
-            let g = if d + r >= 4 {
-                format!("(__g.off[{d}] + __c{})", d + r - 4)
-            } else {
-                format!("__g.off[{d}]")
-            };
-            conds.push(format!("{g} >= 0 && {g} < __g.dims[{d}]"));
-            lin = format!("({lin}) * __g.dims[{d}] + {g}");
-        }
-        let inside = conds.join(" && ");
+        // The chunk's first element.
+        let (inside, lin) = region_index(r);
         let regs = format!("{name} + __k * {CHUNK}");
         if to_regs {
             let _ = writeln!(
@@ -1773,19 +1769,8 @@ impl Emitter<'_> {
         }
         let _ = writeln!(s, "{ind}    const tl::index __e = {e_lin};");
         let (inside, lin) = if global {
-            // Region coordinates are padded to rank 4: tile dim d is region dim 4 - r + d.
-            let mut conds = Vec::new();
-            let mut lin = String::from("0");
-            for d in 0..4 {
-                let g = if d + r >= 4 {
-                    format!("(__g.off[{d}] + __c{})", d + r - 4)
-                } else {
-                    format!("__g.off[{d}]")
-                };
-                conds.push(format!("{g} >= 0 && {g} < __g.dims[{d}]"));
-                lin = format!("({lin}) * __g.dims[{d}] + {g}");
-            }
-            (format!("({})", conds.join(" && ")), lin)
+            let (inside, lin) = region_index(r);
+            (format!("({inside})"), lin)
         } else {
             ("true".into(), "__e".into())
         };
