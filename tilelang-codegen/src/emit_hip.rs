@@ -1158,9 +1158,12 @@ impl Emitter<'_> {
         out
     }
 
-    /// Whether a `pipelined` loop with this body got stages (`plan_pipelines`).
-    fn is_staged(&self, body: &[Stmt]) -> bool {
-        pipeline_loads(self.k, body, &self.storage).is_some() && self.stages[load_buf(&body[0])] > 1
+    /// For a `pipelined` loop body that got stages (`plan_pipelines`): its number of loads and
+    /// of stages.
+    fn staging(&self, body: &[Stmt]) -> Option<(usize, usize)> {
+        let nloads = pipeline_loads(self.k, body, &self.storage)?;
+        let stages = self.stages[load_buf(&body[0])];
+        (stages > 1).then_some((nloads, stages))
     }
 
     /// A block-level statement sequence with barriers.
@@ -1174,19 +1177,21 @@ impl Emitter<'_> {
                 *pending = Pending::default();
             }
             out.push_str(&self.line(s));
-            match &s.kind {
-                StmtKind::For {
-                    kind: LoopKind::Pipelined { extent, .. },
-                    vars,
-                    body,
-                } if self.is_staged(body) => {
-                    let nloads = pipeline_loads(self.k, body, &self.storage).unwrap_or(0);
-                    let stages = self.stages[load_buf(&body[0])];
+            if let StmtKind::For {
+                kind: LoopKind::Pipelined { extent, .. },
+                vars,
+                body,
+            } = &s.kind
+            {
+                if let Some((nloads, stages)) = self.staging(body) {
                     out.push_str(
                         &self.pipelined_loop(vars[0], extent, stages, body, nloads, depth),
                     );
                     pending.add(&r, &w);
+                    continue;
                 }
+            }
+            match &s.kind {
                 StmtKind::For {
                     kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
                     vars,
