@@ -13,17 +13,23 @@
 //!
 //! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: the performance table
 //! (markdown on stdout, `perf.md`, `perf.svg`), see `report.rs`.
+//!
+//! `cargo xtask test [ARGS..]`: the README's test command. Installs what the tests need when
+//! it is missing (clang 19 and LLVM 19 from the distribution, see `tools.rs`), then runs
+//! `cargo test --workspace ARGS..`.
 
 mod report;
+mod tools;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [--out docs/perf]";
+const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [--out docs/perf]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
         Some("gpu-bundle") => gpu_bundle(Path::new(args.get(1).map_or(".gpu", String::as_str))),
         Some("report") => report::report(&args[1..]),
         _ => Err(USAGE.to_string()),
@@ -34,6 +40,22 @@ fn main() -> ExitCode {
             eprintln!("xtask: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `cargo test --workspace` after making sure the host tools the tests call are there.
+fn test(args: &[String]) -> Result<(), String> {
+    tools::ensure_clang()?;
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root())
+        .args(["test", "--workspace"])
+        .args(args);
+    eprintln!("xtask: running {c:?}");
+    let status = c.status().map_err(|e| format!("cannot run {c:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{c:?} failed ({status})"))
     }
 }
 
