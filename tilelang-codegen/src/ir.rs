@@ -291,9 +291,15 @@ impl Kernel {
 }
 
 /// Evaluates a constant expression (literals, const generics, integer arithmetic) under a config.
-/// `None` when the expression is not constant or does not evaluate (overflow, division by zero).
+/// `None` when the expression is not constant or does not evaluate: division by zero, or an
+/// overflow of the type of any subexpression (a shift by its bit width or more counts as one).
+///
+/// Every step is checked in the subexpression's own type, so a value this returns is exactly
+/// what the CPU backend and the GPU compute at run time with their wrapping arithmetic: nothing
+/// wrapped on the way. (In i128 without those checks, `(1 << 64) + 4` would be `2^64 + 4`
+/// here and `5` at run time.)
 pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
-    Some(match &e.kind {
+    let v = match &e.kind {
         ExprKind::Int(v) => *v,
         ExprKind::Const(i) => consts[*i] as i128,
         ExprKind::Cast(inner) if e.ty.is_int() => eval_const(inner, consts)?,
@@ -303,7 +309,7 @@ pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
             if b <= 0 {
                 return None;
             }
-            a.checked_add(b - 1)?.checked_div_euclid(b)?
+            int_in(a.checked_add(b - 1)?, e.ty)?.checked_div_euclid(b)?
         }
         ExprKind::Math(MathFn::Max, a) => {
             eval_const(&a[0], consts)?.max(eval_const(&a[1], consts)?)
@@ -313,6 +319,7 @@ pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
         }
         ExprKind::Binary(op, a, b) => {
             let (a, b) = (eval_const(a, consts)?, eval_const(b, consts)?);
+            let bits = int_bits(e.ty)? as i128;
             match op {
                 BinOp::Add => a.checked_add(b)?,
                 BinOp::Sub => a.checked_sub(b)?,
@@ -322,13 +329,36 @@ pub fn eval_const(e: &Expr, consts: &[u64]) -> Option<i128> {
                 BinOp::BitAnd => a & b,
                 BinOp::BitOr => a | b,
                 BinOp::BitXor => a ^ b,
-                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
-                BinOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+                BinOp::Shl if (0..bits).contains(&b) => a.checked_shl(b as u32)?,
+                BinOp::Shr if (0..bits).contains(&b) => a.checked_shr(b as u32)?,
                 _ => return None,
             }
         }
         _ => return None,
-    })
+    };
+    int_in(v, e.ty)
+}
+
+/// The width of an integer dtype in bits (`Index` is 64-bit on every backend).
+fn int_bits(ty: Dtype) -> Option<u32> {
+    match ty {
+        Dtype::U8 => Some(8),
+        Dtype::I32 | Dtype::U32 => Some(32),
+        Dtype::Index => Some(64),
+        _ => None,
+    }
+}
+
+/// `v` when it is a value of the integer dtype `ty`.
+fn int_in(v: i128, ty: Dtype) -> Option<i128> {
+    let ok = match ty {
+        Dtype::U8 => (0..=u8::MAX as i128).contains(&v),
+        Dtype::I32 => (i32::MIN as i128..=i32::MAX as i128).contains(&v),
+        Dtype::U32 => (0..=u32::MAX as i128).contains(&v),
+        Dtype::Index => (i64::MIN as i128..=i64::MAX as i128).contains(&v),
+        _ => false,
+    };
+    ok.then_some(v)
 }
 
 /// Whether an expression involves only literals and const generics.

@@ -330,7 +330,13 @@ fn check_reserved_names(cx: &mut Ctxt, def: &ast::KernelDef) {
     }
     for p in &def.params {
         let s = p.name.to_string();
-        if raw(&p.name) || s.starts_with("__") || ["config", "args"].contains(&s.as_str()) {
+        if raw(&p.name) {
+            cx.error_hint(
+                p.name.span(),
+                format!("raw identifiers cannot name a parameter (`{s}`)"),
+                "rename the parameter (raw identifiers are fine for `let` variables and buffers)",
+            );
+        } else if s.starts_with("__") || ["config", "args"].contains(&s.as_str()) {
             cx.error_hint(
                 p.name.span(),
                 format!("parameter name `{s}` is reserved by the generated launcher"),
@@ -1887,40 +1893,47 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
                 .collect()
         };
         for b in &k.buffers {
-            for d in &b.shape {
-                match eval_const(d, vals) {
-                    Some(v) if v > 0 && v <= 1 << 24 => {}
+            let dims: Vec<Option<i128>> = b.shape.iter().map(|d| eval_const(d, vals)).collect();
+            for (d, v) in b.shape.iter().zip(&dims) {
+                match *v {
+                    Some(v) if v > 0 && v <= MAX_TILE_ELEMENTS => {}
                     Some(v) => cx.error_hint(
                         d.span,
                         format!("{label}: dimension of `{}` is {v}", b.name),
-                        "buffer dimensions must be between 1 and 16777216",
+                        format!("buffer dimensions must be between 1 and {MAX_TILE_ELEMENTS}"),
                     ),
                     None => cx.error_hint(
                         d.span,
                         format!("{label}: dimension of `{}` does not evaluate", b.name),
-                        "check for division by zero or overflow",
+                        "check for division by zero, a shift by 64 or more, or an overflow of usize's 63-bit range",
                     ),
                 }
             }
+            check_elements(cx, &label, &format!("buffer `{}`", b.name), b.span, &dims);
         }
         walk(&k.body, &mut |s| match &s.kind {
             StmtKind::For {
                 kind: LoopKind::Parallel { extents },
                 ..
             } => {
-                for e in extents {
-                    match eval_const(e, vals) {
-                        Some(v) if v > 0 => {}
+                let dims: Vec<Option<i128>> = extents.iter().map(|e| eval_const(e, vals)).collect();
+                for (e, v) in extents.iter().zip(&dims) {
+                    match *v {
+                        Some(v) if v > 0 && v <= MAX_TILE_ELEMENTS => {}
                         v => cx.error_hint(
                             e.span,
                             format!(
                                 "{label}: `parallel` extent is {}",
-                                v.map_or("not computable".to_string(), |v| v.to_string())
+                                v.map_or(
+                                    "not computable (division by zero or overflow)".to_string(),
+                                    |v| v.to_string()
+                                )
                             ),
-                            "extents must be positive constants",
+                            format!("extents must be constants between 1 and {MAX_TILE_ELEMENTS}"),
                         ),
                     }
                 }
+                check_elements(cx, &label, "`parallel` loop", s.span, &dims);
             }
             StmtKind::For {
                 kind: LoopKind::Pipelined { stages, .. },
@@ -1984,6 +1997,29 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
             }
             _ => {}
         });
+    }
+}
+
+/// The most elements a buffer or a `parallel` loop may have (2^24), in each dimension and in
+/// all: a block's tile, whose element index (and a GPU thread's register loop over it) fits a
+/// 32-bit integer with room to spare.
+pub const MAX_TILE_ELEMENTS: i128 = 1 << 24;
+
+/// The product of `dims` (already checked one by one) is at most [`MAX_TILE_ELEMENTS`].
+fn check_elements(cx: &mut Ctxt, label: &str, what: &str, span: Range, dims: &[Option<i128>]) {
+    let Some(dims) = dims.iter().copied().collect::<Option<Vec<i128>>>() else {
+        return;
+    };
+    if dims.iter().any(|&d| d <= 0 || d > MAX_TILE_ELEMENTS) {
+        return;
+    }
+    let total = dims.iter().product::<i128>();
+    if total > MAX_TILE_ELEMENTS {
+        cx.error_hint(
+            span,
+            format!("{label}: {what} has {total} elements ({})", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" × ")),
+            format!("a tile holds at most {MAX_TILE_ELEMENTS} elements: split the work over more blocks (the grid) or a `serial` loop"),
+        );
     }
 }
 
