@@ -365,7 +365,7 @@ fn check_target(arch: &str, wave: u32, gemm_only: bool) {
         for c in 0..k.configs.len() {
             let config = k.configs[c].name.to_string();
             let hip = emit_hip::emit(k, c, &target, None)
-                .unwrap_or_else(|e| panic!("{}[{config}] for {arch}: {e}", case.kernel));
+                .unwrap_or_else(|e| panic!("{}[{config}] for {arch}: {}", case.kernel, e.text()));
             // The generated source and a call of its entry with the tensors' pointers and the
             // shape symbols.
             std::fs::write(dir.join(format!("{}.cu", hip.entry)), &hip.source).unwrap();

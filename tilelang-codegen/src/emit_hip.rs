@@ -23,6 +23,7 @@
 //!   one writes a shared-resident buffer or a global tensor that the other reads or writes,
 //!   including around the back edge of loops.
 
+use crate::ctxt::{Diagnostic, Range};
 use crate::ir::*;
 use crate::target::{MatrixUnit, Target as Gpu};
 use crate::validate::walk;
@@ -45,7 +46,28 @@ pub struct HipKernel {
 
 /// The symbol of a (kernel, config).
 pub fn entry_name(k: &Kernel, config: usize) -> String {
-    format!("tl_{}__{}", k.name, k.configs[config].name)
+    format!(
+        "tl_{}__{}",
+        c_name(&k.name),
+        c_name(&k.configs[config].name)
+    )
+}
+
+/// A Rust identifier as a C++ identifier: raw identifiers lose their `r#` (every name the
+/// emitter prints has a prefix or suffix, so `r#type` cannot become the keyword `type`), and
+/// characters outside ASCII (Rust allows Unicode identifiers) are written `_u<hex>_`, which
+/// every C++ compiler accepts. ASCII names print unchanged.
+pub fn c_name(i: &syn::Ident) -> String {
+    use syn::ext::IdentExt;
+    let mut out = String::new();
+    for ch in i.unraw().to_string().chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            out.push(ch);
+        } else {
+            let _ = write!(out, "_u{:x}_", ch as u32);
+        }
+    }
+    out
 }
 
 /// Elements per thread chunk of the [`Layout::Chunked`] layout.
@@ -183,21 +205,56 @@ struct Emitter<'a> {
     /// Emitting the loads of a pipelined loop: global-to-shared copies are asynchronous.
     async_copies: bool,
     file: Option<&'a str>,
-    /// Constructs the lowering cannot express (validation should have rejected them).
-    errors: Vec<String>,
+    /// Constructs the lowering cannot express (validation should have rejected them), with
+    /// the statement's span.
+    errors: Vec<(Range, String)>,
 }
 
-/// Errors are plain strings: validation already accepted the kernel, so what remains are
-/// target limits (shared memory) that the build script reports against the kernel's name.
+/// Lowers one (kernel, config) for `target`.
+///
+/// Validation has accepted the kernel, so what can still fail are the target's limits (shared
+/// memory, registers per thread) and constructs this lowering cannot express. Both are a
+/// [`Diagnostic`]: the limits on the config's name in `configs = [..]` (naming the target and
+/// the numbers, with a hint), the others on the statement. The macro reports them as compile
+/// errors; the build script leaves such an object out and lets the macro report it.
 pub fn emit(
     k: &Kernel,
     config: usize,
     target: &Gpu,
     file: Option<&str>,
-) -> Result<HipKernel, String> {
+) -> Result<HipKernel, Diagnostic> {
     let vals = &k.configs[config].values;
-    let threads = eval_const(&k.threads, vals).ok_or("threads")? as usize;
+    let cfg = &k.configs[config];
+    let limit = |message: String, hint: String| Diagnostic {
+        span: cfg.name.span().into(),
+        message: format!(
+            "config `{}` of kernel `{}` cannot be compiled for {}: {message}",
+            cfg.name, k.name, target.arch
+        ),
+        hint: Some(hint),
+    };
+    let Some(threads) = eval_const(&k.threads, vals).filter(|t| (1..=1024).contains(t)) else {
+        return Err(limit(
+            "`threads` does not evaluate to 1..=1024".into(),
+            "validation should have said so: please report this".into(),
+        ));
+    };
+    let threads = threads as usize;
     let storage = plan_storage(k, vals, threads, target);
+    let regs = thread_registers(k, vals, &storage);
+    if regs > target.registers_per_thread() {
+        return Err(limit(
+            format!(
+                "its fragments and local buffers need {regs} 32-bit registers per thread, and a thread of {} has {}",
+                target.arch,
+                target.registers_per_thread()
+            ),
+            format!(
+                "use more threads or smaller fragments in this config (register use: {}), or keep the tile in shared memory (`alloc_shared`)",
+                register_report(k, vals, &storage)
+            ),
+        ));
+    }
     let layout_shared = |stages: &[usize]| {
         let mut storage = storage.clone();
         let mut bytes = 0;
@@ -218,9 +275,15 @@ pub fn emit(
         (storage2, shared_bytes) = layout_shared(&stages);
     }
     if shared_bytes > target.max_shared {
-        return Err(format!(
-            "config `{}` of kernel `{}` needs {} bytes of shared memory; {} allows {}",
-            k.configs[config].name, k.name, shared_bytes, target.arch, target.max_shared
+        return Err(limit(
+            format!(
+                "it needs {shared_bytes} bytes of shared memory per block, and {} allows {}",
+                target.arch, target.max_shared
+            ),
+            format!(
+                "use smaller tiles in this config (shared memory: {})",
+                shared_report(k, vals, &storage2, &stages)
+            ),
         ));
     }
     let swizzled = plan_swizzle(k, vals, &storage2);
@@ -271,21 +334,22 @@ pub fn emit(
     if shared_bytes > 0 {
         src.push_str("  extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];\n");
     }
-    for (i, c) in k.consts.iter().enumerate() {
-        let _ = writeln!(src, "  constexpr tl::index {c} = {};", vals[i]);
+    for (i, v) in vals.iter().enumerate() {
+        let _ = writeln!(src, "  constexpr tl::index {} = {v};", e.konst(i));
     }
     let mut pending = Pending::default();
     let body = e.block(&k.body, &mut pending, 1);
     src.push_str(&body);
     src.push_str("}\n");
-    if !e.errors.is_empty() {
-        return Err(format!(
-            "kernel `{}` config `{}`: cannot lower for {}: {}",
-            k.name,
-            k.configs[config].name,
-            target.arch,
-            e.errors.join("; ")
-        ));
+    if let Some((span, what)) = e.errors.into_iter().next() {
+        return Err(Diagnostic {
+            span,
+            message: format!(
+                "config `{}` of kernel `{}`: the {} lowering cannot express {what}",
+                cfg.name, k.name, target.arch
+            ),
+            hint: Some("validation should have rejected this: please report it; meanwhile write the statement another way".into()),
+        });
     }
     Ok(HipKernel {
         entry,
@@ -293,6 +357,65 @@ pub fn emit(
         threads: threads as u32,
         shared_bytes,
     })
+}
+
+/// 32-bit registers per thread that register fragments and local buffers take.
+fn thread_registers(k: &Kernel, vals: &[u64], storage: &[Storage]) -> usize {
+    (0..k.buffers.len())
+        .map(|b| buffer_registers(k, b, vals, storage[b]))
+        .sum()
+}
+
+fn buffer_registers(k: &Kernel, b: BufId, vals: &[u64], storage: Storage) -> usize {
+    let per_thread = match storage {
+        Storage::Reg { nreg, .. } => nreg,
+        Storage::Local => buf_len(k, b, vals),
+        Storage::Shared { .. } => 0,
+    };
+    (per_thread * k.buffers[b].dtype.size_bytes()).div_ceil(4)
+}
+
+/// The register-resident buffers with their registers per thread, largest first.
+fn register_report(k: &Kernel, vals: &[u64], storage: &[Storage]) -> String {
+    let mut v: Vec<(usize, String)> = (0..k.buffers.len())
+        .map(|b| {
+            (
+                buffer_registers(k, b, vals, storage[b]),
+                k.buffers[b].name.to_string(),
+            )
+        })
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    v.iter()
+        .map(|(n, name)| format!("`{name}` {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The shared-memory buffers with their bytes (times their pipeline stages), largest first.
+fn shared_report(k: &Kernel, vals: &[u64], storage: &[Storage], stages: &[usize]) -> String {
+    let mut v: Vec<(usize, String)> = (0..k.buffers.len())
+        .filter(|&b| matches!(storage[b], Storage::Shared { .. }))
+        .map(|b| {
+            let what = match k.buffers[b].scope {
+                Scope::Shared => "",
+                _ => " (a fragment demoted to shared memory)",
+            };
+            let n = stage_bytes(k, b, vals) * stages[b];
+            let staged = if stages[b] > 1 {
+                format!(" in {} stages", stages[b])
+            } else {
+                String::new()
+            };
+            (
+                n,
+                format!("`{}` {n} bytes{staged}{what}", k.buffers[b].name),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    v.into_iter().map(|(_, s)| s).collect::<Vec<_>>().join(", ")
 }
 
 fn buf_len(k: &Kernel, b: BufId, vals: &[u64]) -> usize {
@@ -970,19 +1093,24 @@ fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
 
 impl Emitter<'_> {
     fn tensor(&self, p: ParamId) -> String {
-        format!("t_{}", self.k.params[p].name)
+        format!("t_{}", c_name(&self.k.params[p].name))
     }
     fn scalar(&self, p: ParamId) -> String {
-        format!("s_{}", self.k.params[p].name)
+        format!("s_{}", c_name(&self.k.params[p].name))
+    }
+    /// A const generic: `k_` keeps a name like `int` or `TL_TID` clear of C++ keywords and
+    /// tl.h's macros.
+    fn konst(&self, i: usize) -> String {
+        format!("k_{}", c_name(&self.k.consts[i]))
     }
     fn sym(&self, i: usize) -> String {
-        format!("n_{}", self.k.symbols[i])
+        format!("n_{}", c_name(&self.k.symbols[i]))
     }
     fn var(&self, v: VarId) -> String {
-        format!("v{}_{}", v, self.k.vars[v].name)
+        format!("v{}_{}", v, c_name(&self.k.vars[v].name))
     }
     fn buf(&self, b: BufId) -> String {
-        format!("b{}_{}", b, self.k.buffers[b].name)
+        format!("b{}_{}", b, c_name(&self.k.buffers[b].name))
     }
 
     fn is_resource(&self, b: BufId) -> bool {
@@ -1296,7 +1424,7 @@ impl Emitter<'_> {
                 }
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
-            StmtKind::Copy { src, dst } => self.copy(src, dst, depth),
+            StmtKind::Copy { src, dst } => self.copy(s.span, src, dst, depth),
             StmtKind::Fill { buf, value } => {
                 let v = self.expr(value);
                 let (ty, name) = (ctype(self.k.buffers[*buf].dtype), self.buf(*buf));
@@ -1478,8 +1606,10 @@ impl Emitter<'_> {
             }
             // Validation keeps tile operations, parallel and pipelined loops out of parallel bodies.
             _ => {
-                self.errors
-                    .push("a tile operation or loop inside a parallel loop".into());
+                self.errors.push((
+                    s.span,
+                    "a tile operation or loop inside a parallel loop".into(),
+                ));
                 String::new()
             }
         }
@@ -1531,7 +1661,7 @@ impl Emitter<'_> {
         }
     }
 
-    fn copy(&mut self, src: &Tile, dst: &Tile, depth: usize) -> String {
+    fn copy(&mut self, span: Range, src: &Tile, dst: &Tile, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
         let region = |tensor: ParamId, offsets: &[Expr]| -> String {
@@ -1654,13 +1784,14 @@ impl Emitter<'_> {
                     (Storage::Shared { .. }, _) => self.reg_copy(*b, "", |_, _| format!("{{DST}} = tl::cast<{}, {}>({}[__e]);", ty(*b), ty(*a), self.buf(*a)), depth, false),
                     (_, Storage::Shared { .. }) => self.reg_copy(*a, "", |_, _| format!("{}[__e] = tl::cast<{}, {}>({{SRC}});", self.buf(*b), ty(*b), ty(*a)), depth, false),
                     _ => {
-                        self.errors.push("a copy between local buffers".into());
+                        self.errors.push((span, "a copy between local buffers".into()));
                         String::new()
                     }
                 }
             }
             _ => {
-                self.errors.push("a copy between two global tensors".into());
+                self.errors
+                    .push((span, "a copy between two global tensors".into()));
                 String::new()
             }
         }
@@ -1813,7 +1944,7 @@ impl Emitter<'_> {
                 format!("tl::lit<{t}>({lit})")
             }
             ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Const(i) => format!("{}", self.k.consts[*i]),
+            ExprKind::Const(i) => self.konst(*i),
             ExprKind::Sym(i) => self.sym(*i),
             ExprKind::Scalar(p) => self.scalar(*p),
             ExprKind::Var(v) => self.var(*v),

@@ -45,25 +45,53 @@ fn public_param(name: &syn::Ident, tensor: Option<bool>, dtype: Dtype) -> TokenS
     }
 }
 
-/// The objects the build script compiled for this kernel: one per (target, config), embedded
-/// from `OUT_DIR` under the names `tilelang_build` gives them.
-fn objects(k: &Kernel, targets: &[Target]) -> Vec<TokenStream> {
+/// One lowered (target, config): what the launcher needs to embed and call its object.
+pub struct Lowered {
+    pub target: Target,
+    pub config: usize,
+    pub hip: crate::emit_hip::HipKernel,
+}
+
+/// Lowers every config for every target, as the build script did: the same (pure) emitter,
+/// so the same entry, threads and shared memory. A config that does not fit a target's limits
+/// is an error here, on the config's name; no object is ever left out silently.
+pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::Diagnostic>> {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for t in targets {
         for c in 0..k.configs.len() {
-            // The same (pure) emitter the build script ran: same entry, threads and shared memory.
-            let Ok(hip) = crate::emit_hip::emit(k, c, t, None) else {
-                continue;
-            };
+            match crate::emit_hip::emit(k, c, t, None) {
+                Ok(hip) => out.push(Lowered {
+                    target: *t,
+                    config: c,
+                    hip,
+                }),
+                Err(d) => errors.push(d),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The objects the build script compiled for this kernel: one per (target, config), embedded
+/// from `OUT_DIR` under the names `tilelang_build` gives them.
+fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
+    lowered
+        .iter()
+        .map(|l| {
             let (arch, config, entry, threads, shared) = (
-                t.arch,
-                k.configs[c].name.to_string(),
-                &hip.entry,
-                hip.threads,
-                hip.shared_bytes as u32,
+                l.target.arch,
+                k.configs[l.config].name.to_string(),
+                &l.hip.entry,
+                l.hip.threads,
+                l.hip.shared_bytes as u32,
             );
             let file = format!("/tilelang/{entry}.{arch}.bin");
-            out.push(quote! {
+            quote! {
                 ::tilelang::__private::gpu::Object {
                     arch: #arch,
                     config: #config,
@@ -72,13 +100,12 @@ fn objects(k: &Kernel, targets: &[Target]) -> Vec<TokenStream> {
                     shared_bytes: #shared,
                     image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #file)),
                 }
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
-pub fn emit(k: &Kernel, targets: &[Target]) -> TokenStream {
+pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
     let name = &k.name;
     let name_str = name.to_string();
     let vis = &k.vis;
@@ -208,7 +235,7 @@ pub fn emit(k: &Kernel, targets: &[Target]) -> TokenStream {
         grid.push(quote!(1i64));
     }
     let cpu_fn = emit_cpu::cpu_fn(k);
-    let objects = objects(k, targets);
+    let objects = objects(k, lowered);
     let gpu_args: Vec<TokenStream> = k
         .params
         .iter()

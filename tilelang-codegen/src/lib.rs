@@ -79,9 +79,16 @@ fn built_targets() -> Vec<target::Target> {
 /// What `#[tile_kernel]` expands to: the launcher and CPU implementation, or on error the
 /// diagnostics plus a fallback launcher so the rest of the crate still type-checks.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_for(attr, item, &built_targets())
+}
+
+/// [`expand`] as if the build script had compiled `targets`: every (config, target) is lowered
+/// and a target limit a config exceeds is a compile error on the config's name.
+pub fn expand_for(attr: TokenStream, item: TokenStream, targets: &[target::Target]) -> TokenStream {
     let (result, item) = compile_inner(attr, item);
-    match result {
-        Ok(k) => launcher::emit(&k, &built_targets()),
+    let lowered = result.and_then(|k| launcher::lower(&k, targets).map(|l| (k, l)));
+    match lowered {
+        Ok((k, lowered)) => launcher::emit(&k, &lowered),
         Err(diags) => {
             let mut out = ctxt::to_compile_errors(&diags);
             if let Some(item) = item {

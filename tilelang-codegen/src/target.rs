@@ -90,3 +90,16 @@ impl Target {
         TARGETS.iter().copied().find(|t| t.arch == arch)
     }
 }
+
+impl Target {
+    /// 32-bit registers one thread can hold: 255 on NVIDIA (the ISA's limit), 256 VGPRs on
+    /// RDNA, 512 on CDNA (256 VGPRs and 256 AGPRs). Fragments and local buffers of a config
+    /// that need more than this cannot live in registers at all, so the lowering refuses them.
+    pub fn registers_per_thread(&self) -> usize {
+        match (self.vendor, self.wave) {
+            (Vendor::Nvidia, _) => 255,
+            (Vendor::Amd, 64) => 512,
+            (Vendor::Amd, _) => 256,
+        }
+    }
+}

@@ -721,7 +721,7 @@ fn k<const BM: usize, const BK: usize>(c: &mut Tensor<f32, (N,)>) {
         &[
             ("in config `bad`: `gemm` shapes do not agree: A is (16, 8), B is (16, 16), C is (16, 16)", "A is (M, K), B is (K, N)"),
             ("in config `bad`: reducing (16, 16) along dimension 1 gives (16), but the destination is (8)", "make the destination's shape"),
-            ("in config `bad`: `parallel` extent is 0", "extents must be positive constants"),
+            ("in config `bad`: `parallel` extent is 0", "extents must be constants between 1 and 16777216"),
         ],
     );
     expect_range(src, &d[0], "gemm(&a, &b, &mut acc)", 0);
@@ -1182,4 +1182,134 @@ fn regression_allocation_inside_if() {
         r.is_err(),
         "an allocation under a runtime condition must be diagnosed"
     );
+}
+
+// ---- Limits: extents, shapes and constants (issue: no panic, no silent CPU/GPU difference) ---
+
+/// The diagnostics of a kernel the frontend accepts but whose lowering for `arch` must fail.
+fn lowering_diagnostics(src: &str, arch: &str) -> Vec<Diagnostic> {
+    let (attr, item) = split(src);
+    let k = tilelang_codegen::compile(attr, item)
+        .unwrap_or_else(|d| panic!("the frontend rejected it:\n{}", render(&d)));
+    let t = tilelang_codegen::target::Target::by_arch(arch).unwrap();
+    match tilelang_codegen::launcher::lower(&k, &[t]) {
+        Ok(_) => panic!("expected a lowering error for {arch}:\n{src}"),
+        Err(d) => d,
+    }
+}
+
+#[test]
+fn parallel_extent_past_the_limit_is_an_error() {
+    for extent in ["1 << 24 + 1", "1 << 40", "(1 << 62) * 2"] {
+        let src = format!("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N,)>) {{ for i in parallel({extent}) {{ if i < N {{ c[i] = 1.0; }} }} }}");
+        let d = diagnostics(&src);
+        assert_eq!(d.len(), 1, "{extent}: {}", render(&d));
+        assert!(
+            d[0].message.contains("`parallel` extent")
+                && d[0].hint.as_deref().unwrap().contains("16777216"),
+            "{extent}: {}",
+            render(&d)
+        );
+    }
+}
+
+#[test]
+fn parallel_loop_and_buffer_element_totals_are_limited() {
+    let d = diagnostics("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N,)>) { for (i, j) in parallel(1 << 13, 1 << 12) { if i < N { c[i] = 1.0; } } }");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(
+        d[0].message.contains("33554432 elements"),
+        "{}",
+        render(&d)
+    );
+    let d = diagnostics("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N, N)>) { let mut f = alloc_fragment::<f32>((1 << 24, 1 << 24)); fill(&mut f, 0.0); copy(&f, c.at_mut((0, 0))); }");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(
+        d[0].message.contains("buffer `f` has 281474976710656 elements"),
+        "{}",
+        render(&d)
+    );
+}
+
+#[test]
+fn constant_overflow_is_an_error_not_a_wrap() {
+    // `(1 << 64) + 4` wraps to 5 at run time (shifts mask their amount, like tl::shl): as an
+    // extent it must not be read as 2^64 + 4 (truncated to 4 on the GPU) or as 5.
+    for extent in [
+        "(1 << 64) + 4",
+        "(1 << 63) + 4",
+        "(1 << 62) * 4 / 8",
+        "((1 << 31) as i32) as usize",
+        "0 - 1",
+    ] {
+        let src = format!("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N,)>) {{ for i in parallel({extent}) {{ if i < N {{ c[i] = 1.0; }} }} }}");
+        let d = diagnostics(&src);
+        assert_eq!(d.len(), 1, "{extent}: {}", render(&d));
+        assert!(
+            d[0].message.contains("`parallel` extent"),
+            "{extent}: {}",
+            render(&d)
+        );
+    }
+    // No wrap on the way: accepted, and the same value everywhere.
+    compiles("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N,)>) { for i in parallel(((1 << 40) - (1 << 40)) + 4) { if i < N { c[i] = 1.0; } } }").unwrap();
+}
+
+#[test]
+fn shared_memory_over_a_target_limit_is_an_error_on_the_config() {
+    let src = "#[tile_kernel(grid = [1], threads = 128, configs = [small(B = 64), big(B = 224)])]\nfn k<const B: usize>(a: &Tensor<f32, (N, N)>, c: &mut Tensor<f32, (N, N)>) { let mut s = alloc_shared::<f32>((B, B)); copy(a.at((0, 0)), &mut s); copy(&s, c.at_mut((0, 0))); }";
+    let d = lowering_diagnostics(src, "gfx1100");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    let m = &d[0];
+    assert!(
+        m.message.contains("config `big`")
+            && m.message.contains("gfx1100")
+            && m.message.contains("200704 bytes")
+            && m.message.contains("65536"),
+        "{}",
+        render(&d)
+    );
+    assert!(
+        m.hint.as_deref().unwrap().contains("`s` 200704 bytes"),
+        "{}",
+        render(&d)
+    );
+    // On the config's name in `configs = [..]` (line 1, after `small(B = 64), `).
+    let s = m.span.start.start();
+    assert_eq!((s.line, s.column), (1, 67), "{}", render(&d));
+    // sm_90 has room for it: no error.
+    let (attr, item) = split(src);
+    let k = tilelang_codegen::compile(attr, item).unwrap();
+    let t = tilelang_codegen::target::Target::by_arch("sm_90").unwrap();
+    assert!(tilelang_codegen::launcher::lower(&k, &[t]).is_ok());
+}
+
+#[test]
+fn register_fragments_over_a_target_limit_are_an_error_on_the_config() {
+    // 64 × 64 f32 over 4 threads: 1024 registers per thread.
+    let src = "#[tile_kernel(grid = [1], threads = 4, configs = [t(B = 64)])]\nfn k<const B: usize>(a: &Tensor<f32, (N, N)>, c: &mut Tensor<f32, (N, N)>) { let mut f = alloc_fragment::<f32>((B, B)); copy(a.at((0, 0)), &mut f); copy(&f, c.at_mut((0, 0))); }";
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let d = lowering_diagnostics(src, arch);
+        assert_eq!(d.len(), 1, "{}", render(&d));
+        assert!(
+            d[0].message.contains("1024 32-bit registers per thread")
+                && d[0].message.contains(arch)
+                && d[0].hint.as_deref().unwrap().contains("`f` 1024"),
+            "{}",
+            render(&d)
+        );
+    }
+}
+
+#[test]
+fn lowering_errors_are_compile_errors_in_the_expansion() {
+    let (attr, item) = split("#[tile_kernel(grid = [1], threads = 128, configs = [big(B = 256)])]\nfn k<const B: usize>(a: &Tensor<f32, (N, N)>, c: &mut Tensor<f32, (N, N)>) { let mut s = alloc_shared::<f32>((B, B)); copy(a.at((0, 0)), &mut s); copy(&s, c.at_mut((0, 0))); }");
+    let t = tilelang_codegen::target::Target::by_arch("gfx1100").unwrap();
+    let out = tilelang_codegen::expand_for(attr, item, &[t]).to_string();
+    assert!(
+        out.contains("compile_error") && out.contains("gfx1100"),
+        "{out}"
+    );
+    // And still a launcher of the same name, so the rest of the crate type-checks.
+    assert!(out.contains("fn k"), "{out}");
 }
