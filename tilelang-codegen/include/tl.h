@@ -69,9 +69,77 @@ __device__ inline float logf(float x) { return __builtin_logf(x); }
 __device__ inline float sqrtf(float x) { return __builtin_sqrtf(x); }
 __device__ inline float fabsf(float x) { return __builtin_fabsf(x); }
 __device__ inline float fmodf(float x, float y) { return __builtin_fmodf(x, y); }
-__device__ inline double exp(double x) { return __builtin_exp(x); }
-__device__ inline double exp2(double x) { return __builtin_exp2(x); }
-__device__ inline double log(double x) { return __builtin_log(x); }
+// f64 exp, exp2 and log have no instruction, and without ROCm's device libraries LLVM has no
+// libcall for them ("no libcall available for fexp"): they are computed here with + and *
+// only (tests/hip.rs checks them on the host against the C library: within 2 ulp).
+#define TL_MATH64 __device__ inline
+// BEGIN f64 math
+// exp(t) for |t| <= 0.35: Taylor to t^14 (the next term is below 2^-54 relative), Horner.
+TL_MATH64 double tl_m64_exp_core(double t) {
+  double p = 1.1470745597729725e-11;
+  p = p * t + 1.6059043836821613e-10; p = p * t + 2.08767569878681e-09;
+  p = p * t + 2.505210838544172e-08; p = p * t + 2.755731922398589e-07;
+  p = p * t + 2.7557319223985893e-06; p = p * t + 2.48015873015873e-05;
+  p = p * t + 0.0001984126984126984; p = p * t + 0.001388888888888889;
+  p = p * t + 0.008333333333333333; p = p * t + 0.041666666666666664;
+  p = p * t + 0.16666666666666666; p = p * t + 0.5;
+  p = p * t + 1.0;
+  return p * t + 1.0;
+}
+// 2^k for -1022 <= k <= 1023, from the exponent bits.
+TL_MATH64 double tl_m64_pow2i(long long k) { return __builtin_bit_cast(double, (unsigned long long)(k + 1023) << 52); }
+// p · 2^k for |k| <= 1100, in two exact steps (each half keeps the factor normal); the result
+// is rounded once, except where it is subnormal.
+TL_MATH64 double tl_m64_scale(double p, long long k) {
+  long long h = k / 2;
+  return p * tl_m64_pow2i(h) * tl_m64_pow2i(k - h);
+}
+// ln 2 split so that k · LN2_HI is exact for |k| < 2^21 (its low 21 bits are zero).
+#define TL_M64_LN2_HI 0.6931471803691238
+#define TL_M64_LN2_LO 1.9082149292705877e-10
+TL_MATH64 double tl_m64_exp(double x) {
+  if (x != x) return x;
+  if (x > 709.8) return __builtin_inf();
+  if (x < -745.2) return 0.0;
+  double k = __builtin_rint(x * 1.4426950408889634);
+  double t = (x - k * TL_M64_LN2_HI) - k * TL_M64_LN2_LO;  // |t| <= 0.35
+  return tl_m64_scale(tl_m64_exp_core(t), (long long)k);
+}
+TL_MATH64 double tl_m64_exp2(double x) {
+  if (x != x) return x;
+  if (x >= 1024.0) return __builtin_inf();
+  if (x < -1075.0) return 0.0;
+  double k = __builtin_rint(x);
+  // x - k is exact (|x - k| <= 1/2); one rounding in the product: 0.35 ulp at most.
+  return tl_m64_scale(tl_m64_exp_core((x - k) * 0.6931471805599453), (long long)k);
+}
+TL_MATH64 double tl_m64_log(double x) {
+  if (x != x || x < 0.0) return __builtin_nan("");
+  if (x == 0.0) return -__builtin_inf();
+  if (x == __builtin_inf()) return x;
+  long long e = 0;
+  if (x < 2.2250738585072014e-308) { x *= 18014398509481984.0; e = -54; }  // subnormal: · 2^54
+  unsigned long long b = __builtin_bit_cast(unsigned long long, x);
+  e += (long long)(b >> 52) - 1023;
+  double m = __builtin_bit_cast(double, (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);  // [1, 2)
+  if (m > 1.4142135623730951) { m *= 0.5; e += 1; }  // [0.707, 1.414]
+  // log(1 + f) = 2 atanh(s), s = f / (2 + f), |s| <= 0.172; with R = 2z/3 + 2z^2/5 + ..
+  // (z = s^2, to z^10), log(1 + f) = 2s + s·R = f - s·(f - R): f is exact, the correction small.
+  double f = m - 1.0, s = f / (2.0 + f), z = s * s;
+  double r = 0.09523809523809523;
+  r = r * z + 0.10526315789473684; r = r * z + 0.11764705882352941;
+  r = r * z + 0.13333333333333333; r = r * z + 0.15384615384615385;
+  r = r * z + 0.18181818181818182; r = r * z + 0.2222222222222222;
+  r = r * z + 0.2857142857142857; r = r * z + 0.4;
+  r = r * z + 0.6666666666666666;
+  r *= z;
+  double de = (double)e;
+  return de * TL_M64_LN2_HI + (f - (s * (f - r) - de * TL_M64_LN2_LO));
+}
+// END f64 math
+__device__ inline double exp(double x) { return tl_m64_exp(x); }
+__device__ inline double exp2(double x) { return tl_m64_exp2(x); }
+__device__ inline double log(double x) { return tl_m64_log(x); }
 __device__ inline double sqrt(double x) { return __builtin_sqrt(x); }
 __device__ inline double fabs(double x) { return __builtin_fabs(x); }
 __device__ inline double fmod(double x, double y) { return __builtin_fmod(x, y); }

@@ -3,19 +3,19 @@
 
 TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N) {
   extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];
-  constexpr tl::index BM = 64;
-  constexpr tl::index BN = 64;
-  constexpr tl::index BK = 32;
+  constexpr tl::index k_BM = 64;
+  constexpr tl::index k_BN = 64;
+  constexpr tl::index k_BK = 32;
   tl::index v0_bx = TL_BID_X;
   tl::index v1_by = TL_BID_Y;
   tl::half* b0_a_s = (tl::half*)(tl_smem + 0);
   tl::half* b1_b_s = (tl::half*)(tl_smem + 4096);
   float b2_acc[32];
   for (int __r = 0; __r < 32; ++__r) b2_acc[__r] = tl::lit<float>(0.0);
-  for (tl::index v2_k = ((tl::index)0); v2_k < tl::div_ceil<tl::index>(n_K, BK); ++v2_k) {
+  for (tl::index v2_k = ((tl::index)0); v2_k < tl::div_ceil<tl::index>(n_K, k_BK); ++v2_k) {
     tl::sync();
-    { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128>(t_a, __g, b0_a_s); }
-    { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128>(t_b, __g, b1_b_s); }
+    { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128>(t_a, __g, b0_a_s); }
+    { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128>(t_b, __g, b1_b_s); }
     tl::sync();
     tl::gemm_wmma12<tl::half, 64, 64, 32, 2, 2>(b0_a_s, b1_b_s, b2_acc);
   }
@@ -29,7 +29,7 @@ for (int __r = 0; __r < 32; ++__r) {
       b2_acc[__r] = tl::max<float>(b2_acc[__r], tl::lit<float>(0.0));
     }
   }
-  { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v0_bx, BN)}}; 
+  { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}}; 
   #pragma unroll
 for (int __r = 0; __r < 32; ++__r) {
   int __row, __col;

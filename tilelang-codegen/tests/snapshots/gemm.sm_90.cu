@@ -3,9 +3,9 @@
 
 TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N) {
   extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];
-  constexpr tl::index BM = 64;
-  constexpr tl::index BN = 64;
-  constexpr tl::index BK = 32;
+  constexpr tl::index k_BM = 64;
+  constexpr tl::index k_BN = 64;
+  constexpr tl::index k_BK = 32;
   tl::index v0_bx = TL_BID_X;
   tl::index v1_by = TL_BID_Y;
   tl::half* b0_a_s = (tl::half*)(tl_smem + 0);
@@ -13,14 +13,14 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
   float b2_acc[32];
   for (int __r = 0; __r < 32; ++__r) b2_acc[__r] = tl::lit<float>(0.0);
   {
-    const tl::index __n1 = tl::div_ceil<tl::index>(n_K, BK);
+    const tl::index __n1 = tl::div_ceil<tl::index>(n_K, k_BK);
     for (tl::index __s1 = 0; __s1 < 1; ++__s1) {
       if (__s1 < __n1) {
         const tl::index v2_k = __s1;
         tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__s1) * 4096);
         tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__s1) * 4096);
-        { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
-        { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+        { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
+        { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
       }
       tl::cp_async_commit();
     }
@@ -33,8 +33,8 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
           const tl::index v2_k = __i1;
           tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__i1 % 2) * 4096);
           tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__i1 % 2) * 4096);
-          { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v2_k, BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
-          { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, BK), tl::mul<tl::index>(v0_bx, BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+          { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
+          { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
         }
         tl::cp_async_commit();
       }
@@ -56,7 +56,7 @@ for (int __r = 0; __r < 32; ++__r) {
       b2_acc[__r] = tl::max<float>(b2_acc[__r], tl::lit<float>(0.0));
     }
   }
-  { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, BM), tl::mul<tl::index>(v0_bx, BN)}}; 
+  { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}}; 
   #pragma unroll
 for (int __r = 0; __r < 32; ++__r) {
   int __row, __col;

@@ -3,15 +3,15 @@
 
 TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_a, float* __restrict__ t_out, tl::index n_M, tl::index n_N) {
   extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];
-  constexpr tl::index BM = 4;
-  constexpr tl::index BN = 256;
-  tl::index v0_row0 = tl::mul<tl::index>(TL_BID_X, BM);
+  constexpr tl::index k_BM = 4;
+  constexpr tl::index k_BN = 256;
+  tl::index v0_row0 = tl::mul<tl::index>(TL_BID_X, k_BM);
   float* b0_t = (float*)(tl_smem + 0);
   float* b1_m = (float*)(tl_smem + 4096);
   float b2_best[1];
   for (int __r = 0; __r < 1; ++__r) b2_best[__r] = tl::neg<float>(tl::lit<float>(1e30));
-  for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, BN); ++v1_c) {
-    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, BN)}}; tl::copy_g2s<float, float, 1, 1, 4, 256, 128>(t_a, __g, b0_t); }
+  for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
+    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}}; tl::copy_g2s<float, float, 1, 1, 4, 256, 128>(t_a, __g, b0_t); }
     tl::sync();
     tl::reduce<tl::Max, float, 4, 256, 1, 128, 32>(b0_t, b1_m);
     tl::sync();
