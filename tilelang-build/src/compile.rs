@@ -48,6 +48,9 @@ fn fnv(bytes: &[u8]) -> u64 {
     h
 }
 
+/// One job's outcome: the device compiler's log and the resources it reported, or its errors.
+type Compiled = Result<(String, Resources), String>;
+
 /// Compiles every job into `dir`; writes `dir/manifest.tsv`.
 pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), String> {
     let include = dir.join("include");
@@ -59,31 +62,30 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut errors = Vec::new();
     for job in jobs {
         let k = &job.kernel.ir;
-        match emit_hip::emit(
+        // A config over a target's limits gives no object. The macro lowers the same kernel
+        // for the same targets and reports it as a compile error on the config's name (with
+        // rustc's rendering of the user's line), so nothing is dropped silently and nothing is
+        // said twice.
+        if let Ok(hip) = emit_hip::emit(
             k,
             job.config,
             &job.target,
             Some(&job.kernel.file.display().to_string()),
         ) {
-            Ok(hip) => prepared.push(Prepared {
+            prepared.push(Prepared {
                 kernel: k.name.to_string(),
                 config: k.configs[job.config].name.to_string(),
                 target: job.target,
                 tool: job.tool.clone(),
                 file: job.kernel.file.clone(),
                 hip,
-            }),
-            // A config over a target's limits: no object. The macro lowers the same kernel
-            // for the same targets and reports this as a compile error on the config's name
-            // (with rustc's rendering of the user's line), so nothing is dropped silently and
-            // nothing is said twice.
-            Err(_) => {}
+            });
         }
     }
     let jobs = prepared;
     let identities: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<(String, Resources), String>)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, Compiled)>> = Mutex::new(Vec::new());
     let workers = std::env::var("NUM_JOBS")
         .ok()
         .and_then(|n| n.parse().ok())

@@ -67,8 +67,7 @@ impl ExprEmitter<'_> {
                 quote!(#v)
             }
             ExprKind::BlockIdx(d) => {
-                let b = [quote!(__bx), quote!(__by), quote!(__bz)][*d as usize].clone();
-                b
+                [quote!(__bx), quote!(__by), quote!(__bz)][*d as usize].clone()
             }
             ExprKind::Load(a) => {
                 let (t, idx) = self.access(a);

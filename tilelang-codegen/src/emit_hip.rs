@@ -257,10 +257,10 @@ pub fn emit(
     }
     let layout_shared = |stages: &[usize]| {
         let mut storage = storage.clone();
-        let mut bytes = 0;
+        let mut bytes: usize = 0;
         for (b, s) in storage.iter_mut().enumerate() {
             if let Storage::Shared { offset } = s {
-                bytes = (bytes + 15) / 16 * 16;
+                bytes = bytes.div_ceil(16) * 16;
                 *offset = bytes;
                 bytes += stage_bytes(k, b, vals) * stages[b];
             }
@@ -458,6 +458,7 @@ fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<S
         }
     }
     // Owner-only access analysis.
+    #[allow(clippy::too_many_arguments)] // a recursive walk's state; the layout pass will own it
     fn visit(
         k: &Kernel,
         vals: &[u64],

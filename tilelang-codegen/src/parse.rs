@@ -541,7 +541,7 @@ fn alloc_call(cx: &mut Ctxt, e: &syn::Expr) -> Option<Option<(Scope, Dtype, Vec<
     };
     // Two forms: the shape as a tuple type of names, or as one argument of expressions.
     let shape_in_args = ab.args.len() == 1 && call.args.len() == 1;
-    if !shape_in_args && !(ab.args.len() == 2 && call.args.is_empty()) {
+    if !(shape_in_args || ab.args.len() == 2 && call.args.is_empty()) {
         cx.error_hint(
             range(&call),
             format!("`{}` needs an element type and a shape", seg.ident),
@@ -1320,7 +1320,7 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                 }
             };
             match i.base10_parse::<u64>() {
-                Ok(v) => Some(if ty.map_or(false, |t| t.is_float()) {
+                Ok(v) => Some(if ty.is_some_and(|t| t.is_float()) {
                     ExprKind::Float(v as f64, ty)
                 } else {
                     ExprKind::Int(v, ty)

@@ -1952,18 +1952,16 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
             StmtKind::Copy {
                 src: Tile::Buffer(a),
                 dst: Tile::Buffer(b),
-            } => {
-                if shape(*a) != shape(*b) {
-                    cx.error_hint(
-                        s.span,
-                        format!(
-                            "{label}: `copy` between buffers of different shapes ({} vs {})",
-                            fmt_shape(&shape(*a)),
-                            fmt_shape(&shape(*b))
-                        ),
-                        "buffer-to-buffer copies need equal shapes",
-                    );
-                }
+            } if shape(*a) != shape(*b) => {
+                cx.error_hint(
+                    s.span,
+                    format!(
+                        "{label}: `copy` between buffers of different shapes ({} vs {})",
+                        fmt_shape(&shape(*a)),
+                        fmt_shape(&shape(*b))
+                    ),
+                    "buffer-to-buffer copies need equal shapes",
+                );
             }
             StmtKind::Gemm { a, b, c } => {
                 let (sa, sb, sc) = (shape(*a), shape(*b), shape(*c));

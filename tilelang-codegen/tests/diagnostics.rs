@@ -1217,15 +1217,12 @@ fn parallel_extent_past_the_limit_is_an_error() {
 fn parallel_loop_and_buffer_element_totals_are_limited() {
     let d = diagnostics("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N,)>) { for (i, j) in parallel(1 << 13, 1 << 12) { if i < N { c[i] = 1.0; } } }");
     assert_eq!(d.len(), 1, "{}", render(&d));
-    assert!(
-        d[0].message.contains("33554432 elements"),
-        "{}",
-        render(&d)
-    );
+    assert!(d[0].message.contains("33554432 elements"), "{}", render(&d));
     let d = diagnostics("#[tile_kernel(grid = [1], threads = 4)] fn k(c: &mut Tensor<f32, (N, N)>) { let mut f = alloc_fragment::<f32>((1 << 24, 1 << 24)); fill(&mut f, 0.0); copy(&f, c.at_mut((0, 0))); }");
     assert_eq!(d.len(), 1, "{}", render(&d));
     assert!(
-        d[0].message.contains("buffer `f` has 281474976710656 elements"),
+        d[0].message
+            .contains("buffer `f` has 281474976710656 elements"),
         "{}",
         render(&d)
     );

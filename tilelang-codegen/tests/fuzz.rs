@@ -5,8 +5,10 @@
 //! time. Each mutant applies 1 to 3 token-level mutations to one corpus kernel (attribute or
 //! function) and runs `compile` and `expand` under `catch_unwind`. Properties checked:
 //!
-//! - no panic, in `compile` or in `expand`;
-//! - `compile` is `Ok` exactly when `expand` emits no `compile_error!`, except for tokens that
+//! - no panic, in `compile`, in the GPU lowering (`launcher::lower`: `emit_hip` for every
+//!   config and every target in `target::TARGETS`) or in `expand_for` (which runs both);
+//! - `compile` and the lowering are `Ok` exactly when `expand_for` emits no `compile_error!`
+//!   (a target limit is a diagnostic, on the config's name), except for tokens that
 //!   are not a Rust item at all: those get no diagnostic and expand to nothing (rustc reports
 //!   the syntax error itself);
 //! - an `Ok` kernel's expansion re-parses as a `syn::File` (valid Rust tokens), and so does the
@@ -310,7 +312,7 @@ const CORPUS: &[&str] = &[
     "#,
     // 11. Flash attention: online softmax with fragments, exp2, buffer→buffer copy f32→f16.
     r#"
-    #[tile_kernel(grid = [S.div_ceil(BM)], threads = 128, configs = [a64(BM = 64, BN = 64, D = 64)])]
+    #[tile_kernel(grid = [S.div_ceil(BM)], threads = 128, configs = [a32(BM = 32, BN = 64, D = 64)])]
     pub fn attention<const BM: usize, const BN: usize, const D: usize>(
         q: &Tensor<f16, (S, D)>,
         kt: &Tensor<f16, (D, T)>,
@@ -988,7 +990,7 @@ fn mutate(rng: &mut Rng, target: &mut Vec<Tok>, donor: &[Tok], idents: &[String]
     let op = *rng.pick(OPS);
     if all.is_empty() {
         // Nothing to edit: insert something.
-        target.extend(tokens(*rng.pick(KEYWORDS)));
+        target.extend(tokens(rng.pick::<&str>(KEYWORDS)));
         return "insert into empty".into();
     }
     let any = rng.pick(&all).0.clone();
@@ -1033,7 +1035,7 @@ fn mutate(rng: &mut Rng, target: &mut Vec<Tok>, donor: &[Tok], idents: &[String]
                 rng.pick(&lits).clone()
             };
             let (seq, i) = parent_mut(target, &path);
-            seq.splice(i..=i, literal(*rng.pick(LITERALS)));
+            seq.splice(i..=i, literal(rng.pick::<&str>(LITERALS)));
         }
         "punct" => {
             let ps = of_kind(Kind::Punct);
@@ -1096,7 +1098,7 @@ fn mutate(rng: &mut Rng, target: &mut Vec<Tok>, donor: &[Tok], idents: &[String]
                 rng.pick(&leaves).clone()
             };
             let (seq, i) = parent_mut(target, &path);
-            seq.splice(i..=i, tokens(*rng.pick(EXPR_SNIPPETS)));
+            seq.splice(i..=i, tokens(rng.pick::<&str>(EXPR_SNIPPETS)));
         }
         "stmt-snippet" => {
             let braces: Vec<Vec<usize>> = all
@@ -1109,7 +1111,7 @@ fn mutate(rng: &mut Rng, target: &mut Vec<Tok>, donor: &[Tok], idents: &[String]
                 })
                 .map(|(p, _)| p.clone())
                 .collect();
-            let snippet = tokens(*rng.pick(STMT_SNIPPETS));
+            let snippet = tokens(rng.pick::<&str>(STMT_SNIPPETS));
             if braces.is_empty() {
                 target.extend(snippet);
                 return "stmt-snippet (appended)".into();
@@ -1257,6 +1259,8 @@ struct Tally {
     err: usize,
     /// Mutants whose item is not even a Rust item: left to rustc's parser.
     syntax: usize,
+    /// (config, target) pairs lowered to HIP C++ for accepted kernels.
+    lowered: usize,
     /// Distinct failures (by panic location / property), each with the first seed that showed it.
     failures: Vec<(String, u64, String)>,
     /// Expansions of Ok kernels already re-parsed.
@@ -1292,22 +1296,33 @@ fn check_one(
     full: bool,
 ) {
     let text = || format!("{what}\n  attr: {attr}\n  item: {item}");
-    let expanded = match catching(|| tilelang_codegen::expand(attr.clone(), item.clone())) {
-        Ok(e) => Some(e),
-        Err(msg) => {
-            t.fail(
-                first_line_key(&msg),
-                seed,
-                format!("expand panicked: {msg}\n{}", text()),
-            );
-            None
-        }
-    };
+    let targets = tilelang_codegen::target::TARGETS;
+    let expanded =
+        match catching(|| tilelang_codegen::expand_for(attr.clone(), item.clone(), targets)) {
+            Ok(e) => Some(e),
+            Err(msg) => {
+                t.fail(
+                    first_line_key(&msg),
+                    seed,
+                    format!("expand panicked: {msg}\n{}", text()),
+                );
+                None
+            }
+        };
     let has_compile_error = expanded.as_ref().map(emits_compile_error);
     let run_compile = full || has_compile_error != Some(true);
     let compiled = if run_compile {
-        match catching(|| tilelang_codegen::compile(attr.clone(), item.clone())) {
-            Ok(r) => Some(r.map(|_| ())),
+        // The frontend, then the GPU lowering of every config for every target.
+        let lowered = || {
+            let k = tilelang_codegen::compile(attr.clone(), item.clone())?;
+            tilelang_codegen::launcher::lower(&k, targets).map(|l| l.len())
+        };
+        match catching(lowered) {
+            Ok(Ok(n)) => {
+                t.lowered += n;
+                Some(Ok(()))
+            }
+            Ok(Err(d)) => Some(Err(d)),
             Err(msg) => {
                 t.fail(
                     first_line_key(&msg),
@@ -1449,8 +1464,16 @@ fn corpus_kernels_compile_without_diagnostics() {
     let mut failed = Vec::new();
     for k in &corpus {
         match tilelang_codegen::compile(k.attr.clone(), k.item.clone()) {
-            Ok(_) => {
-                let out = tilelang_codegen::expand(k.attr.clone(), k.item.clone());
+            Ok(ir) => {
+                let targets = tilelang_codegen::target::TARGETS;
+                if let Err(d) = tilelang_codegen::launcher::lower(&ir, targets) {
+                    failed.push(format!(
+                        "{}: does not lower: {:#?}",
+                        k.origin,
+                        d.iter().map(|d| d.text()).collect::<Vec<_>>()
+                    ));
+                }
+                let out = tilelang_codegen::expand_for(k.attr.clone(), k.item.clone(), targets);
                 if let Err(e) = syn::parse2::<syn::File>(out) {
                     failed.push(format!("{}: expansion does not parse: {e}", k.origin));
                 }
@@ -1580,6 +1603,7 @@ fn mutants_never_panic() {
         t.ok += tt.ok;
         t.err += tt.err;
         t.syntax += tt.syntax;
+        t.lowered += tt.lowered;
         for (k, s, d) in tt.failures {
             t.fail(k, s, d);
         }
@@ -1600,13 +1624,15 @@ fn mutants_never_panic() {
         );
     }
     eprintln!(
-        "fuzz: {} corpus kernels ({} from kernels/src) + {} mutants in {:.2?} on {threads} threads (counts include the corpus): {} compiled ({} distinct expansions re-parsed), {} rejected with diagnostics, {} not Rust items (left to rustc), {} distinct failures",
+        "fuzz: {} corpus kernels ({} from kernels/src) + {} mutants in {:.2?} on {threads} threads (counts include the corpus): {} compiled ({} distinct expansions re-parsed, {} (config, target) pairs lowered for the {} GPU targets), {} rejected with diagnostics, {} not Rust items (left to rustc), {} distinct failures",
         corpus.len(),
         nfiles,
         seeds.len(),
         elapsed,
         t.ok,
         distinct,
+        t.lowered,
+        tilelang_codegen::target::TARGETS.len(),
         t.err,
         t.syntax,
         t.failures.len()

@@ -823,8 +823,8 @@ fn fragments_of_whole_chunks_move_as_vectors() {
 fn f64_math_without_device_libraries_is_within_two_ulp() {
     let header = tilelang_codegen::emit_hip::HEADER;
     let (begin, end) = ("// BEGIN f64 math\n", "// END f64 math\n");
-    let section = &header[header.find(begin).expect("tl.h marks its f64 math section")
-        + begin.len()..header.find(end).unwrap()];
+    let section = &header[header.find(begin).expect("tl.h marks its f64 math section") + begin.len()
+        ..header.find(end).unwrap()];
     let text = format!(
         r#"#include <cmath>
 #include <cstdio>
@@ -917,7 +917,10 @@ pub fn odd<const int: usize>(src: &Tensor<f64, (N,)>, größe: &mut Tensor<f64, 
             hip.source
         );
         let (dis, _) = clang_amd(clang, objdump, &hip.source, arch, &dir);
-        assert!(dis.contains("tl_odd__type"), "{arch}: no entry in the object");
+        assert!(
+            dis.contains("tl_odd__type"),
+            "{arch}: no entry in the object"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
