@@ -28,10 +28,21 @@
 //! `M` cost nothing but need no guard. Columns past `N` are different: a zero would enter the
 //! maximum (wrong when a whole row is negative: `max` would be `0`, and for rows far below zero
 //! every `exp` would underflow) and `exp(0 − m)` would enter the sum. So the kernels mask them
-//! with `if_then_else` on the global column index: `NEG_BIG = −1e30` for the maximum (a
-//! finite stand-in for `−∞`: `exp(−1e30 − m)` is exactly `0`, and there is no `∞ − ∞` risk),
-//! `0` for the sum. Every chunk holds at least one real column, so no row's maximum is ever
-//! the mask value itself.
+//! with `if_then_else` on the global column index: `f32::NEG_INFINITY` for the maximum (the
+//! neutral element of `max`, which `m` also starts from), `0` for the sum.
+//!
+//! **Every input.** The result is the float64 reference's (max, `exp(x − max)`, sum, divide)
+//! on every row, not only on ordinary ones. A row of values all below `−1e30` keeps its true
+//! maximum (a finite stand-in for `−∞` as start or mask would sit above it, make every
+//! `exp(x − m)` 0 and the row 0/0); `−∞` entries give 0; a row that is all `−∞` gives NaN, as
+//! the reference's `exp(−∞ − (−∞))` does, and so does a row holding `+∞` (`∞ − ∞`) or a NaN
+//! (`max` skips a NaN, as `f64::max` does, but its `exp` makes the sum NaN). The 3-pass kernel
+//! needs nothing more: its maximum is final before the first `exp`, and the sum selects 0 for
+//! the masked columns. The online kernel does: while its running maximum is still `−∞` (every
+//! column seen is `−∞` or masked), `exp(x − m)` and the rescale `exp(m_old − m_new)` would be
+//! `exp(−∞ − (−∞)) = NaN`, although those columns contribute 0 once a larger value comes. So
+//! until then it takes the exponentials relative to 0 (`exp(−∞ − 0) = 0`, the sum stays 0):
+//! one select per row and one per element, no extra pass over memory.
 
 use crate::check::{self, Case, Rng, Scale, Work};
 use tilelang::prelude::*;
@@ -52,13 +63,13 @@ pub fn softmax_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
     let mut part = alloc_fragment::<f32, (BM,)>();
     let mut m = alloc_fragment::<f32, (BM,)>();
     let mut s = alloc_fragment::<f32, (BM,)>();
-    fill(&mut m, -1.0e30);
+    fill(&mut m, f32::NEG_INFINITY);
     fill(&mut s, 0.0);
     // Pass 1: the row maximum. Columns past N read as 0 and must not count.
     for t in serial(N.div_ceil(BN)) {
         copy(a.at((row0, t * BN)), &mut tile);
         for (i, j) in parallel(BM, BN) {
-            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], -1.0e30);
+            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], f32::NEG_INFINITY);
         }
         reduce_max(&tile, &mut part, 1);
         for i in parallel(BM) {
@@ -102,23 +113,26 @@ pub fn softmax_online<const BM: usize, const BN: usize, const THREADS: usize>(
     let mut part = alloc_fragment::<f32, (BM,)>();
     let mut m = alloc_fragment::<f32, (BM,)>();
     let mut s = alloc_fragment::<f32, (BM,)>();
-    fill(&mut m, -1.0e30);
+    fill(&mut m, f32::NEG_INFINITY);
     fill(&mut s, 0.0);
     for t in serial(N.div_ceil(BN)) {
         copy(a.at((row0, t * BN)), &mut tile);
         for (i, j) in parallel(BM, BN) {
-            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], -1.0e30);
+            tile[(i, j)] = if_then_else(t * BN + j < N, tile[(i, j)], f32::NEG_INFINITY);
         }
         reduce_max(&tile, &mut part, 1);
-        // The new maximum; the old sum is re-expressed relative to it.
+        // The new maximum; the old sum is re-expressed relative to it. While the maximum is
+        // still −∞ the exponentials are taken relative to 0 instead: everything seen is −∞ or
+        // masked, exp(−∞ − 0) = 0 where exp(−∞ − (−∞)) would be NaN, and s stays 0.
         for i in parallel(BM) {
             let m_new = max(m[i], part[i]);
-            s[i] = s[i] * exp(m[i] - m_new);
+            s[i] = s[i] * exp(m[i] - if_then_else(m_new == f32::NEG_INFINITY, 0.0, m_new));
             m[i] = m_new;
         }
-        // Masked columns hold −1e30, so their exp is exactly 0.
+        // Masked columns hold −∞, so their exp is exactly 0.
         for (i, j) in parallel(BM, BN) {
-            tile[(i, j)] = exp(tile[(i, j)] - m[i]);
+            let base = if_then_else(m[i] == f32::NEG_INFINITY, 0.0, m[i]);
+            tile[(i, j)] = exp(tile[(i, j)] - base);
         }
         reduce_sum(&tile, &mut part, 1);
         for i in parallel(BM) {
@@ -258,6 +272,52 @@ mod tests {
             let mut rng = Rng::new(seed ^ (m * 100_003 + n) as u64);
             let av = rng.vec::<f32>(m * n, -4.0, 4.0);
             check_all("uniform ±4", &av, m, n, seed);
+        }
+    }
+
+    /// Rows at the ends of f32's range, of infinities and with a NaN
+    /// ([`check::extreme_rows`]), at odd sizes in every config: the output must be the float64
+    /// reference exactly where that is NaN (all −∞, any +∞ or NaN in the row) and within the
+    /// tolerance elsewhere. A maximum that starts at a finite value (or a finite mask) above
+    /// −1e38 makes every `exp(x − m)` of the all-(−1e38) rows 0, and 0/0 NaN; an online rescale
+    /// `exp(−∞ − (−∞))` poisons the rows whose first chunks are all −∞.
+    #[test]
+    fn extreme_rows_match_the_reference() {
+        let seed = Rng::fresh_seed();
+        let dev = crate::check::test_device();
+        // 13 and 25 rows: every kind of row, and a partial last row block for BM = 4 and 16.
+        for (m, n) in [
+            (13, 1),
+            (13, 3),
+            (25, 257),
+            (13, 1029),
+            (25, 4099),
+            (13, 8197),
+        ] {
+            let mut rng = Rng::new(seed ^ (m * 100_003 + n) as u64);
+            let (av, kinds) = check::extreme_rows(&mut rng, m, n);
+            let want = reference_softmax(&check::to_f64(&av), m, n);
+            let a = dev.upload(&av, &[m, n]).unwrap();
+            let mut b = dev.alloc::<f32>(&[m, n]).unwrap();
+            // Softmax outputs lie in [0, 1]: 3 is never one.
+            let assert_close =
+                |what: String,
+                 b: &mut Tensor<f32>,
+                 launch: &dyn Fn(&mut Tensor<f32>) -> tilelang::Result<()>| {
+                    check::assert_close_rows(
+                        &what, b, 3.0, &want, ATOL, RTOL, n, &kinds, seed, launch,
+                    )
+                };
+            for cfg in softmax_3pass::CONFIGS {
+                assert_close(format!("softmax_3pass[{cfg}] {m}x{n}"), &mut b, &|b| {
+                    softmax_3pass::launch(&dev, cfg, &a, b)
+                });
+            }
+            for cfg in softmax_online::CONFIGS {
+                assert_close(format!("softmax_online[{cfg}] {m}x{n}"), &mut b, &|b| {
+                    softmax_online::launch(&dev, cfg, &a, b)
+                });
+            }
         }
     }
 

@@ -32,8 +32,16 @@
 //! **Tails.** Rows past `M` and writes past the ends are handled by `copy` (zeros in, skipped
 //! out). Columns past `N` read `Q = K = 0`, so `S = 0` there, which must enter neither the
 //! maximum nor the sum: they are masked with `if_then_else` on the global column index, to
-//! `−1e30` (a finite stand-in for `−∞` whose `exp(−1e30 − m)` is exactly 0). Every chunk has at
-//! least one real column, so a row maximum is never the mask value.
+//! `f32::NEG_INFINITY` (the neutral element of `max`, which `m` starts from) for the maximum
+//! and to 0 for the sum.
+//!
+//! **Every input.** As in chapter 06, the result is the float64 reference's on every row of
+//! scores: `S` below `−1e30` keeps its true maximum, `S = −∞` gives `P = 0`, and a row whose
+//! scores are all `−∞`, or hold `+∞` or a NaN, gives NaN as the reference does. The 2-pass
+//! kernel takes its exponentials relative to 0 while its running maximum is still `−∞`, where
+//! `exp(−∞ − (−∞))` would be NaN (one select per row and per element). Scores are computed in
+//! f32: products that overflow f32 but not f64 (`|Q·K| > 3.4e38`) are outside what this kernel
+//! can match.
 
 use crate::check::{self, Case, Rng, Scale, Work};
 use tilelang::prelude::*;
@@ -58,14 +66,15 @@ pub fn flash_attn_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
     let mut part = alloc_fragment::<f32, (BM,)>();
     let mut m = alloc_fragment::<f32, (BM,)>();
     let mut s = alloc_fragment::<f32, (BM,)>();
-    fill(&mut m, -1.0e30);
+    fill(&mut m, f32::NEG_INFINITY);
     fill(&mut s, 0.0);
     // Pass 1: m = max_j Q·K, tail columns masked out.
     for t in serial(N.div_ceil(BN)) {
         copy(q.at((row0, t * BN)), &mut q_t);
         copy(k.at((row0, t * BN)), &mut k_t);
         for (i, j) in parallel(BM, BN) {
-            q_t[(i, j)] = if_then_else(t * BN + j < N, q_t[(i, j)] * k_t[(i, j)], -1.0e30);
+            q_t[(i, j)] =
+                if_then_else(t * BN + j < N, q_t[(i, j)] * k_t[(i, j)], f32::NEG_INFINITY);
         }
         reduce_max(&q_t, &mut part, 1);
         for i in parallel(BM) {
@@ -116,23 +125,27 @@ pub fn flash_attn_2pass<const BM: usize, const BN: usize, const THREADS: usize>(
     let mut part = alloc_fragment::<f32, (BM,)>();
     let mut m = alloc_fragment::<f32, (BM,)>();
     let mut s = alloc_fragment::<f32, (BM,)>();
-    fill(&mut m, -1.0e30);
+    fill(&mut m, f32::NEG_INFINITY);
     fill(&mut s, 0.0);
     for t in serial(N.div_ceil(BN)) {
         copy(q.at((row0, t * BN)), &mut q_t);
         copy(k.at((row0, t * BN)), &mut k_t);
         for (i, j) in parallel(BM, BN) {
-            q_t[(i, j)] = if_then_else(t * BN + j < N, q_t[(i, j)] * k_t[(i, j)], -1.0e30);
+            q_t[(i, j)] =
+                if_then_else(t * BN + j < N, q_t[(i, j)] * k_t[(i, j)], f32::NEG_INFINITY);
         }
         reduce_max(&q_t, &mut part, 1);
-        // Move to the new maximum, rescaling what the sum already holds.
+        // Move to the new maximum, rescaling what the sum already holds. While the maximum is
+        // still −∞ (only −∞ and masked scores so far) the exponentials are relative to 0:
+        // exp(−∞ − 0) = 0 where exp(−∞ − (−∞)) would be NaN, and s stays 0.
         for i in parallel(BM) {
             let m_new = max(m[i], part[i]);
-            s[i] = s[i] * exp(m[i] - m_new);
+            s[i] = s[i] * exp(m[i] - if_then_else(m_new == f32::NEG_INFINITY, 0.0, m_new));
             m[i] = m_new;
         }
         for (i, j) in parallel(BM, BN) {
-            q_t[(i, j)] = exp(q_t[(i, j)] - m[i]);
+            let base = if_then_else(m[i] == f32::NEG_INFINITY, 0.0, m[i]);
+            q_t[(i, j)] = exp(q_t[(i, j)] - base);
         }
         reduce_sum(&q_t, &mut part, 1);
         for i in parallel(BM) {
@@ -391,6 +404,67 @@ mod tests {
                 (sum - 1.0).abs() < 1e-5,
                 "row sum {sum} (TILELANG_SEED={seed})"
             );
+        }
+    }
+
+    /// Scores `S = Q·K` at the ends of f32's range, infinite, or NaN
+    /// ([`check::extreme_rows`], in `Q` on even rows and in `K` on odd ones, the other factor
+    /// 1 so that `S` is exact), at odd sizes in every config and through [`flash_attention`]:
+    /// the output must be the float64 reference, NaN exactly where that is NaN.
+    #[test]
+    fn extreme_scores_match_the_reference() {
+        let seed = Rng::fresh_seed();
+        let dev = crate::check::test_device();
+        // 13 and 25 rows: every kind of row, and a partial last row block for BM = 2 and 4.
+        for (m, n) in [
+            (13, 1),
+            (13, 3),
+            (25, 511),
+            (13, 1537),
+            (25, 4099),
+            (13, 8195),
+        ] {
+            let mut rng = Rng::new(seed ^ (m * 100_003 + n) as u64);
+            let (sv, kinds) = check::extreme_rows(&mut rng, m, n);
+            let (mut qv, mut kv) = (sv, vec![1.0f32; m * n]);
+            for r in (1..m).step_by(2) {
+                let row = r * n..(r + 1) * n;
+                qv[row.clone()].swap_with_slice(&mut kv[row]);
+            }
+            let vv = rng.vec::<f32>(m * n, -2.0, 2.0);
+            let want = reference_flash(
+                &check::to_f64(&qv),
+                &check::to_f64(&kv),
+                &check::to_f64(&vv),
+                m,
+                n,
+            );
+            let q = dev.upload(&qv, &[m, n]).unwrap();
+            let k = dev.upload(&kv, &[m, n]).unwrap();
+            let v = dev.upload(&vv, &[m, n]).unwrap();
+            let mut o = dev.alloc::<f32>(&[m, n]).unwrap();
+            // |O| ≤ |V| < 2: 3 is never an output.
+            let assert_close =
+                |what: String,
+                 o: &mut Tensor<f32>,
+                 launch: &dyn Fn(&mut Tensor<f32>) -> tilelang::Result<()>| {
+                    check::assert_close_rows(
+                        &what, o, 3.0, &want, ATOL, RTOL, n, &kinds, seed, launch,
+                    )
+                };
+            for cfg in flash_attn_3pass::CONFIGS {
+                assert_close(format!("flash_attn_3pass[{cfg}] {m}x{n}"), &mut o, &|o| {
+                    flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o)
+                });
+            }
+            for cfg in flash_attn_2pass::CONFIGS {
+                assert_close(format!("flash_attn_2pass[{cfg}] {m}x{n}"), &mut o, &|o| {
+                    flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o)
+                });
+            }
+            assert_close(format!("flash_attention {m}x{n}"), &mut o, &|o| {
+                flash_attention(&dev, &q, &k, &v, o)
+            });
         }
     }
 

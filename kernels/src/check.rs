@@ -51,6 +51,73 @@ impl Rng {
     }
 }
 
+/// The kinds of rows [`extreme_rows`] makes, in order.
+pub const EXTREME_ROWS: &[&str] = &[
+    "all -1e38",
+    "-3e38 and -1e38 mixed",
+    "-3e38, then -1e38 from column 4099",
+    "all -inf",
+    "+inf and -inf mixed",
+    "all +inf",
+    "+-3e38 mixed",
+    "+-4 with one NaN",
+    "+-4 with one +inf",
+    "-inf, then +-4 from column 4099",
+    "+-4, half of them -inf",
+    "-inf but the last column",
+];
+
+/// An `[m, n]` row-major f32 matrix of rows that test how a softmax-like kernel starts and masks
+/// its maximum: values at the ends of f32's range, infinities and NaN (see [`EXTREME_ROWS`]; row
+/// `r` is of kind `(r + k0) % EXTREME_ROWS.len()` for a random `k0`, and the kinds are returned
+/// per row). "From column 4099": the first `min(n − 1, 4099)` columns hold the first value, so
+/// for `n > 4099` whole chunks of every tile width up to 4096 hold nothing else.
+pub fn extreme_rows(rng: &mut Rng, m: usize, n: usize) -> (Vec<f32>, Vec<&'static str>) {
+    let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
+    let prefix = n.saturating_sub(1).min(4099);
+    // Each element `a` or `b` at random.
+    let either = |rng: &mut Rng, a: f32, b: f32| -> Vec<f32> {
+        (0..n)
+            .map(|_| if rng.next_u64() & 1 == 0 { a } else { b })
+            .collect()
+    };
+    // Uniform in ±4, then `x` at the columns `at` selects.
+    let uniform_with = |rng: &mut Rng, x: f32, at: &dyn Fn(usize) -> bool| -> Vec<f32> {
+        let mut row: Vec<f32> = rng.vec(n, -4.0, 4.0);
+        (0..n).filter(|&j| at(j)).for_each(|j| row[j] = x);
+        row
+    };
+    let k0 = rng.next_u64() as usize % EXTREME_ROWS.len();
+    let mut a = Vec::with_capacity(m * n);
+    let mut kinds = Vec::with_capacity(m);
+    for r in 0..m {
+        let kind = (r + k0) % EXTREME_ROWS.len();
+        let one = rng.next_u64() as usize % n;
+        let row = match kind {
+            0 => vec![-1e38; n],
+            1 => either(rng, -3e38, -1e38),
+            2 => (0..n)
+                .map(|j| if j < prefix { -3e38 } else { -1e38 })
+                .collect(),
+            3 => vec![ninf; n],
+            4 => either(rng, inf, ninf),
+            5 => vec![inf; n],
+            6 => either(rng, 3e38, -3e38),
+            7 => uniform_with(rng, f32::NAN, &|j| j == one),
+            8 => uniform_with(rng, inf, &|j| j == one),
+            9 => uniform_with(rng, ninf, &|j| j < prefix),
+            10 => {
+                let coins = either(rng, 0.0, 1.0);
+                uniform_with(rng, ninf, &|j| coins[j] == 1.0)
+            }
+            _ => uniform_with(rng, ninf, &|j| j != n - 1),
+        };
+        a.extend(row);
+        kinds.push(EXTREME_ROWS[kind]);
+    }
+    (a, kinds)
+}
+
 /// Widens to f64 (for references).
 pub fn to_f64<T: Element>(v: &[T]) -> Vec<f64> {
     v.iter().map(|x| x.to_f64()).collect()
@@ -92,6 +159,8 @@ impl std::fmt::Display for Comparison {
 
 /// Compares element-wise: every element must satisfy `|got − want| ≤ atol + rtol·|want|`, and
 /// no element may be NaN where the reference is not (poisoned outputs never written show up).
+/// Where the reference is NaN the result must be NaN, and where it is `±∞` the result must be
+/// the same infinity (no tolerance reaches it; a matching infinity counts as error 0).
 pub fn compare<T: Element>(got: &[T], want: &[f64], atol: f64, rtol: f64) -> Comparison {
     assert_eq!(got.len(), want.len(), "compare: lengths differ");
     let mut c = Comparison {
@@ -108,8 +177,15 @@ pub fn compare<T: Element>(got: &[T], want: &[f64], atol: f64, rtol: f64) -> Com
     };
     for (i, (g, &w)) in got.iter().zip(want).enumerate() {
         let g = g.to_f64();
-        let d = (g - w).abs();
-        let bad = g.is_nan() != w.is_nan() || (!w.is_nan() && d > atol + rtol * w.abs());
+        // `∞ − ∞` is NaN: equal values, infinities included, differ by 0.
+        let d = if g == w { 0.0 } else { (g - w).abs() };
+        let bad = if w.is_nan() {
+            !g.is_nan()
+        } else if w.is_infinite() {
+            g != w
+        } else {
+            g.is_nan() || d > atol + rtol * w.abs()
+        };
         if d.is_finite() {
             c.max_abs = c.max_abs.max(d);
             c.max_rel = c.max_rel.max(d / w.abs().max(floor));
@@ -135,6 +211,43 @@ pub fn assert_close<T: Element>(
 ) {
     let c = compare(&got.to_vec().expect("download"), want, atol, rtol);
     assert!(c.passed(), "{what}: {c} (TILELANG_SEED={seed})");
+}
+
+/// For tests on inputs whose reference has NaN in places: runs `launch` into `out` poisoned
+/// (NaN), then into `out` filled with `fill` (a value no correct output has), and compares each
+/// result with `want` like [`assert_close`]. An element left unwritten fails the first run
+/// where the reference is a number and the second where it is NaN. A failure names the row of
+/// the first mismatch (rows of `n` elements) and its entry in `kinds`.
+#[allow(clippy::too_many_arguments)]
+pub fn assert_close_rows<T: Element>(
+    what: &str,
+    out: &mut Tensor<T>,
+    fill: T,
+    want: &[f64],
+    atol: f64,
+    rtol: f64,
+    n: usize,
+    kinds: &[&str],
+    seed: u64,
+    mut launch: impl FnMut(&mut Tensor<T>) -> tilelang::Result<()>,
+) {
+    for prefill in [None, Some(fill)] {
+        match prefill {
+            None => out.poison().expect("poison"),
+            Some(v) => out.copy_from_slice(&vec![v; out.len()]).expect("fill"),
+        }
+        launch(out).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let c = compare(&out.to_vec().expect("download"), want, atol, rtol);
+        if let Some((i, ..)) = c.first_bad {
+            let before = prefill.map_or("NaN".into(), |v| format!("{}", v.to_f64()));
+            panic!(
+                "{what}, output holding {before} before the launch: {c}; row {} is `{}` \
+                 (TILELANG_SEED={seed})",
+                i / n,
+                kinds[i / n]
+            );
+        }
+    }
 }
 
 /// The device the tests run on: the CPU backend, or with `TILELANG_TEST_DEVICE=gpu` the best
@@ -277,6 +390,40 @@ mod tests {
         let c = compare(&[1.0f32, 2.0, 3.5], &want, 0.1, 0.1);
         assert!(!c.passed());
         assert_eq!(c.first_bad.unwrap().0, 2);
+    }
+
+    #[test]
+    fn compare_wants_nan_and_infinities_exactly_where_the_reference_has_them() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        let want = [nan, inf, -inf, 0.5];
+        let ok = compare(
+            &[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.5],
+            &want,
+            0.0,
+            0.0,
+        );
+        assert!(ok.passed(), "{ok}");
+        assert_eq!(
+            (ok.max_abs, ok.max_rel),
+            (0.0, 0.0),
+            "matching infinities count as 0"
+        );
+        // Each wrong value in turn, with a tolerance far wider than any finite difference.
+        let wrong: [(usize, f32); 7] = [
+            (0, 0.0),
+            (0, f32::INFINITY),
+            (1, f32::MAX),
+            (1, f32::NEG_INFINITY),
+            (1, f32::NAN),
+            (2, f32::INFINITY),
+            (3, f32::NAN),
+        ];
+        for (i, v) in wrong {
+            let mut got = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.5];
+            got[i] = v;
+            let c = compare(&got, &want, 1e30, 1e30);
+            assert_eq!(c.first_bad.map(|b| b.0), Some(i), "{v} at {i}: {c}");
+        }
     }
 
     #[test]

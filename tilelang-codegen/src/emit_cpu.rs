@@ -161,6 +161,8 @@ fn float_lit(v: f64, t: Dtype) -> TokenStream {
     let lit = if v.is_finite() {
         let l = Literal::f64_suffixed(v);
         quote!(#l)
+    } else if v.is_nan() {
+        quote!(f64::NAN)
     } else if v > 0.0 {
         quote!(f64::INFINITY)
     } else {

@@ -1935,8 +1935,11 @@ impl Emitter<'_> {
                 ),
             },
             ExprKind::Float(v) => {
+                // GCC builtins, which nvcc, hipcc and clang all accept in device code.
                 let lit = if v.is_finite() {
                     format!("{v:?}")
+                } else if v.is_nan() {
+                    "__builtin_nan(\"\")".into()
                 } else if *v > 0.0 {
                     "__builtin_huge_val()".into()
                 } else {

@@ -997,17 +997,22 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
         syn::Expr::Lit(l) => lit(cx, &l.lit)?,
         syn::Expr::Path(p) => match p.path.get_ident() {
             Some(id) if p.qself.is_none() => ExprKind::Var(id.clone()),
-            _ => {
-                cx.error_hint(
-                    span,
-                    format!(
-                        "paths like `{}` are not supported in a tile kernel",
-                        path_name(&p.path)
-                    ),
-                    "use a local name, a parameter, a shape symbol or a const generic",
-                );
-                return None;
-            }
+            _ => match float_constant(p) {
+                Some(k) => k,
+                None => {
+                    cx.error_hint(
+                        span,
+                        format!(
+                            "paths like `{}` are not supported in a tile kernel",
+                            path_name(&p.path)
+                        ),
+                        "use a local name, a parameter, a shape symbol or a const generic; the \
+                         only paths are the float constants `f32::INFINITY`, \
+                         `f32::NEG_INFINITY` and `f32::NAN` (likewise for f16, bf16 and f64)",
+                    );
+                    return None;
+                }
+            },
         },
         syn::Expr::Paren(p) => {
             return expr(cx, &p.expr).map(|mut x| {
@@ -1300,6 +1305,29 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
     Some(Expr { kind, span })
 }
 
+/// `T::INFINITY`, `T::NEG_INFINITY` and `T::NAN` for a float type `T`: a literal of type `T`.
+fn float_constant(p: &syn::ExprPath) -> Option<ExprKind> {
+    let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    let [ty, name] = segs[..] else {
+        return None;
+    };
+    if p.qself.is_some()
+        || p.path.leading_colon.is_some()
+        || !ty.arguments.is_none()
+        || !name.arguments.is_none()
+    {
+        return None;
+    }
+    let ty = Dtype::from_name(&ty.ident.to_string()).filter(|d| d.is_float())?;
+    let v = match name.ident.to_string().as_str() {
+        "INFINITY" => f64::INFINITY,
+        "NEG_INFINITY" => f64::NEG_INFINITY,
+        "NAN" => f64::NAN,
+        _ => return None,
+    };
+    Some(ExprKind::Float(v, Some(ty)))
+}
+
 fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
     match l {
         syn::Lit::Int(i) => {
@@ -1353,6 +1381,17 @@ fn lit(cx: &mut Ctxt, l: &syn::Lit) -> Option<ExprKind> {
                 }
             };
             match f.base10_parse::<f64>() {
+                Ok(v) if v.is_infinite() => {
+                    cx.error_hint(
+                        range(&f),
+                        format!(
+                            "float literal `{}` is out of the range of f64",
+                            f.base10_digits()
+                        ),
+                        "write `f32::INFINITY` (or f64::INFINITY, ..) for an infinity",
+                    );
+                    None
+                }
                 Ok(v) => Some(ExprKind::Float(v, ty)),
                 Err(e) => {
                     cx.error(range(&f), e);

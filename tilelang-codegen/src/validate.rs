@@ -1441,7 +1441,8 @@ impl Checker<'_> {
             Dtype::F32 => f32::MAX as f64,
             _ => f64::MAX,
         };
-        if v.abs() > max {
+        // Infinities are the constants `f32::INFINITY` etc.: parse rejects literals beyond f64.
+        if v.is_finite() && v.abs() > max {
             self.cx.error_hint(
                 span,
                 format!("literal `{v}` is out of the range of {ty} (largest finite value {max:e})"),

@@ -856,6 +856,61 @@ fn k(a: &Tensor<f16, (N,)>, c: &mut Tensor<f32, (N,)>) {
 }
 
 #[test]
+fn float_constants_and_out_of_range_literals() {
+    let src = r#"
+#[tile_kernel(grid = [1], threads = 4)]
+fn k(c: &mut Tensor<f32, (N,)>) {
+    let a = f32::MAX;
+    let b = i32::NAN;
+    let x = 1e400;
+    c[0] = f16::NAN;
+    c[1] = 3.5e38f32;
+}
+"#;
+    let d = expect(
+        src,
+        &[
+            (
+                "paths like `f32::MAX` are not supported",
+                "`f32::INFINITY`, `f32::NEG_INFINITY` and `f32::NAN`",
+            ),
+            (
+                "paths like `i32::NAN` are not supported",
+                "(likewise for f16, bf16 and f64)",
+            ),
+            (
+                "float literal `1e400` is out of the range of f64",
+                "`f32::INFINITY`",
+            ),
+            (
+                "dtype mismatch: this store must be f32, found f16",
+                "add a cast",
+            ),
+            ("is out of the range of f32", "use a smaller value"),
+        ],
+    );
+    expect_span(src, &d[0], "f32::MAX", 0);
+    expect_span(src, &d[2], "1e400", 0);
+    // Every constant of every float type is a literal of that type, which the CPU code spells
+    // with f64's constants.
+    let ok = r#"
+#[tile_kernel(grid = [1], threads = 4)]
+fn k(a: &mut Tensor<f32, (N,)>, b: &mut Tensor<f16, (N,)>, c: &mut Tensor<bf16, (N,)>, d: &mut Tensor<f64, (N,)>) {
+    a[0] = max(f32::NEG_INFINITY, -f32::INFINITY) + f32::NAN;
+    b[0] = f16::INFINITY - f16::NEG_INFINITY * f16::NAN;
+    c[0] = if_then_else(bf16::NAN == bf16::INFINITY, bf16::NEG_INFINITY, 1.0);
+    d[0] = f64::INFINITY + f64::NEG_INFINITY + f64::NAN;
+}
+"#;
+    compiles(ok).unwrap_or_else(|e| panic!("{e}"));
+    let (attr, item) = split(ok);
+    let cpu = tilelang_codegen::expand(attr, item).to_string();
+    for c in ["f64 :: INFINITY", "f64 :: NEG_INFINITY", "f64 :: NAN"] {
+        assert_eq!(cpu.matches(c).count(), 4, "{c} in {cpu}");
+    }
+}
+
+#[test]
 fn names_and_assignments() {
     let src = r#"
 #[tile_kernel(grid = [1], threads = 4)]

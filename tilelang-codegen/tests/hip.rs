@@ -924,3 +924,61 @@ pub fn odd<const int: usize>(src: &Tensor<f64, (N,)>, größe: &mut Tensor<f64, 
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `T::INFINITY`, `T::NEG_INFINITY` and `T::NAN` of every float type.
+const FLOAT_CONSTANTS: &str = r#"
+#[tile_kernel(grid = [1], threads = 32)]
+pub fn constants(a: &mut Tensor<f32, (N,)>, b: &mut Tensor<f16, (N,)>, c: &mut Tensor<bf16, (N,)>, d: &mut Tensor<f64, (N,)>) {
+    for i in parallel(1) {
+        a[(3 * i,)] = f32::INFINITY;
+        a[(3 * i + 1,)] = f32::NEG_INFINITY;
+        a[(3 * i + 2,)] = f32::NAN;
+        b[(3 * i,)] = f16::INFINITY;
+        b[(3 * i + 1,)] = f16::NEG_INFINITY;
+        b[(3 * i + 2,)] = f16::NAN;
+        c[(3 * i,)] = bf16::INFINITY;
+        c[(3 * i + 1,)] = bf16::NEG_INFINITY;
+        c[(3 * i + 2,)] = bf16::NAN;
+        d[(3 * i,)] = f64::INFINITY;
+        d[(3 * i + 1,)] = f64::NEG_INFINITY;
+        d[(3 * i + 2,)] = f64::NAN;
+    }
+}
+"#;
+
+#[test]
+fn float_constants_are_gcc_builtins_that_clang_compiles() {
+    // GCC's builtins, which nvcc, hipcc and clang (with or without HIP headers) all accept in
+    // device code; each constant once per float type.
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let src = hip(FLOAT_CONSTANTS, 0, arch).source;
+        for (lit, count) in [
+            ("(__builtin_huge_val())", 4),
+            ("(-__builtin_huge_val())", 4),
+            ("(__builtin_nan(\"\"))", 4),
+        ] {
+            assert_eq!(src.matches(lit).count(), count, "{arch}: {lit} in\n{src}");
+        }
+    }
+    let (clang, objdump) = (
+        Path::new("/usr/bin/clang++-19"),
+        Path::new("/usr/bin/llvm-objdump-19"),
+    );
+    assert!(
+        clang.is_file() && objdump.is_file(),
+        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19)",
+        clang.display(),
+        objdump.display()
+    );
+    let dir = scratch_dir("constants");
+    for arch in ["gfx1100", "gfx942"] {
+        clang_amd(
+            clang,
+            objdump,
+            &hip(FLOAT_CONSTANTS, 0, arch).source,
+            arch,
+            &dir,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
