@@ -22,6 +22,16 @@ pub enum Backend {
     Hip,
 }
 
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cpu => "CPU",
+            Backend::Cuda => "CUDA",
+            Backend::Hip => "HIP",
+        })
+    }
+}
+
 struct Inner {
     backend: Backend,
     arch: String,
@@ -183,7 +193,7 @@ impl Device {
     }
 
     fn create<T: Element>(&self, shape: &[usize], init: Init<'_, T>) -> Result<Tensor<T>> {
-        let n = shape_len(shape)?;
+        let (n, bytes) = sizes::<T>(shape)?;
         if let Init::Data(data) = init {
             if n != data.len() {
                 return Err(Error::LengthMismatch {
@@ -193,18 +203,22 @@ impl Device {
             }
         }
         let storage = match self.gpu() {
-            None => Storage::Host(match init {
-                Init::Data(data) => data.to_vec(),
-                Init::Poison => vec![T::POISON; n],
-                Init::Zeros => vec![T::default(); n],
-            }),
+            None => {
+                let mut v = host_vec::<T>(n)?;
+                match init {
+                    Init::Data(data) => v.extend_from_slice(data),
+                    Init::Poison => v.resize(n, T::POISON),
+                    Init::Zeros => v.resize(n, T::default()),
+                }
+                Storage::Host(v)
+            }
             Some(gpu) => {
                 let fill = match init {
                     Init::Data(_) => None,
                     Init::Poison => Some(T::DTYPE.poison_byte()),
                     Init::Zeros => Some(0),
                 };
-                let buf = gpu.alloc(byte_len::<T>(n)?, fill)?;
+                let buf = gpu.alloc(bytes, fill)?;
                 let addr = buf.ptr();
                 if let Init::Data(data) = init {
                     // SAFETY: `buf` holds `n` elements and `data` is `n` elements long.
@@ -248,24 +262,41 @@ impl Device {
     }
 }
 
-fn shape_len(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or(Error::LengthMismatch {
-            expected: usize::MAX,
-            found: 0,
-        })
+/// The element count and the size in bytes of a tensor of `shape` holding `T`:
+/// [`Error::ShapeOverflow`] when the count overflows `usize` or the bytes exceed `isize::MAX`
+/// (no allocation can be larger). A shape with a zero dimension has no elements, whatever the
+/// other dimensions are.
+fn sizes<T: Element>(shape: &[usize]) -> Result<(usize, usize)> {
+    let overflow = || Error::ShapeOverflow {
+        shape: shape.to_vec(),
+        dtype: T::DTYPE,
+    };
+    let n = if shape.contains(&0) {
+        0
+    } else {
+        shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(overflow)?
+    };
+    let bytes = n
+        .checked_mul(std::mem::size_of::<T>())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(overflow)?;
+    Ok((n, bytes))
 }
 
-/// The bytes `n` elements of `T` take.
-fn byte_len<T>(n: usize) -> Result<usize> {
-    n.checked_mul(std::mem::size_of::<T>())
-        .ok_or(Error::LengthMismatch {
-            expected: usize::MAX,
-            found: 0,
-        })
+/// An empty vector with room for `n` elements, or [`Error::OutOfMemory`] (the CPU backend)
+/// when the host cannot provide it, instead of the abort of `vec!`. `n` elements of `T` must
+/// fit in `isize::MAX` bytes ([`sizes`]). With memory overcommit the reservation can succeed
+/// and filling it can still run the host out of memory; nothing here can prevent that.
+fn host_vec<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
+        backend: Backend::Cpu,
+        bytes: n.saturating_mul(std::mem::size_of::<T>()),
+    })?;
+    Ok(v)
 }
 
 enum Storage<T> {
@@ -328,8 +359,7 @@ impl<T: Element> Tensor<T> {
         ptr: *mut T,
         shape: &[usize],
     ) -> Result<Tensor<T>> {
-        let len = shape_len(shape)?;
-        byte_len::<T>(len)?;
+        let (len, _) = sizes::<T>(shape)?;
         let storage = match device.gpu() {
             None => Storage::HostRaw { ptr, len },
             Some(_) => Storage::Gpu {
@@ -383,10 +413,16 @@ impl<T: Element> Tensor<T> {
     /// Copies the tensor to the host, after all work queued on its device.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         match self.on_gpu() {
-            None => Ok(self.host()?.to_vec()),
+            None => {
+                let data = self.host()?;
+                let mut v = host_vec(data.len())?;
+                v.extend_from_slice(data);
+                Ok(v)
+            }
             Some(gpu) => {
                 let (gpu, addr) = gpu?;
-                let mut v = vec![T::default(); self.len()];
+                let mut v = host_vec(self.len())?;
+                v.resize(self.len(), T::default());
                 // SAFETY: `addr` holds `len` elements (the tensor's invariant); every bit
                 // pattern is a valid `Element`.
                 unsafe { gpu.dtoh(&mut v, addr) }?;
@@ -422,7 +458,13 @@ impl<T: Element> Tensor<T> {
             Some(gpu) => {
                 let (gpu, addr) = gpu?;
                 // SAFETY: `addr` holds `len` elements.
-                unsafe { gpu.memset(addr, T::DTYPE.poison_byte(), byte_len::<T>(self.len())?) }?;
+                unsafe {
+                    gpu.memset(
+                        addr,
+                        T::DTYPE.poison_byte(),
+                        std::mem::size_of::<T>() * self.len(),
+                    )
+                }?;
             }
         }
         Ok(())
@@ -572,6 +614,76 @@ mod tests {
         assert_eq!(
             dev.alloc::<u8>(&[1]).unwrap().to_vec().unwrap(),
             vec![u8::POISON]
+        );
+    }
+
+    #[test]
+    fn a_host_allocation_too_large_for_memory_is_out_of_memory() {
+        // 2^62 bytes: a valid size no host has, refused by the allocator, not an abort.
+        let dev = Device::cpu();
+        for e in [
+            dev.alloc::<f32>(&[1 << 60]).unwrap_err(),
+            dev.zeros::<f32>(&[1 << 30, 1 << 30]).unwrap_err(),
+            dev.alloc::<u8>(&[1 << 62]).unwrap_err(),
+        ] {
+            assert!(
+                matches!(e, Error::OutOfMemory { backend: Backend::Cpu, bytes } if bytes == 1 << 62),
+                "{e}"
+            );
+            let msg = e.to_string();
+            assert!(
+                msg.contains("4611686018427387904 bytes of host memory"),
+                "{msg}"
+            );
+        }
+        // The device still works afterwards.
+        assert_eq!(dev.zeros::<f32>(&[2]).unwrap().to_vec().unwrap(), [0.0; 2]);
+    }
+
+    #[test]
+    fn shapes_too_large_to_address_are_shape_overflow() {
+        let dev = Device::cpu();
+        // 2^63 bytes of f64: more than isize::MAX, which no allocation can hold.
+        let e = dev.alloc::<f64>(&[1 << 60]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::ShapeOverflow {
+                shape: vec![1 << 60],
+                dtype: crate::Dtype::F64
+            }
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("1152921504606846976 x 8 bytes"), "{msg}");
+        assert!(msg.contains("isize::MAX"), "{msg}");
+        // The element count itself overflows.
+        let e = dev.zeros::<u8>(&[1 << 40, 1 << 40]).unwrap_err();
+        assert!(
+            matches!(&e, Error::ShapeOverflow { shape, dtype: crate::Dtype::U8 } if shape == &[1 << 40, 1 << 40]),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("more elements than a usize can count"),
+            "{e}"
+        );
+        let e = dev.upload::<f32>(&[], &[usize::MAX, 2]).unwrap_err();
+        assert!(matches!(e, Error::ShapeOverflow { .. }), "{e}");
+        // SAFETY: refused before the pointer is used.
+        let e = unsafe { Tensor::<f32>::from_raw_parts(&dev, std::ptr::null_mut(), &[1 << 62]) }
+            .unwrap_err();
+        assert!(matches!(e, Error::ShapeOverflow { .. }), "{e}");
+        // A zero dimension makes an empty tensor, whatever the others are.
+        let t = dev.alloc::<f64>(&[usize::MAX, 0]).unwrap();
+        assert!(t.is_empty());
+        assert_eq!(t.to_vec().unwrap(), Vec::<f64>::new());
+        // A real mismatch is still a length mismatch.
+        let e = dev.upload(&[1.0f32; 3], &[2, 2]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::LengthMismatch {
+                expected: 4,
+                found: 3
+            }
         );
     }
 

@@ -64,6 +64,13 @@ pub enum Error {
     },
     /// Host data and shape disagree (`Device::upload`, `Tensor::copy_from_slice`).
     LengthMismatch { expected: usize, found: usize },
+    /// A tensor of this shape cannot exist: its element count overflows `usize`, or its size
+    /// in bytes exceeds `isize::MAX` (the most any allocation can hold). Checked before anything
+    /// is allocated, on every backend.
+    ShapeOverflow { shape: Vec<usize>, dtype: Dtype },
+    /// The backend could not allocate `bytes` bytes: host memory for the CPU backend, device
+    /// memory for a GPU (the driver's out-of-memory status).
+    OutOfMemory { backend: Backend, bytes: usize },
     /// An element access outside a tensor or buffer while running on the CPU backend. This is a
     /// bug in the kernel (on a GPU it would read or write out of bounds).
     OutOfBounds {
@@ -102,6 +109,7 @@ pub enum Error {
     Graph(String),
 }
 
+use crate::Backend;
 pub use crate::Dtype;
 
 impl fmt::Display for Error {
@@ -134,6 +142,28 @@ impl fmt::Display for Error {
             }
             Error::LengthMismatch { expected, found } => {
                 write!(f, "host data has {found} elements, the shape needs {expected}")
+            }
+            Error::ShapeOverflow { shape, dtype } => {
+                let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                match count {
+                    None => write!(
+                        f,
+                        "the shape {shape:?} has more elements than a usize can count; no tensor can have it"
+                    ),
+                    Some(n) => write!(
+                        f,
+                        "a {dtype} tensor of shape {shape:?} would take {n} x {} bytes, more than \
+                         the largest possible allocation (isize::MAX bytes)",
+                        dtype.size_bytes()
+                    ),
+                }
+            }
+            Error::OutOfMemory { backend, bytes } => {
+                let memory = match backend {
+                    Backend::Cpu => "host",
+                    _ => "device",
+                };
+                write!(f, "out of memory: the {backend} backend could not allocate {bytes} bytes of {memory} memory")
             }
             Error::OutOfBounds { kernel, buffer, index, shape } => write!(
                 f,
