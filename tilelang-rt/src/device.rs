@@ -87,8 +87,10 @@ impl Device {
     /// CUDA device `ordinal` (0 is the first GPU). Every call with the same ordinal returns the
     /// same device.
     ///
+    /// # Errors
     /// [`Error::NoDevice`] when the NVIDIA driver library (libcuda) is missing or older than
-    /// CUDA 13.0, when there is no such device, or when the driver cannot open it.
+    /// CUDA 13.0, when there is no such device, or when the driver cannot open it;
+    /// [`Error::Driver`] when reading the opened device's properties fails.
     pub fn cuda(ordinal: usize) -> Result<Device> {
         static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
         Device::open_gpu(&OPEN, ordinal, || {
@@ -102,9 +104,12 @@ impl Device {
     /// [`arch`](Device::arch) is the bare target (`gfx90a`, `gfx1100`), without the target
     /// features the runtime reports (`gfx90a:sramecc+:xnack-`).
     ///
+    /// # Errors
     /// [`Error::NoDevice`] when the HIP runtime (`libamdhip64.so.7`, `.so.6` or `.so`, searched
     /// by the dynamic loader, then in `$ROCM_PATH/lib` and `/opt/rocm/lib`) is missing or older
-    /// than ROCm 6.0, when it cannot initialise, or when there is no such device.
+    /// than ROCm 6.0, when it cannot initialise, when there is no such device, or when its
+    /// properties come in a layout this build does not know; [`Error::Driver`] when reading the
+    /// opened device's properties fails.
     pub fn hip(ordinal: usize) -> Result<Device> {
         static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
         Device::open_gpu(&OPEN, ordinal, || {
@@ -138,13 +143,17 @@ impl Device {
 
     /// The best device present: the first CUDA device when there is a driver and a device,
     /// else the first HIP device when there is a runtime and a device, else the CPU backend.
-    /// Never fails today; `Result` leaves room for backends that might.
+    ///
+    /// # Errors
+    /// None today (a GPU that cannot be opened is skipped); `Result` leaves room for backends
+    /// that might.
     pub fn best() -> Result<Device> {
         Ok(Device::cuda(0)
             .or_else(|_| Device::hip(0))
             .unwrap_or_else(|_| Device::cpu()))
     }
 
+    /// Which backend runs this device's kernels.
     pub fn backend(&self) -> Backend {
         self.inner.backend
     }
@@ -176,6 +185,12 @@ impl Device {
     }
 
     /// Copies host data into a new tensor of the given shape.
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have, [`Error::LengthMismatch`] when
+    /// `data` does not have the shape's element count, [`Error::OutOfMemory`] when the host or
+    /// device memory cannot be allocated; on a GPU, [`Error::Driver`] when the copy fails and
+    /// [`Error::Graph`] while this thread records a graph on the device.
     pub fn upload<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Data(data))
     }
@@ -183,11 +198,19 @@ impl Device {
     /// A new tensor whose every element is poison (NaN for floats, see [`Element::POISON`]), so
     /// that an element a kernel forgets to write is caught. Device memory is filled with
     /// [`crate::Dtype::poison_byte`].
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have, [`Error::OutOfMemory`] when the
+    /// memory cannot be allocated; on a GPU, [`Error::Driver`] when the fill fails and
+    /// [`Error::Graph`] while this thread records a graph on the device.
     pub fn alloc<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Poison)
     }
 
     /// A new tensor of zeros.
+    ///
+    /// # Errors
+    /// As [`Device::alloc`].
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Zeros)
     }
@@ -241,6 +264,11 @@ impl Device {
     /// Runs `f` once and returns how long it took, in milliseconds: on a GPU, the device time
     /// between events recorded on the device's stream before and after `f` (so `f` should queue
     /// work, and this waits for it); on the CPU, the wall time of `f`.
+    ///
+    /// # Errors
+    /// `f`'s error; on a GPU, [`Error::Driver`] when creating, recording or reading the events
+    /// fails (a failure of the timed work can show here), and [`Error::Graph`] while this thread
+    /// records a graph on the device.
     pub fn time_ms(&self, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
         match self.gpu() {
             Some(gpu) => gpu.time_ms(&mut f),
@@ -254,6 +282,11 @@ impl Device {
 
     /// Waits for all work queued on the device. Launches on a GPU are asynchronous, and a
     /// kernel's failure shows here. The CPU backend runs synchronously.
+    ///
+    /// # Errors
+    /// On a GPU, [`Error::Driver`] when the device reports a failure of queued work (a faulting
+    /// kernel: the driver's status names it), and [`Error::Graph`] while this thread records a
+    /// graph on the device. Never on the CPU.
     pub fn synchronize(&self) -> Result<()> {
         match self.gpu() {
             Some(gpu) => gpu.synchronize(),
@@ -354,6 +387,9 @@ impl<T: Element> Tensor<T> {
     /// the work queued with the tensor has finished), and nothing else may access that memory
     /// while a kernel uses the tensor. Two such tensors may overlap: the safe launchers detect an
     /// output that overlaps another argument and refuse to launch.
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have. Nothing else is checked.
     pub unsafe fn from_raw_parts(
         device: &Device,
         ptr: *mut T,
@@ -375,10 +411,12 @@ impl<T: Element> Tensor<T> {
         })
     }
 
+    /// The dimensions, outermost first (row-major).
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
+    /// The number of elements: the product of the shape.
     pub fn len(&self) -> usize {
         match &self.storage {
             Storage::Host(v) => v.len(),
@@ -386,14 +424,17 @@ impl<T: Element> Tensor<T> {
         }
     }
 
+    /// Whether the tensor has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The element type.
     pub fn dtype(&self) -> crate::Dtype {
         T::DTYPE
     }
 
+    /// The device the tensor lives on.
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -404,13 +445,20 @@ impl<T: Element> Tensor<T> {
             Storage::Gpu { addr, .. } => Some(match self.device.gpu() {
                 Some(gpu) => Ok((gpu, addr)),
                 // Device memory is only ever created on a GPU device.
-                None => Err(Error::NoDevice(format!("{self:?} has device memory"))),
+                None => Err(Error::NotAGpu {
+                    what: format!("{self:?}, which claims device memory,"),
+                }),
             }),
             _ => None,
         }
     }
 
     /// Copies the tensor to the host, after all work queued on its device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the host cannot hold the copy; on a GPU, [`Error::Driver`]
+    /// when the copy fails (an earlier launch's failure can show here) and [`Error::Graph`]
+    /// while this thread records a graph on the device.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         match self.on_gpu() {
             None => {
@@ -433,6 +481,10 @@ impl<T: Element> Tensor<T> {
 
     /// Overwrites the tensor with host data of the same length, after all work queued on its
     /// device.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `data` has another length; on a GPU, [`Error::Driver`]
+    /// when the copy fails and [`Error::Graph`] while this thread records a graph on the device.
     pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::LengthMismatch {
@@ -452,6 +504,10 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Fills the tensor with poison (NaN for floats), so unwritten elements show.
+    ///
+    /// # Errors
+    /// On a GPU, [`Error::Driver`] when the fill fails and [`Error::Graph`] while this thread
+    /// records a graph on the device. Never on the CPU.
     pub fn poison(&mut self) -> Result<()> {
         match self.on_gpu() {
             None => self.host_mut()?.fill(T::POISON),
@@ -513,6 +569,9 @@ impl<T: Element> Tensor<T> {
 
     /// The elements in host memory, for the CPU backend; [`Error::NotOnHost`] for a tensor in
     /// device memory. Launchers call this only after the aliasing check.
+    ///
+    /// # Errors
+    /// [`Error::NotOnHost`] for a tensor in device memory.
     #[doc(hidden)]
     pub fn host(&self) -> Result<&[T]> {
         match &self.storage {
@@ -524,6 +583,9 @@ impl<T: Element> Tensor<T> {
     }
 
     /// The elements in host memory, writable; see [`Tensor::host`].
+    ///
+    /// # Errors
+    /// [`Error::NotOnHost`] for a tensor in device memory.
     #[doc(hidden)]
     pub fn host_mut(&mut self) -> Result<&mut [T]> {
         match &mut self.storage {
