@@ -36,6 +36,9 @@ struct Inner {
     backend: Backend,
     arch: String,
     name: String,
+    /// The ordinal the device was opened with (`Device::cuda(i)`, `Device::hip(i)`); `None` on
+    /// the CPU.
+    ordinal: Option<usize>,
     /// `Some` exactly when `backend` is a GPU backend, of that backend.
     gpu: Option<GpuDevice>,
 }
@@ -78,6 +81,7 @@ impl Device {
                     "host CPU ({} threads available)",
                     std::thread::available_parallelism().map_or(1, |n| n.get())
                 ),
+                ordinal: None,
                 gpu: None,
             }),
         })
@@ -134,6 +138,7 @@ impl Device {
                 backend,
                 arch,
                 name,
+                ordinal: Some(ordinal),
                 gpu: Some(gpu),
             }),
         };
@@ -162,6 +167,14 @@ impl Device {
     /// capability), `"gfx1100"` (the bare HIP target), ...
     pub fn arch(&self) -> &str {
         &self.inner.arch
+    }
+
+    /// The device's ordinal within its backend: `Some(i)` for `Device::cuda(i)` or
+    /// `Device::hip(i)` (the index the driver or runtime uses for it, after
+    /// `CUDA_VISIBLE_DEVICES` / `HIP_VISIBLE_DEVICES`), `None` for the CPU. A vendor library
+    /// that works on "the current device" (rocBLAS, MIOpen) needs it.
+    pub fn ordinal(&self) -> Option<usize> {
+        self.inner.ordinal
     }
 
     /// A human-readable description of the device: the GPU's name, or the host CPU.
@@ -660,6 +673,7 @@ mod tests {
         let dev = Device::cpu();
         assert_eq!(dev.arch(), "cpu");
         assert_eq!(dev.backend(), Backend::Cpu);
+        assert_eq!(dev.ordinal(), None);
         let mut t = dev.upload(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
         assert_eq!(t.host().unwrap(), &[1.0, 2.0, 3.0]);
         t.host_mut().unwrap()[1] = 5.0;
