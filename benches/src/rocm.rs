@@ -31,11 +31,10 @@
 //!   plain `miopenCreate` would create a private stream in MIOpen's developer builds.
 //!
 //! Both libraries bind their handle to the **current** HIP device when it is created
-//! (`hipGetDevice`) and launch on the current device. Our runtime does not expose its ordinal or
-//! leave a device current, so this module opens `libamdhip64` too, resolving only
+//! (`hipGetDevice`) and launch on the current device. Our runtime does not leave a device
+//! current, so this module opens `libamdhip64` too, resolving only
 //! `hipSetDevice`, and calls it before creating a handle and before every library call (a
-//! thread-local setting, cheap). The ordinal is found by comparing the [`Device`] with
-//! `Device::hip(0)`, `Device::hip(1)`, ... (each ordinal maps to one shared `Device`). The
+//! thread-local setting, cheap), with the ordinal of [`Device::ordinal`]. The
 //! `libamdhip64` candidates are tried in the same order as `tilelang-rt`, and the dynamic loader
 //! hands back the already loaded runtime for the same soname, so rocBLAS, MIOpen, this module and
 //! our runtime share one HIP runtime. (Unchecked hazard: a rocBLAS of another ROCm major version
@@ -582,27 +581,19 @@ unsafe fn c_str(p: *const c_char) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 // The device.
 
-/// The HIP ordinal of `dev`, which must be a HIP device: the `i` for which `Device::hip(i)` is
-/// `dev` (the runtime hands out one shared `Device` per ordinal).
+/// The HIP ordinal of `dev` ([`Device::ordinal`]), which must be a HIP device.
 fn hip_ordinal(dev: &Device, what: &str) -> Result<c_int, String> {
-    if dev.backend() != Backend::Hip {
-        return Err(format!(
-            "{what} needs an AMD GPU opened with Device::hip; {} is a {:?} device",
-            dev.name(),
-            dev.backend()
-        ));
-    }
-    for i in 0..256usize {
-        match Device::hip(i) {
-            Ok(d) if d == *dev => return Ok(i as c_int),
-            Ok(_) => {}
-            Err(_) => break,
+    let ordinal = match (dev.backend(), dev.ordinal()) {
+        (Backend::Hip, Some(ordinal)) => ordinal,
+        _ => {
+            return Err(format!(
+                "{what} needs an AMD GPU opened with Device::hip; {} is a {:?} device",
+                dev.name(),
+                dev.backend()
+            ))
         }
-    }
-    Err(format!(
-        "{what}: {} is a HIP device, but no Device::hip(i) is this device",
-        dev.name()
-    ))
+    };
+    c_int::try_from(ordinal).map_err(|_| format!("{what}: HIP ordinal {ordinal} exceeds an int"))
 }
 
 /// Makes `ordinal` the calling thread's current HIP device.
@@ -1727,5 +1718,18 @@ mod tests {
         assert_eq!(fwd_algo_name(5), "ImplicitGEMM");
         assert_eq!(std::mem::size_of::<ConvAlgoPerf>(), 16);
         assert_eq!(std::mem::align_of::<ConvAlgoPerf>(), 8);
+    }
+
+    #[test]
+    fn the_ordinal_comes_from_the_device() {
+        let e = hip_ordinal(&Device::cpu(), "rocBLAS").unwrap_err();
+        assert!(
+            e.contains("rocBLAS needs an AMD GPU opened with Device::hip"),
+            "{e}"
+        );
+        assert!(e.contains("Cpu device"), "{e}");
+        if let Ok(dev) = Device::hip(0) {
+            assert_eq!(hip_ordinal(&dev, "rocBLAS").unwrap(), 0);
+        }
     }
 }

@@ -161,7 +161,7 @@ fn group_name(spec: &Spec) -> String {
 }
 
 fn vendor_err(e: String) -> Error {
-    Error::Driver(e)
+    Error::External(e)
 }
 
 impl<'c> Runner<'c> {

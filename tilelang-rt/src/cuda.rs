@@ -15,7 +15,7 @@
 
 use crate::gpu::{KernelArg, Object};
 use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
-use crate::{Error, Result};
+use crate::{Backend, Error, GpuBackend, Resource, Result};
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
 use std::ffi::c_void;
 use std::fmt;
@@ -39,8 +39,22 @@ fn describe(e: DriverError) -> String {
     }
 }
 
-fn driver_error(what: impl fmt::Display, e: DriverError) -> Error {
-    Error::Driver(format!("{what}: {}", describe(e)))
+/// [`Error::Driver`] for the driver call `op`, made while doing `context`.
+fn driver_error(op: &'static str, context: impl fmt::Display, e: DriverError) -> Error {
+    let code = e.0 as i32;
+    Error::Driver {
+        backend: GpuBackend::Cuda,
+        op,
+        context: context.to_string(),
+        code,
+        name: e.error_name().map_or_else(
+            |_| format!("CUresult {code}"),
+            |s| s.to_string_lossy().into_owned(),
+        ),
+        description: e
+            .error_string()
+            .map_or_else(|_| String::new(), |s| s.to_string_lossy().into_owned()),
+    }
 }
 
 /// Checks once that libcuda can be loaded and is recent enough. Until this has succeeded,
@@ -85,6 +99,12 @@ pub(crate) struct CudaDevice {
     /// The context's default stream; see the module docs.
     stream: Arc<CudaStream>,
     modules: ModuleCache<Loaded>,
+    /// The call cudarc allocates with (stream-ordered where the device has memory pools, as
+    /// cudarc decides), for errors.
+    alloc_op: &'static str,
+    /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: the most shared memory a block
+    /// can have, static and dynamic together, once a kernel opts in.
+    max_shared_optin: i32,
     /// The graph being recorded, if any; `recording` says whether it is `Some` without locking.
     graph: Mutex<Option<Recording>>,
     recording: AtomicBool,
@@ -122,15 +142,27 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
     unsafe { ctx.disable_event_tracking() };
     let (major, minor) = ctx
         .compute_capability()
-        .map_err(|e| driver_error("reading the compute capability", e))?;
+        .map_err(|e| driver_error("cuDeviceGetAttribute", "reading the compute capability", e))?;
     let name = ctx
         .name()
-        .map_err(|e| driver_error("reading the device name", e))?;
+        .map_err(|e| driver_error("cuDeviceGetName", "reading the device name", e))?;
+    let pools = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)
+        .map_err(|e| driver_error("cuDeviceGetAttribute", "reading memory pool support", e))?;
+    let max_shared_optin = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(|e| driver_error("cuDeviceGetAttribute", "reading the shared memory limit", e))?;
     let stream = ctx.default_stream();
     let dev = CudaDevice {
         ctx,
         stream,
         modules: ModuleCache::new(),
+        alloc_op: if pools > 0 {
+            "cuMemAllocAsync"
+        } else {
+            "cuMemAlloc"
+        },
+        max_shared_optin,
         graph: Mutex::new(None),
         recording: AtomicBool::new(false),
     };
@@ -158,7 +190,7 @@ impl CudaDevice {
     fn bind(&self) -> Result<()> {
         self.ctx
             .bind_to_thread()
-            .map_err(|e| driver_error("making the CUDA context current", e))
+            .map_err(|e| driver_error("cuCtxSetCurrent", "making the CUDA context current", e))
     }
 
     /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
@@ -167,8 +199,16 @@ impl CudaDevice {
     pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
         let n = bytes.max(1);
         // SAFETY: u8 has no invalid values; the caller sets unset memory before it is read.
-        let slice = unsafe { self.stream.alloc::<u8>(n) }
-            .map_err(|e| driver_error(format_args!("allocating {bytes} bytes"), e))?;
+        let slice = unsafe { self.stream.alloc::<u8>(n) }.map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory {
+                    backend: Backend::Cuda,
+                    bytes: n,
+                }
+            } else {
+                driver_error(self.alloc_op, format_args!("allocating {n} bytes"), e)
+            }
+        })?;
         let buf = DeviceBuffer(slice);
         if let Some(byte) = fill {
             // SAFETY: `buf` is a live allocation of `n` bytes on this device.
@@ -187,8 +227,13 @@ impl CudaDevice {
         }
         self.bind()?;
         // SAFETY: the caller's contract.
-        unsafe { result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
-            .map_err(|e| driver_error(format_args!("filling {bytes} bytes of device memory"), e))
+        unsafe { result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }.map_err(|e| {
+            driver_error(
+                "cuMemsetD8Async",
+                format_args!("filling {bytes} bytes of device memory"),
+                e,
+            )
+        })
     }
 
     /// Copies `src` to device memory at `ptr`, after all queued work, and waits for the copy.
@@ -203,6 +248,7 @@ impl CudaDevice {
         // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
         unsafe { result::memcpy_htod_async(ptr, src, self.stream.cu_stream()) }.map_err(|e| {
             driver_error(
+                "cuMemcpyHtoDAsync",
                 format_args!("copying {} bytes to the device", std::mem::size_of_val(src)),
                 e,
             )
@@ -223,8 +269,13 @@ impl CudaDevice {
         let bytes = std::mem::size_of_val(dst);
         self.bind()?;
         // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
-        unsafe { result::memcpy_dtoh_async(dst, ptr, self.stream.cu_stream()) }
-            .map_err(|e| driver_error(format_args!("copying {bytes} bytes from the device"), e))?;
+        unsafe { result::memcpy_dtoh_async(dst, ptr, self.stream.cu_stream()) }.map_err(|e| {
+            driver_error(
+                "cuMemcpyDtoHAsync",
+                format_args!("copying {bytes} bytes from the device"),
+                e,
+            )
+        })?;
         self.synchronize()
     }
 
@@ -232,6 +283,7 @@ impl CudaDevice {
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(|e| {
             driver_error(
+                "cuStreamSynchronize",
                 "waiting for the device (an earlier launch or copy may have failed)",
                 e,
             )
@@ -241,25 +293,25 @@ impl CudaDevice {
     /// Device milliseconds between events recorded on the stream before and after `f`.
     pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let event = |what| move |e| driver_error(format_args!("timing: {what}"), e);
+        let event = |op, what| move |e| driver_error(op, format_args!("timing: {what}"), e);
         let start = self
             .ctx
             .new_event(timing)
-            .map_err(event("creating an event"))?;
+            .map_err(event("cuEventCreate", "creating an event"))?;
         let end = self
             .ctx
             .new_event(timing)
-            .map_err(event("creating an event"))?;
+            .map_err(event("cuEventCreate", "creating an event"))?;
         start
             .record(&self.stream)
-            .map_err(event("recording the start"))?;
+            .map_err(event("cuEventRecord", "recording the start"))?;
         f()?;
         end.record(&self.stream)
-            .map_err(event("recording the end"))?;
+            .map_err(event("cuEventRecord", "recording the end"))?;
         // Waits for both events.
         let ms = start
             .elapsed_ms(&end)
-            .map_err(event("reading the elapsed time"))?;
+            .map_err(event("cuEventElapsedTime", "reading the elapsed time"))?;
         Ok(f64::from(ms))
     }
 
@@ -297,6 +349,7 @@ impl CudaDevice {
         }
         .map_err(|e| {
             driver_error(
+                "cuLaunchKernel",
                 format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
                 e,
             )
@@ -329,7 +382,7 @@ impl CudaDevice {
         // SAFETY: writes one handle; flags must be 0.
         unsafe { sys::cuGraphCreate(&mut graph, 0) }
             .result()
-            .map_err(|e| driver_error("creating a graph", e))?;
+            .map_err(|e| driver_error("cuGraphCreate", "creating a graph", e))?;
         *slot = Some(Recording {
             thread: std::thread::current().id(),
             graph,
@@ -385,7 +438,9 @@ impl CudaDevice {
         // handle. Flags 0: no auto-free, default upload.
         unsafe { sys::cuGraphInstantiateWithFlags(&mut graph.exec, graph.graph, 0) }
             .result()
-            .map_err(|e| driver_error("instantiating the graph", e))?;
+            .map_err(|e| {
+                driver_error("cuGraphInstantiateWithFlags", "instantiating the graph", e)
+            })?;
         Ok(Some(RecordedGraph {
             graph,
             launches: rec.launches,
@@ -439,6 +494,7 @@ impl CudaDevice {
         .result()
         .map_err(|e| {
             driver_error(
+                "cuGraphAddKernelNode",
                 format_args!(
                     "{}: recording {grid:?} blocks into a graph",
                     what(kernel, object)
@@ -463,7 +519,7 @@ impl CudaDevice {
         // use is kept allocated by its owner (`crate::Graph`).
         unsafe { sys::cuGraphLaunch(graph.exec, self.stream.cu_stream()) }
             .result()
-            .map_err(|e| driver_error("launching a graph", e))
+            .map_err(|e| driver_error("cuGraphLaunch", "launching a graph", e))
     }
 
     fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
@@ -473,7 +529,13 @@ impl CudaDevice {
         // SAFETY: `aligned` holds the image and a terminating zero byte, and lives through the
         // call; the driver copies what it loads.
         let module = unsafe { result::module::load_data(aligned.as_ptr() as *const c_void) }
-            .map_err(|e| driver_error(format_args!("{what}: loading the image"), e))?;
+            .map_err(|e| {
+                driver_error(
+                    "cuModuleLoadData",
+                    format_args!("{what}: loading the image"),
+                    e,
+                )
+            })?;
         // From here on, dropping `loaded` unloads the module.
         let mut loaded = Loaded {
             ctx: self.ctx.clone(),
@@ -483,10 +545,56 @@ impl CudaDevice {
         // SAFETY: `module` is loaded and stays so while `loaded` lives.
         loaded.function = unsafe { result::module::get_function(module, entry) }.map_err(|e| {
             driver_error(
+                "cuModuleGetFunction",
                 format_args!("{what}: finding the entry `{}`", object.entry),
                 e,
             )
         })?;
+        // Checked here for a clear error (the launch would fail with
+        // CUDA_ERROR_INVALID_VALUE): the block size against the function's limit (its launch
+        // bound, or what its registers allow), and static + dynamic shared memory against the
+        // device's opt-in maximum per block.
+        let attribute = |attr, what_attr| {
+            // SAFETY: `loaded.function` is a function of the loaded module.
+            unsafe { result::function::get_function_attribute(loaded.function, attr) }.map_err(
+                |e| {
+                    driver_error(
+                        "cuFuncGetAttribute",
+                        format_args!("{what}: reading {what_attr}"),
+                        e,
+                    )
+                },
+            )
+        };
+        let max_threads = attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            "its threads per block limit",
+        )?;
+        if i64::from(object.threads) > i64::from(max_threads) {
+            return Err(Error::ResourceLimit {
+                kernel,
+                config: object.config,
+                what: Resource::ThreadsPerBlock,
+                requested: object.threads.into(),
+                max: max_threads.max(0) as u64,
+            });
+        }
+        if object.shared_bytes > 0 {
+            let static_bytes = attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                "its static shared memory",
+            )?;
+            let max_dynamic = i64::from(self.max_shared_optin) - i64::from(static_bytes);
+            if i64::from(object.shared_bytes) > max_dynamic {
+                return Err(Error::ResourceLimit {
+                    kernel,
+                    config: object.config,
+                    what: Resource::DynamicSharedMemory,
+                    requested: object.shared_bytes.into(),
+                    max: max_dynamic.max(0) as u64,
+                });
+            }
+        }
         if object.shared_bytes > 48 * 1024 {
             let bytes = i32::try_from(object.shared_bytes).unwrap_or(i32::MAX);
             // SAFETY: `loaded.function` is a function of the loaded module.
@@ -499,6 +607,7 @@ impl CudaDevice {
             }
             .map_err(|e| {
                 driver_error(
+                    "cuFuncSetAttribute",
                     format_args!("{what}: allowing {bytes} bytes of shared memory"),
                     e,
                 )

@@ -22,10 +22,23 @@ pub enum Backend {
     Hip,
 }
 
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cpu => "CPU",
+            Backend::Cuda => "CUDA",
+            Backend::Hip => "HIP",
+        })
+    }
+}
+
 struct Inner {
     backend: Backend,
     arch: String,
     name: String,
+    /// The ordinal the device was opened with (`Device::cuda(i)`, `Device::hip(i)`); `None` on
+    /// the CPU.
+    ordinal: Option<usize>,
     /// `Some` exactly when `backend` is a GPU backend, of that backend.
     gpu: Option<GpuDevice>,
 }
@@ -68,6 +81,7 @@ impl Device {
                     "host CPU ({} threads available)",
                     std::thread::available_parallelism().map_or(1, |n| n.get())
                 ),
+                ordinal: None,
                 gpu: None,
             }),
         })
@@ -77,8 +91,10 @@ impl Device {
     /// CUDA device `ordinal` (0 is the first GPU). Every call with the same ordinal returns the
     /// same device.
     ///
+    /// # Errors
     /// [`Error::NoDevice`] when the NVIDIA driver library (libcuda) is missing or older than
-    /// CUDA 13.0, when there is no such device, or when the driver cannot open it.
+    /// CUDA 13.0, when there is no such device, or when the driver cannot open it;
+    /// [`Error::Driver`] when reading the opened device's properties fails.
     pub fn cuda(ordinal: usize) -> Result<Device> {
         static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
         Device::open_gpu(&OPEN, ordinal, || {
@@ -92,9 +108,12 @@ impl Device {
     /// [`arch`](Device::arch) is the bare target (`gfx90a`, `gfx1100`), without the target
     /// features the runtime reports (`gfx90a:sramecc+:xnack-`).
     ///
+    /// # Errors
     /// [`Error::NoDevice`] when the HIP runtime (`libamdhip64.so.7`, `.so.6` or `.so`, searched
     /// by the dynamic loader, then in `$ROCM_PATH/lib` and `/opt/rocm/lib`) is missing or older
-    /// than ROCm 6.0, when it cannot initialise, or when there is no such device.
+    /// than ROCm 6.0, when it cannot initialise, when there is no such device, or when its
+    /// properties come in a layout this build does not know; [`Error::Driver`] when reading the
+    /// opened device's properties fails.
     pub fn hip(ordinal: usize) -> Result<Device> {
         static OPEN: Mutex<Vec<(usize, Device)>> = Mutex::new(Vec::new());
         Device::open_gpu(&OPEN, ordinal, || {
@@ -119,6 +138,7 @@ impl Device {
                 backend,
                 arch,
                 name,
+                ordinal: Some(ordinal),
                 gpu: Some(gpu),
             }),
         };
@@ -128,13 +148,17 @@ impl Device {
 
     /// The best device present: the first CUDA device when there is a driver and a device,
     /// else the first HIP device when there is a runtime and a device, else the CPU backend.
-    /// Never fails today; `Result` leaves room for backends that might.
+    ///
+    /// # Errors
+    /// None today (a GPU that cannot be opened is skipped); `Result` leaves room for backends
+    /// that might.
     pub fn best() -> Result<Device> {
         Ok(Device::cuda(0)
             .or_else(|_| Device::hip(0))
             .unwrap_or_else(|_| Device::cpu()))
     }
 
+    /// Which backend runs this device's kernels.
     pub fn backend(&self) -> Backend {
         self.inner.backend
     }
@@ -143,6 +167,14 @@ impl Device {
     /// capability), `"gfx1100"` (the bare HIP target), ...
     pub fn arch(&self) -> &str {
         &self.inner.arch
+    }
+
+    /// The device's ordinal within its backend: `Some(i)` for `Device::cuda(i)` or
+    /// `Device::hip(i)` (the index the driver or runtime uses for it, after
+    /// `CUDA_VISIBLE_DEVICES` / `HIP_VISIBLE_DEVICES`), `None` for the CPU. A vendor library
+    /// that works on "the current device" (rocBLAS, MIOpen) needs it.
+    pub fn ordinal(&self) -> Option<usize> {
+        self.inner.ordinal
     }
 
     /// A human-readable description of the device: the GPU's name, or the host CPU.
@@ -166,6 +198,12 @@ impl Device {
     }
 
     /// Copies host data into a new tensor of the given shape.
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have, [`Error::LengthMismatch`] when
+    /// `data` does not have the shape's element count, [`Error::OutOfMemory`] when the host or
+    /// device memory cannot be allocated; on a GPU, [`Error::Driver`] when the copy fails and
+    /// [`Error::Graph`] while this thread records a graph on the device.
     pub fn upload<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Data(data))
     }
@@ -173,17 +211,25 @@ impl Device {
     /// A new tensor whose every element is poison (NaN for floats, see [`Element::POISON`]), so
     /// that an element a kernel forgets to write is caught. Device memory is filled with
     /// [`crate::Dtype::poison_byte`].
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have, [`Error::OutOfMemory`] when the
+    /// memory cannot be allocated; on a GPU, [`Error::Driver`] when the fill fails and
+    /// [`Error::Graph`] while this thread records a graph on the device.
     pub fn alloc<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Poison)
     }
 
     /// A new tensor of zeros.
+    ///
+    /// # Errors
+    /// As [`Device::alloc`].
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>> {
         self.create(shape, Init::Zeros)
     }
 
     fn create<T: Element>(&self, shape: &[usize], init: Init<'_, T>) -> Result<Tensor<T>> {
-        let n = shape_len(shape)?;
+        let (n, bytes) = sizes::<T>(shape)?;
         if let Init::Data(data) = init {
             if n != data.len() {
                 return Err(Error::LengthMismatch {
@@ -193,18 +239,22 @@ impl Device {
             }
         }
         let storage = match self.gpu() {
-            None => Storage::Host(match init {
-                Init::Data(data) => data.to_vec(),
-                Init::Poison => vec![T::POISON; n],
-                Init::Zeros => vec![T::default(); n],
-            }),
+            None => {
+                let mut v = host_vec::<T>(n)?;
+                match init {
+                    Init::Data(data) => v.extend_from_slice(data),
+                    Init::Poison => v.resize(n, T::POISON),
+                    Init::Zeros => v.resize(n, T::default()),
+                }
+                Storage::Host(v)
+            }
             Some(gpu) => {
                 let fill = match init {
                     Init::Data(_) => None,
                     Init::Poison => Some(T::DTYPE.poison_byte()),
                     Init::Zeros => Some(0),
                 };
-                let buf = gpu.alloc(byte_len::<T>(n)?, fill)?;
+                let buf = gpu.alloc(bytes, fill)?;
                 let addr = buf.ptr();
                 if let Init::Data(data) = init {
                     // SAFETY: `buf` holds `n` elements and `data` is `n` elements long.
@@ -227,6 +277,11 @@ impl Device {
     /// Runs `f` once and returns how long it took, in milliseconds: on a GPU, the device time
     /// between events recorded on the device's stream before and after `f` (so `f` should queue
     /// work, and this waits for it); on the CPU, the wall time of `f`.
+    ///
+    /// # Errors
+    /// `f`'s error; on a GPU, [`Error::Driver`] when creating, recording or reading the events
+    /// fails (a failure of the timed work can show here), and [`Error::Graph`] while this thread
+    /// records a graph on the device.
     pub fn time_ms(&self, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
         match self.gpu() {
             Some(gpu) => gpu.time_ms(&mut f),
@@ -240,6 +295,11 @@ impl Device {
 
     /// Waits for all work queued on the device. Launches on a GPU are asynchronous, and a
     /// kernel's failure shows here. The CPU backend runs synchronously.
+    ///
+    /// # Errors
+    /// On a GPU, [`Error::Driver`] when the device reports a failure of queued work (a faulting
+    /// kernel: the driver's status names it), and [`Error::Graph`] while this thread records a
+    /// graph on the device. Never on the CPU.
     pub fn synchronize(&self) -> Result<()> {
         match self.gpu() {
             Some(gpu) => gpu.synchronize(),
@@ -248,24 +308,41 @@ impl Device {
     }
 }
 
-fn shape_len(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or(Error::LengthMismatch {
-            expected: usize::MAX,
-            found: 0,
-        })
+/// The element count and the size in bytes of a tensor of `shape` holding `T`:
+/// [`Error::ShapeOverflow`] when the count overflows `usize` or the bytes exceed `isize::MAX`
+/// (no allocation can be larger). A shape with a zero dimension has no elements, whatever the
+/// other dimensions are.
+fn sizes<T: Element>(shape: &[usize]) -> Result<(usize, usize)> {
+    let overflow = || Error::ShapeOverflow {
+        shape: shape.to_vec(),
+        dtype: T::DTYPE,
+    };
+    let n = if shape.contains(&0) {
+        0
+    } else {
+        shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(overflow)?
+    };
+    let bytes = n
+        .checked_mul(std::mem::size_of::<T>())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(overflow)?;
+    Ok((n, bytes))
 }
 
-/// The bytes `n` elements of `T` take.
-fn byte_len<T>(n: usize) -> Result<usize> {
-    n.checked_mul(std::mem::size_of::<T>())
-        .ok_or(Error::LengthMismatch {
-            expected: usize::MAX,
-            found: 0,
-        })
+/// An empty vector with room for `n` elements, or [`Error::OutOfMemory`] (the CPU backend)
+/// when the host cannot provide it, instead of the abort of `vec!`. `n` elements of `T` must
+/// fit in `isize::MAX` bytes ([`sizes`]). With memory overcommit the reservation can succeed
+/// and filling it can still run the host out of memory; nothing here can prevent that.
+fn host_vec<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
+        backend: Backend::Cpu,
+        bytes: n.saturating_mul(std::mem::size_of::<T>()),
+    })?;
+    Ok(v)
 }
 
 enum Storage<T> {
@@ -323,13 +400,15 @@ impl<T: Element> Tensor<T> {
     /// the work queued with the tensor has finished), and nothing else may access that memory
     /// while a kernel uses the tensor. Two such tensors may overlap: the safe launchers detect an
     /// output that overlaps another argument and refuse to launch.
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`] for a shape no tensor can have. Nothing else is checked.
     pub unsafe fn from_raw_parts(
         device: &Device,
         ptr: *mut T,
         shape: &[usize],
     ) -> Result<Tensor<T>> {
-        let len = shape_len(shape)?;
-        byte_len::<T>(len)?;
+        let (len, _) = sizes::<T>(shape)?;
         let storage = match device.gpu() {
             None => Storage::HostRaw { ptr, len },
             Some(_) => Storage::Gpu {
@@ -345,10 +424,12 @@ impl<T: Element> Tensor<T> {
         })
     }
 
+    /// The dimensions, outermost first (row-major).
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
+    /// The number of elements: the product of the shape.
     pub fn len(&self) -> usize {
         match &self.storage {
             Storage::Host(v) => v.len(),
@@ -356,14 +437,17 @@ impl<T: Element> Tensor<T> {
         }
     }
 
+    /// Whether the tensor has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The element type.
     pub fn dtype(&self) -> crate::Dtype {
         T::DTYPE
     }
 
+    /// The device the tensor lives on.
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -374,19 +458,32 @@ impl<T: Element> Tensor<T> {
             Storage::Gpu { addr, .. } => Some(match self.device.gpu() {
                 Some(gpu) => Ok((gpu, addr)),
                 // Device memory is only ever created on a GPU device.
-                None => Err(Error::NoDevice(format!("{self:?} has device memory"))),
+                None => Err(Error::NotAGpu {
+                    what: format!("{self:?}, which claims device memory,"),
+                }),
             }),
             _ => None,
         }
     }
 
     /// Copies the tensor to the host, after all work queued on its device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the host cannot hold the copy; on a GPU, [`Error::Driver`]
+    /// when the copy fails (an earlier launch's failure can show here) and [`Error::Graph`]
+    /// while this thread records a graph on the device.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         match self.on_gpu() {
-            None => Ok(self.host()?.to_vec()),
+            None => {
+                let data = self.host()?;
+                let mut v = host_vec(data.len())?;
+                v.extend_from_slice(data);
+                Ok(v)
+            }
             Some(gpu) => {
                 let (gpu, addr) = gpu?;
-                let mut v = vec![T::default(); self.len()];
+                let mut v = host_vec(self.len())?;
+                v.resize(self.len(), T::default());
                 // SAFETY: `addr` holds `len` elements (the tensor's invariant); every bit
                 // pattern is a valid `Element`.
                 unsafe { gpu.dtoh(&mut v, addr) }?;
@@ -397,6 +494,10 @@ impl<T: Element> Tensor<T> {
 
     /// Overwrites the tensor with host data of the same length, after all work queued on its
     /// device.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `data` has another length; on a GPU, [`Error::Driver`]
+    /// when the copy fails and [`Error::Graph`] while this thread records a graph on the device.
     pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::LengthMismatch {
@@ -416,13 +517,23 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Fills the tensor with poison (NaN for floats), so unwritten elements show.
+    ///
+    /// # Errors
+    /// On a GPU, [`Error::Driver`] when the fill fails and [`Error::Graph`] while this thread
+    /// records a graph on the device. Never on the CPU.
     pub fn poison(&mut self) -> Result<()> {
         match self.on_gpu() {
             None => self.host_mut()?.fill(T::POISON),
             Some(gpu) => {
                 let (gpu, addr) = gpu?;
                 // SAFETY: `addr` holds `len` elements.
-                unsafe { gpu.memset(addr, T::DTYPE.poison_byte(), byte_len::<T>(self.len())?) }?;
+                unsafe {
+                    gpu.memset(
+                        addr,
+                        T::DTYPE.poison_byte(),
+                        std::mem::size_of::<T>() * self.len(),
+                    )
+                }?;
             }
         }
         Ok(())
@@ -471,6 +582,9 @@ impl<T: Element> Tensor<T> {
 
     /// The elements in host memory, for the CPU backend; [`Error::NotOnHost`] for a tensor in
     /// device memory. Launchers call this only after the aliasing check.
+    ///
+    /// # Errors
+    /// [`Error::NotOnHost`] for a tensor in device memory.
     #[doc(hidden)]
     pub fn host(&self) -> Result<&[T]> {
         match &self.storage {
@@ -482,6 +596,9 @@ impl<T: Element> Tensor<T> {
     }
 
     /// The elements in host memory, writable; see [`Tensor::host`].
+    ///
+    /// # Errors
+    /// [`Error::NotOnHost`] for a tensor in device memory.
     #[doc(hidden)]
     pub fn host_mut(&mut self) -> Result<&mut [T]> {
         match &mut self.storage {
@@ -556,6 +673,7 @@ mod tests {
         let dev = Device::cpu();
         assert_eq!(dev.arch(), "cpu");
         assert_eq!(dev.backend(), Backend::Cpu);
+        assert_eq!(dev.ordinal(), None);
         let mut t = dev.upload(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
         assert_eq!(t.host().unwrap(), &[1.0, 2.0, 3.0]);
         t.host_mut().unwrap()[1] = 5.0;
@@ -572,6 +690,76 @@ mod tests {
         assert_eq!(
             dev.alloc::<u8>(&[1]).unwrap().to_vec().unwrap(),
             vec![u8::POISON]
+        );
+    }
+
+    #[test]
+    fn a_host_allocation_too_large_for_memory_is_out_of_memory() {
+        // 2^62 bytes: a valid size no host has, refused by the allocator, not an abort.
+        let dev = Device::cpu();
+        for e in [
+            dev.alloc::<f32>(&[1 << 60]).unwrap_err(),
+            dev.zeros::<f32>(&[1 << 30, 1 << 30]).unwrap_err(),
+            dev.alloc::<u8>(&[1 << 62]).unwrap_err(),
+        ] {
+            assert!(
+                matches!(e, Error::OutOfMemory { backend: Backend::Cpu, bytes } if bytes == 1 << 62),
+                "{e}"
+            );
+            let msg = e.to_string();
+            assert!(
+                msg.contains("4611686018427387904 bytes of host memory"),
+                "{msg}"
+            );
+        }
+        // The device still works afterwards.
+        assert_eq!(dev.zeros::<f32>(&[2]).unwrap().to_vec().unwrap(), [0.0; 2]);
+    }
+
+    #[test]
+    fn shapes_too_large_to_address_are_shape_overflow() {
+        let dev = Device::cpu();
+        // 2^63 bytes of f64: more than isize::MAX, which no allocation can hold.
+        let e = dev.alloc::<f64>(&[1 << 60]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::ShapeOverflow {
+                shape: vec![1 << 60],
+                dtype: crate::Dtype::F64
+            }
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("1152921504606846976 x 8 bytes"), "{msg}");
+        assert!(msg.contains("isize::MAX"), "{msg}");
+        // The element count itself overflows.
+        let e = dev.zeros::<u8>(&[1 << 40, 1 << 40]).unwrap_err();
+        assert!(
+            matches!(&e, Error::ShapeOverflow { shape, dtype: crate::Dtype::U8 } if shape == &[1 << 40, 1 << 40]),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("more elements than a usize can count"),
+            "{e}"
+        );
+        let e = dev.upload::<f32>(&[], &[usize::MAX, 2]).unwrap_err();
+        assert!(matches!(e, Error::ShapeOverflow { .. }), "{e}");
+        // SAFETY: refused before the pointer is used.
+        let e = unsafe { Tensor::<f32>::from_raw_parts(&dev, std::ptr::null_mut(), &[1 << 62]) }
+            .unwrap_err();
+        assert!(matches!(e, Error::ShapeOverflow { .. }), "{e}");
+        // A zero dimension makes an empty tensor, whatever the others are.
+        let t = dev.alloc::<f64>(&[usize::MAX, 0]).unwrap();
+        assert!(t.is_empty());
+        assert_eq!(t.to_vec().unwrap(), Vec::<f64>::new());
+        // A real mismatch is still a length mismatch.
+        let e = dev.upload(&[1.0f32; 3], &[2, 2]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::LengthMismatch {
+                expected: 4,
+                found: 3
+            }
         );
     }
 

@@ -64,6 +64,13 @@ pub enum Error {
     },
     /// Host data and shape disagree (`Device::upload`, `Tensor::copy_from_slice`).
     LengthMismatch { expected: usize, found: usize },
+    /// A tensor of this shape cannot exist: its element count overflows `usize`, or its size
+    /// in bytes exceeds `isize::MAX` (the most any allocation can hold). Checked before anything
+    /// is allocated, on every backend.
+    ShapeOverflow { shape: Vec<usize>, dtype: Dtype },
+    /// The backend could not allocate `bytes` bytes: host memory for the CPU backend, device
+    /// memory for a GPU (the driver's out-of-memory status).
+    OutOfMemory { backend: Backend, bytes: usize },
     /// An element access outside a tensor or buffer while running on the CPU backend. This is a
     /// bug in the kernel (on a GPU it would read or write out of bounds).
     OutOfBounds {
@@ -79,8 +86,15 @@ pub enum Error {
         kernel: &'static str,
         grid: Vec<i64>,
     },
-    /// No device of the requested kind is available, or the device cannot run this work.
+    /// No device of the requested kind can be opened: its driver or runtime library is missing
+    /// or too old, it fails to initialise, or there is no device of that ordinal. The message
+    /// says which, and the fix.
     NoDevice(String),
+    /// An operation that needs a GPU was asked of a device that is not one (the CPU).
+    NotAGpu {
+        /// What was asked, e.g. `gemm: Device::launch_gpu`.
+        what: String,
+    },
     /// The kernel has no GPU object for the device's arch: the build did not compile it.
     ArchNotCompiled {
         kernel: &'static str,
@@ -89,19 +103,116 @@ pub enum Error {
         /// The archs the build compiled objects for, in order; empty when it compiled none.
         compiled: Vec<&'static str>,
     },
-    /// A call into the GPU driver failed. The message names the operation (and the kernel for
-    /// launches) and the driver's error. Errors of a launch may only show at the next
-    /// synchronizing call (`Device::synchronize`, `Tensor::to_vec`).
-    Driver(String),
+    /// A call into the GPU driver (CUDA) or runtime (HIP) failed. Errors of a launch may only
+    /// show at the next synchronizing call (`Device::synchronize`, `Tensor::to_vec`), where `op`
+    /// is the synchronization. [`Error::is_out_of_memory`] tells the driver's out-of-memory
+    /// status apart; a failed allocation is [`Error::OutOfMemory`] instead.
+    Driver {
+        backend: GpuBackend,
+        /// The driver call that failed, as named in the driver's API: `cuMemcpyHtoDAsync`,
+        /// `hipModuleLaunchKernel`, ...
+        op: &'static str,
+        /// What the runtime was doing, naming the kernel, config and arch for loads and launches.
+        context: String,
+        /// The driver's status: a `CUresult` or `hipError_t` value.
+        code: i32,
+        /// The driver's name for the status: `CUDA_ERROR_ILLEGAL_ADDRESS`, `hipErrorInvalidValue`
+        /// (`"CUresult 999"` style when the driver has no name for it).
+        name: String,
+        /// The driver's description of the status (`"an illegal memory access was
+        /// encountered"`), empty when it gives none.
+        description: String,
+    },
+    /// A kernel's object asks for more of a per-block resource than the device or the compiled
+    /// kernel allows; checked when the object is loaded, before anything is launched.
+    ResourceLimit {
+        kernel: &'static str,
+        config: &'static str,
+        what: Resource,
+        /// What the object asks for.
+        requested: u64,
+        /// The most the device and kernel allow.
+        max: u64,
+    },
+    /// A kernel's GPU object cannot be handed to the driver (an empty image, an entry name with
+    /// a NUL byte): a bug in the build that embedded it.
+    BadObject {
+        /// `gemm (config big, sm_90)`.
+        kernel: String,
+        reason: String,
+    },
     /// The tensor lives in device memory, which the host cannot read or write directly.
     NotOnHost {
         /// The device's description.
         device: String,
     },
-    /// A graph cannot be recorded or replayed as asked ([`crate::Device::record_graph`]).
+    /// A graph cannot be recorded or replayed as asked ([`crate::Device::record_graph`]): a
+    /// misuse of the recording API (a driver failure while recording is [`Error::Driver`]).
     Graph(String),
+    /// A library used beside the runtime on a device's tensors failed (the benches' cuBLAS,
+    /// rocBLAS and MIOpen baselines). The runtime itself never returns this.
+    External(String),
 }
 
+/// The GPU API an [`Error::Driver`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GpuBackend {
+    /// The CUDA driver API (libcuda).
+    Cuda,
+    /// The HIP runtime (libamdhip64).
+    Hip,
+}
+
+impl GpuBackend {
+    /// The status code of "out of memory": `CUDA_ERROR_OUT_OF_MEMORY` (cuda.h) and
+    /// `hipErrorOutOfMemory` (hip_runtime_api.h) are both 2.
+    pub const fn out_of_memory_code(self) -> i32 {
+        match self {
+            GpuBackend::Cuda | GpuBackend::Hip => 2,
+        }
+    }
+}
+
+impl From<GpuBackend> for Backend {
+    fn from(b: GpuBackend) -> Backend {
+        match b {
+            GpuBackend::Cuda => Backend::Cuda,
+            GpuBackend::Hip => Backend::Hip,
+        }
+    }
+}
+
+impl fmt::Display for GpuBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Backend::from(*self).fmt(f)
+    }
+}
+
+/// A per-block resource of a launch ([`Error::ResourceLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Resource {
+    /// Threads per block, against the kernel's launch bound (or the device's maximum).
+    ThreadsPerBlock,
+    /// Bytes of dynamic shared memory (LDS on AMD) per block, against what the device offers a
+    /// block beside the kernel's static shared memory.
+    DynamicSharedMemory,
+}
+
+impl Error {
+    /// Whether this is a lack of memory: [`Error::OutOfMemory`], or a driver call that failed
+    /// with the driver's out-of-memory status.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::OutOfMemory { .. } => true,
+            Error::Driver { backend, code, .. } => *code == backend.out_of_memory_code(),
+            _ => false,
+        }
+    }
+}
+
+use crate::Backend;
 pub use crate::Dtype;
 
 impl fmt::Display for Error {
@@ -135,6 +246,28 @@ impl fmt::Display for Error {
             Error::LengthMismatch { expected, found } => {
                 write!(f, "host data has {found} elements, the shape needs {expected}")
             }
+            Error::ShapeOverflow { shape, dtype } => {
+                let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                match count {
+                    None => write!(
+                        f,
+                        "the shape {shape:?} has more elements than a usize can count; no tensor can have it"
+                    ),
+                    Some(n) => write!(
+                        f,
+                        "a {dtype} tensor of shape {shape:?} would take {n} x {} bytes, more than \
+                         the largest possible allocation (isize::MAX bytes)",
+                        dtype.size_bytes()
+                    ),
+                }
+            }
+            Error::OutOfMemory { backend, bytes } => {
+                let memory = match backend {
+                    Backend::Cpu => "host",
+                    _ => "device",
+                };
+                write!(f, "out of memory: the {backend} backend could not allocate {bytes} bytes of {memory} memory")
+            }
             Error::OutOfBounds { kernel, buffer, index, shape } => write!(
                 f,
                 "{kernel}: access to `{buffer}` at {index:?} is outside its shape {shape:?} (a bug in the kernel)"
@@ -142,6 +275,9 @@ impl fmt::Display for Error {
             Error::DivisionByZero { kernel } => write!(f, "{kernel}: integer division by zero in the kernel"),
             Error::BadGrid { kernel, grid } => write!(f, "{kernel}: the grid {grid:?} is out of range"),
             Error::NoDevice(why) => write!(f, "no device: {why}"),
+            Error::NotAGpu { what } => {
+                write!(f, "{what} needs a GPU device, and this device is the CPU")
+            }
             Error::ArchNotCompiled { kernel, arch, compiled } => {
                 write!(f, "{kernel}: no GPU object was compiled for this device's arch `{arch}` ")?;
                 if compiled.is_empty() {
@@ -161,16 +297,128 @@ impl fmt::Display for Error {
                     )
                 }
             }
-            Error::Driver(what) => write!(f, "GPU driver error: {what}"),
+            Error::Driver { backend, op, context, code, name, description } => {
+                write!(f, "{backend} error: {context}: {op} failed with {name} ({code}")?;
+                if !description.is_empty() {
+                    write!(f, ": {description}")?;
+                }
+                write!(f, ")")
+            }
+            Error::ResourceLimit { kernel, config, what, requested, max } => {
+                let what = match what {
+                    Resource::ThreadsPerBlock => "threads per block",
+                    Resource::DynamicSharedMemory => "bytes of dynamic shared memory per block",
+                };
+                write!(f, "{kernel} (config {config}): the object needs {requested} {what}, and the device allows this kernel {max}")
+            }
+            Error::BadObject { kernel, reason } => {
+                write!(f, "{kernel}: the GPU object is malformed: {reason} (a bug in the build that embedded it)")
+            }
             Error::NotOnHost { device } => write!(
                 f,
                 "the tensor lives in the memory of {device}, not on the host; use `to_vec` or `copy_from_slice`"
             ),
             Error::Graph(why) => write!(f, "graph: {why}"),
+            Error::External(why) => f.write_str(why),
         }
     }
 }
 
+/// No variant wraps another error value: the driver's status is in [`Error::Driver`]'s fields
+/// (matchable, and kept `Clone` and `Eq`), so `source()` is `None`.
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver(backend: GpuBackend, code: i32, name: &str, description: &str) -> Error {
+        Error::Driver {
+            backend,
+            op: "cuMemcpyHtoDAsync",
+            context: "copying 8 bytes to the device".into(),
+            code,
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+
+    #[test]
+    fn driver_errors_name_the_call_and_the_status() {
+        let e = driver(
+            GpuBackend::Cuda,
+            700,
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "an illegal memory access was encountered",
+        );
+        assert_eq!(
+            e.to_string(),
+            "CUDA error: copying 8 bytes to the device: cuMemcpyHtoDAsync failed with \
+             CUDA_ERROR_ILLEGAL_ADDRESS (700: an illegal memory access was encountered)"
+        );
+        let e = driver(GpuBackend::Hip, 1, "hipErrorInvalidValue", "");
+        assert!(
+            e.to_string()
+                .ends_with("failed with hipErrorInvalidValue (1)"),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("HIP error: "), "{e}");
+    }
+
+    #[test]
+    fn out_of_memory_is_recognised_on_every_backend() {
+        assert!(driver(
+            GpuBackend::Cuda,
+            2,
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "out of memory"
+        )
+        .is_out_of_memory());
+        assert!(
+            driver(GpuBackend::Hip, 2, "hipErrorOutOfMemory", "out of memory").is_out_of_memory()
+        );
+        assert!(
+            !driver(GpuBackend::Cuda, 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "").is_out_of_memory()
+        );
+        assert!(!driver(GpuBackend::Hip, 1, "hipErrorInvalidValue", "").is_out_of_memory());
+        let oom = Error::OutOfMemory {
+            backend: Backend::Hip,
+            bytes: 1 << 40,
+        };
+        assert!(oom.is_out_of_memory());
+        assert_eq!(
+            oom.to_string(),
+            "out of memory: the HIP backend could not allocate 1099511627776 bytes of device memory"
+        );
+        assert!(!Error::NoDevice("x".into()).is_out_of_memory());
+        assert_eq!(Backend::from(GpuBackend::Cuda), Backend::Cuda);
+    }
+
+    #[test]
+    fn resource_limits_say_what_and_how_much() {
+        let e = Error::ResourceLimit {
+            kernel: "gemm",
+            config: "big",
+            what: Resource::DynamicSharedMemory,
+            requested: 1 << 20,
+            max: 65536,
+        };
+        assert_eq!(
+            e.to_string(),
+            "gemm (config big): the object needs 1048576 bytes of dynamic shared memory per \
+             block, and the device allows this kernel 65536"
+        );
+        let e = Error::ResourceLimit {
+            what: Resource::ThreadsPerBlock,
+            requested: 2048,
+            max: 1024,
+            kernel: "k",
+            config: "c",
+        };
+        assert!(e.to_string().contains("2048 threads per block"), "{e}");
+        assert!(e.to_string().contains("allows this kernel 1024"), "{e}");
+        assert!(std::error::Error::source(&e).is_none());
+    }
+}

@@ -154,9 +154,14 @@ impl Device {
     /// a grid with a zero dimension launches nothing. The object's image is loaded on first use
     /// and kept for the life of the device.
     ///
-    /// Errors: a CPU device ([`Error::NoDevice`]), no object for the arch or config, a grid
-    /// out of range, and driver failures ([`Error::Driver`], naming the kernel). A failure
-    /// *inside* the kernel shows at the next synchronizing call.
+    /// # Errors
+    /// [`Error::NotAGpu`] on the CPU; [`Error::ArchNotCompiled`] or [`Error::UnknownConfig`]
+    /// when `objects` has none for the arch or config; [`Error::BadGrid`] for a grid out of
+    /// range; when the object is first loaded, [`Error::BadObject`] for a malformed one and
+    /// [`Error::ResourceLimit`] when it needs more threads or shared memory per block than the
+    /// device and kernel allow; [`Error::Driver`] (naming the kernel) when the driver refuses to
+    /// load, launch or record it. A failure *inside* the kernel shows at the next synchronizing
+    /// call.
     ///
     /// # Safety
     /// The kernel runs with whatever `args` say. They must match the entry's parameter list in
@@ -174,9 +179,9 @@ impl Device {
         args: &[KernelArg],
     ) -> Result<()> {
         let Some(gpu) = self.gpu() else {
-            return Err(Error::NoDevice(format!(
-                "{kernel}: `launch_gpu` needs a GPU device, and {self:?} is not one"
-            )));
+            return Err(Error::NotAGpu {
+                what: format!("{kernel}: `Device::launch_gpu`"),
+            });
         };
         let object = select_object(kernel, objects, self.arch(), config)?;
         let hip_threads = matches!(gpu, GpuDevice::Hip(_)).then_some(object.threads);
@@ -370,9 +375,12 @@ mod tests {
             Device::cpu().launch_gpu("k", "small", &ONE, [1, 1, 1], &[KernelArg::I32(1)])
         }
         .unwrap_err();
-        assert!(
-            matches!(&e, Error::NoDevice(m) if m.contains("launch_gpu")),
-            "{e}"
+        assert_eq!(
+            e,
+            Error::NotAGpu {
+                what: "k: `Device::launch_gpu`".into()
+            }
         );
+        assert!(e.to_string().contains("is the CPU"), "{e}");
     }
 }

@@ -184,13 +184,15 @@ pub(crate) fn what(kernel: &str, object: &Object) -> String {
 /// after it; pass `words.as_ptr()` to the driver and keep `words` alive through the call.
 pub(crate) fn prepare_image(kernel: &str, object: &Object) -> Result<(Vec<u64>, CString)> {
     let what = what(kernel, object);
+    let bad = |reason: &str| Error::BadObject {
+        kernel: what.clone(),
+        reason: reason.to_string(),
+    };
     if object.image.is_empty() {
-        return Err(Error::Driver(format!(
-            "{what}: the object's image is empty"
-        )));
+        return Err(bad("its image is empty"));
     }
-    let entry = CString::new(object.entry)
-        .map_err(|_| Error::Driver(format!("{what}: the entry name contains a NUL byte")))?;
+    let entry =
+        CString::new(object.entry).map_err(|_| bad("its entry name contains a NUL byte"))?;
     let mut words = vec![0u64; object.image.len() / 8 + 1];
     for (word, chunk) in words.iter_mut().zip(object.image.chunks(8)) {
         let mut bytes = [0u8; 8];
@@ -242,9 +244,9 @@ mod tests {
         // A failure is returned and not cached.
         let cache = ModuleCache::<u32>::new();
         let e = cache
-            .get_or_load(&A, || Err(Error::Driver("no".into())))
+            .get_or_load(&A, || Err(Error::External("no".into())))
             .unwrap_err();
-        assert_eq!(e, Error::Driver("no".into()));
+        assert_eq!(e, Error::External("no".into()));
         assert_eq!(*cache.get_or_load(&A, || load(4)).unwrap(), 4);
     }
 
@@ -263,16 +265,23 @@ mod tests {
     }
 
     #[test]
-    fn bad_images_and_entries_are_driver_errors() {
+    fn bad_images_and_entries_are_bad_objects() {
         static EMPTY: Object = obj("gfx942", "k", b"");
         let e = prepare_image("gemm", &EMPTY).unwrap_err();
-        assert!(
-            matches!(&e, Error::Driver(m) if m.contains("gemm (config default, gfx942)") && m.contains("empty")),
-            "{e}"
+        assert_eq!(
+            e,
+            Error::BadObject {
+                kernel: "gemm (config default, gfx942)".into(),
+                reason: "its image is empty".into()
+            }
         );
+        assert!(e.to_string().contains("a bug in the build"), "{e}");
         static NUL: Object = obj("gfx942", "k\0x", b"\x7fELF");
         let e = prepare_image("gemm", &NUL).unwrap_err();
-        assert!(e.to_string().contains("NUL"), "{e}");
+        assert!(
+            matches!(&e, Error::BadObject { reason, .. } if reason.contains("NUL")),
+            "{e}"
+        );
     }
 
     #[test]

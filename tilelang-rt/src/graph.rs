@@ -49,9 +49,11 @@ impl Device {
     /// graph instead of running them; see [`crate::graph`]. Launches of other threads run as
     /// usual. When `f` fails, nothing is recorded and its error is returned.
     ///
-    /// Errors: [`Error::Graph`] on a device without graph support (the CPU, HIP), while this
-    /// device already records, for a non-launch operation inside `f`, or for a tensor made with
-    /// [`crate::Tensor::from_raw_parts`]; [`Error::Driver`] when the driver refuses the graph.
+    /// # Errors
+    /// `f`'s error; [`Error::Graph`] on a device without graph support (the CPU, HIP), while
+    /// this device already records, for a non-launch operation inside `f`, or for a tensor made
+    /// with [`crate::Tensor::from_raw_parts`]; [`Error::Driver`] when the driver refuses to
+    /// create, extend or instantiate the graph.
     pub fn record_graph(&self, f: impl FnOnce() -> Result<()>) -> Result<Graph> {
         let gpu = match self.gpu() {
             Some(GpuDevice::Cuda(gpu)) => gpu,
@@ -86,6 +88,11 @@ impl Device {
 impl Graph {
     /// Queues every recorded launch, in the order recorded, on the device's stream; returns once
     /// queued, like a launch.
+    ///
+    /// # Errors
+    /// [`Error::Graph`] while this thread records another graph on the device;
+    /// [`Error::Driver`] when the driver refuses the launch. A failure of the launched kernels
+    /// shows at the next synchronizing call.
     pub fn launch(&self) -> Result<()> {
         match self.device.gpu() {
             Some(GpuDevice::Cuda(gpu)) => gpu.launch_graph(&self.graph),
@@ -98,6 +105,7 @@ impl Graph {
         self.launches
     }
 
+    /// The device the graph was recorded on, and runs on.
     pub fn device(&self) -> &Device {
         &self.device
     }

@@ -23,7 +23,7 @@
 
 use crate::gpu::{KernelArg, Object};
 use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
-use crate::{Error, Result};
+use crate::{Backend, Error, GpuBackend, Resource, Result};
 use libloading::Library;
 use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, OsStr};
 use std::fmt;
@@ -35,6 +35,8 @@ use std::sync::OnceLock;
 type HipStatus = c_int;
 /// `hipSuccess = 0` (hip_runtime_api.h, `enum hipError_t`).
 const HIP_SUCCESS: HipStatus = 0;
+/// `hipErrorOutOfMemory = 2` (hip_runtime_api.h).
+const OUT_OF_MEMORY: HipStatus = GpuBackend::Hip.out_of_memory_code();
 /// `hipModule_t` (`struct ihipModule_t*`), `hipFunction_t` (`struct ihipModuleSymbol_t*`),
 /// `hipStream_t` (`struct ihipStream_t*`), `hipEvent_t` (`struct ihipEvent_t*`): opaque handles.
 type Module = *mut c_void;
@@ -329,12 +331,29 @@ unsafe fn c_str(p: *const c_char) -> Option<String> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-fn check(api: &Api, status: HipStatus, what: impl fmt::Display) -> Result<()> {
+/// `Ok` for `hipSuccess`, else [`Error::Driver`] for the runtime call `op`, made while doing
+/// `context`.
+fn check(api: &Api, status: HipStatus, op: &'static str, context: impl fmt::Display) -> Result<()> {
     if status == HIP_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Driver(format!("{what}: {}", describe(api, status))))
+        return Ok(());
     }
+    // SAFETY: both return a pointer to a static string, or null.
+    let (name, text) = unsafe {
+        (
+            c_str((api.hipGetErrorName)(status)),
+            c_str((api.hipGetErrorString)(status)),
+        )
+    };
+    Err(Error::Driver {
+        backend: GpuBackend::Hip,
+        op,
+        context: context.to_string(),
+        code: status,
+        description: text
+            .filter(|t| Some(t) != name.as_ref())
+            .unwrap_or_default(),
+        name: name.unwrap_or_else(|| format!("hipError_t {status}")),
+    })
 }
 
 /// The bare target name of a `gcnArchName`, which the runtime reports with the target features
@@ -430,14 +449,24 @@ impl HipDevice {
     fn bind(&self) -> Result<()> {
         // SAFETY: `ordinal` is below the device count.
         let status = unsafe { (self.api.hipSetDevice)(self.ordinal) };
-        check(self.api, status, "making the HIP device current")
+        check(
+            self.api,
+            status,
+            "hipSetDevice",
+            "making the HIP device current",
+        )
     }
 
     fn attribute(&self, attr: c_int, what: &str) -> Result<i32> {
         let mut value = 0;
         // SAFETY: writes one int; `ordinal` is a device.
         let status = unsafe { (self.api.hipDeviceGetAttribute)(&mut value, attr, self.ordinal) };
-        check(self.api, status, format_args!("reading the {what}"))?;
+        check(
+            self.api,
+            status,
+            "hipDeviceGetAttribute",
+            format_args!("reading the {what}"),
+        )?;
         Ok(value)
     }
 
@@ -449,18 +478,23 @@ impl HipDevice {
         // for it (8 bytes, its largest member alignment).
         let status =
             unsafe { (api.hipGetDevicePropertiesR0600)(words.as_mut_ptr().cast(), self.ordinal) };
-        check(api, status, "reading the device properties")?;
+        check(
+            api,
+            status,
+            "hipGetDevicePropertiesR0600",
+            "reading the device properties",
+        )?;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let warp = self.attribute(attr::WARP_SIZE, "warp size")?;
         let units = self.attribute(attr::MULTIPROCESSOR_COUNT, "compute unit count")?;
         let arch = arch_from_props(&bytes, warp, units)
-            .map_err(|e| Error::Driver(format!("HIP ({}): {e}", api.path)))?;
+            .map_err(|e| Error::NoDevice(format!("HIP ({}): {e}", api.path)))?;
 
         let mut name = [0 as c_char; 256];
         // SAFETY: writes at most `len` bytes, NUL included.
         let status =
             unsafe { (api.hipDeviceGetName)(name.as_mut_ptr(), name.len() as c_int, self.ordinal) };
-        check(api, status, "reading the device name")?;
+        check(api, status, "hipDeviceGetName", "reading the device name")?;
         name[name.len() - 1] = 0;
         // SAFETY: `name` is NUL-terminated (its last byte at the latest).
         let mut name = unsafe { c_str(name.as_ptr()) }.unwrap_or_default();
@@ -479,7 +513,18 @@ impl HipDevice {
         let mut ptr = null_mut();
         // SAFETY: writes one pointer.
         let status = unsafe { (self.api.hipMalloc)(&mut ptr, n) };
-        check(self.api, status, format_args!("allocating {bytes} bytes"))?;
+        if status == OUT_OF_MEMORY {
+            return Err(Error::OutOfMemory {
+                backend: Backend::Hip,
+                bytes: n,
+            });
+        }
+        check(
+            self.api,
+            status,
+            "hipMalloc",
+            format_args!("allocating {n} bytes"),
+        )?;
         let buf = DeviceBuffer {
             api: self.api,
             ordinal: self.ordinal,
@@ -507,6 +552,7 @@ impl HipDevice {
         check(
             self.api,
             status,
+            "hipMemsetD8Async",
             format_args!("filling {bytes} bytes of device memory"),
         )
     }
@@ -533,6 +579,7 @@ impl HipDevice {
         check(
             self.api,
             status,
+            "hipMemcpyHtoDAsync",
             format_args!("copying {bytes} bytes to the device"),
         )?;
         self.synchronize()
@@ -561,6 +608,7 @@ impl HipDevice {
         check(
             self.api,
             status,
+            "hipMemcpyDtoHAsync",
             format_args!("copying {bytes} bytes from the device"),
         )?;
         self.synchronize()
@@ -574,6 +622,7 @@ impl HipDevice {
         check(
             self.api,
             status,
+            "hipStreamSynchronize",
             "waiting for the device (an earlier launch or copy may have failed)",
         )
     }
@@ -588,11 +637,21 @@ impl HipDevice {
         let api = self.api;
         // SAFETY: `end` is a live event; hipEventElapsedTime needs both events completed.
         let status = unsafe { (api.hipEventSynchronize)(end.raw) };
-        check(api, status, "timing: waiting for the end event")?;
+        check(
+            api,
+            status,
+            "hipEventSynchronize",
+            "timing: waiting for the end event",
+        )?;
         let mut ms: c_float = 0.0;
         // SAFETY: both events are live and recorded; writes one float.
         let status = unsafe { (api.hipEventElapsedTime)(&mut ms, start.raw, end.raw) };
-        check(api, status, "timing: reading the elapsed time")?;
+        check(
+            api,
+            status,
+            "hipEventElapsedTime",
+            "timing: reading the elapsed time",
+        )?;
         Ok(f64::from(ms))
     }
 
@@ -639,6 +698,7 @@ impl HipDevice {
         check(
             self.api,
             status,
+            "hipModuleLaunchKernel",
             format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
         )
     }
@@ -652,7 +712,12 @@ impl HipDevice {
         // SAFETY: `aligned` holds the image (an AMDGPU ELF code object) and lives through the
         // call; the runtime copies what it loads.
         let status = unsafe { (api.hipModuleLoadData)(&mut module, aligned.as_ptr().cast()) };
-        check(api, status, format_args!("{what}: loading the image"))?;
+        check(
+            api,
+            status,
+            "hipModuleLoadData",
+            format_args!("{what}: loading the image"),
+        )?;
         // From here on, dropping `loaded` unloads the module.
         let mut loaded = Loaded {
             api,
@@ -666,6 +731,7 @@ impl HipDevice {
         check(
             api,
             status,
+            "hipModuleGetFunction",
             format_args!("{what}: finding the entry `{}`", object.entry),
         )?;
         // HIP has no opt-in for large dynamic shared memory on module functions
@@ -678,14 +744,23 @@ impl HipDevice {
             let mut value = 0;
             // SAFETY: `loaded.function` is a function of the loaded module; writes one int.
             let status = unsafe { (api.hipFuncGetAttribute)(&mut value, attr, loaded.function) };
-            check(api, status, format_args!("{what}: reading {what_limit}")).map(|()| value)
+            check(
+                api,
+                status,
+                "hipFuncGetAttribute",
+                format_args!("{what}: reading {what_limit}"),
+            )
+            .map(|()| value)
         };
         let max_threads = limit(func_attr::MAX_THREADS_PER_BLOCK, "its launch bound")?;
         if i64::from(object.threads) > i64::from(max_threads) {
-            return Err(Error::Driver(format!(
-                "{what}: the object runs {} threads per block, and the kernel's launch bound is {max_threads}",
-                object.threads
-            )));
+            return Err(Error::ResourceLimit {
+                kernel,
+                config: object.config,
+                what: Resource::ThreadsPerBlock,
+                requested: object.threads.into(),
+                max: max_threads.max(0) as u64,
+            });
         }
         if object.shared_bytes > 0 {
             let max_dynamic = limit(
@@ -693,11 +768,13 @@ impl HipDevice {
                 "its dynamic LDS limit",
             )?;
             if i64::from(object.shared_bytes) > i64::from(max_dynamic) {
-                return Err(Error::Driver(format!(
-                    "{what}: the object needs {} bytes of dynamic shared memory (LDS), and the \
-                     device has {max_dynamic} left per block beside the kernel's static LDS",
-                    object.shared_bytes
-                )));
+                return Err(Error::ResourceLimit {
+                    kernel,
+                    config: object.config,
+                    what: Resource::DynamicSharedMemory,
+                    requested: object.shared_bytes.into(),
+                    max: max_dynamic.max(0) as u64,
+                });
             }
         }
         Ok(loaded)
@@ -717,7 +794,12 @@ impl<'a> TimingEvent<'a> {
         // SAFETY: writes one handle. `hipEventCreate` makes a timing event (flags
         // `hipEventDefault`).
         let status = unsafe { (dev.api.hipEventCreate)(&mut raw) };
-        check(dev.api, status, "timing: creating an event")?;
+        check(
+            dev.api,
+            status,
+            "hipEventCreate",
+            "timing: creating an event",
+        )?;
         Ok(TimingEvent { dev, raw })
     }
 
@@ -726,7 +808,12 @@ impl<'a> TimingEvent<'a> {
         self.dev.bind()?;
         // SAFETY: a live event, the null stream of its device.
         let status = unsafe { (self.dev.api.hipEventRecord)(self.raw, NULL_STREAM) };
-        check(self.dev.api, status, "timing: recording an event")
+        check(
+            self.dev.api,
+            status,
+            "hipEventRecord",
+            "timing: recording an event",
+        )
     }
 }
 

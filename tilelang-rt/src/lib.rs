@@ -26,6 +26,6 @@ pub mod launch;
 pub use device::{Backend, Device, Tensor};
 pub use dynamic::{AnyScalar, AnyTensor, Arg};
 pub use element::{Dtype, Element};
-pub use error::{Error, Result};
+pub use error::{Error, GpuBackend, Resource, Result};
 pub use graph::Graph;
 pub use half::{bf16, f16};
