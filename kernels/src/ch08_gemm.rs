@@ -10,11 +10,11 @@
 //! Every kernel here gives each block one `(BM, BN)` tile of `C`, so the grid is
 //! `[N / BN, M / BM]` (rounded up). The chapter walks the usual steps:
 //!
-//! 1. **Naive** ([`gemm_naive`]): a `parallel(BM, BN)` loop, one output element per iteration,
+//! 1. **Naive** ([`gemm_naive()`]): a `parallel(BM, BN)` loop, one output element per iteration,
 //!    each running a serial loop over `K` that reads `A` and `B` straight from global memory
 //!    into an f32 register accumulator. Every element of `A` and `B` is fetched `BN` (or `BM`)
 //!    times per block; only the caches save it, and the multiply-adds use the plain FP32 units.
-//! 2. **Tensor cores** ([`gemm_fragment`]): the `K` loop walks `BK`-wide slabs; each step
+//! 2. **Tensor cores** ([`gemm_fragment()`]): the `K` loop walks `BK`-wide slabs; each step
 //!    `copy`s an `(BM, BK)` tile of `A` and a `(BK, BN)` tile of `B` from global memory
 //!    straight into register fragments and `gemm`s them into an `(BM, BN)` f32 fragment
 //!    accumulator: the multiply-adds now run on the tensor cores (MMA on NVIDIA, WMMA/MFMA
@@ -23,10 +23,10 @@
 //!    operand layout, which is not the coalesced one. (A backend that cannot feed the matrix
 //!    unit from registers stages such operands through shared memory anyway; the current HIP
 //!    emitter does, so there step 2 already behaves like step 3.)
-//! 3. **Shared memory** ([`gemm_tiled`] with `STAGES = 1`): the tiles go through shared memory
+//! 3. **Shared memory** ([`gemm_tiled()`] with `STAGES = 1`): the tiles go through shared memory
 //!    instead: coalesced, vectorised global loads into shared, then the `gemm` reads its
 //!    operands from there in whatever layout the tensor cores want.
-//! 4. **Pipelining** ([`gemm_tiled`] with 2-3 stages): `pipelined(n, STAGES)` gives the shared
+//! 4. **Pipelining** ([`gemm_tiled()`] with 2-3 stages): `pipelined(n, STAGES)` gives the shared
 //!    tiles `STAGES` buffers, so the copies of slabs `k+1 .. k+STAGES-1` are in flight while
 //!    the tensor cores work on slab `k` (cp.async / TMA on NVIDIA). The program text is the
 //!    same as step 3; only the schedule changes, and the result is bit-for-bit the same.

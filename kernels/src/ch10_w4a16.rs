@@ -14,7 +14,7 @@
 //! Storing weights in 4 bits quarters their memory traffic compared with f16, which is what
 //! matters when `M` is small (LLM decoding is bound by reading the weights). The tensor cores
 //! still multiply f16, so the kernel must **dequantize inside the `K` loop**, never
-//! materialising `B` in global memory. The kernel is [`crate::ch08_gemm::gemm_tiled`] with one
+//! materialising `B` in global memory. The kernel is [`crate::ch08_gemm::gemm_tiled()`] with one
 //! extra stage per `K` slab:
 //!
 //! 1. `copy` the `(BM, BK)` f16 tile of `A` and the `(BK, BN/2)` **packed** u8 tile of `Bp`

@@ -1,4 +1,4 @@
-//! Pass 3 (CPU backend), lower: [`ir`] → Rust. The kernel body becomes a Rust function generic
+//! Pass 3 (CPU backend), lower: [`crate::ir`] → Rust. The kernel body becomes a Rust function generic
 //! over the kernel's const generics that runs the grid's blocks one after another, with the
 //! primitives of `tilelang_rt::cpu`. Every access is bounds-checked and every integer division
 //! checked, so a buggy kernel returns an error instead of misbehaving.

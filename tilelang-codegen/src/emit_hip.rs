@@ -1,4 +1,4 @@
-//! Pass 3 (GPU backends), lower: [`ir`] → HIP C++ for one (kernel, config, target), written
+//! Pass 3 (GPU backends), lower: [`crate::ir`] → HIP C++ for one (kernel, config, target), written
 //! against `include/tl.h`. The same source compiles with nvcc (NVIDIA), hipcc and clang (AMD).
 //!
 //! Decisions made here and nowhere else:

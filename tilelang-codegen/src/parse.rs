@@ -1,4 +1,4 @@
-//! Pass 1, parse: `syn` syntax → [`ast`]. This pass knows which Rust constructs belong to the
+//! Pass 1, parse: `syn` syntax → [`crate::ast`]. This pass knows which Rust constructs belong to the
 //! kernel language; everything else becomes a spanned error with a hint. It never stops early:
 //! an unsupported statement is reported and skipped so that later ones are checked too.
 
