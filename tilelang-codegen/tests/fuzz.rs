@@ -17,7 +17,8 @@
 //!
 //! Mutant `i` uses the seed `mix(BASE_SEED + i)`: a failure prints the seed and the mutant's
 //! text; `FUZZ_SEED=<seed>` replays that single mutant (with the same `kernels/src`), and
-//! `FUZZ_N=<count>` changes the count (default 5000).
+//! `FUZZ_N=<count>` changes the count (default 5000), `FUZZ_THREADS` the threads (default up to
+//! 4) and `FUZZ_KERNELS_SRC` where the tutorial kernels are read from.
 //!
 //! Cost: in a dev build almost all the time is `syn` parsing unoptimised (about 5 ms of CPU per
 //! mutant); the mutants run on up to 4 threads.
@@ -500,7 +501,11 @@ fn builtin_corpus() -> Vec<Kernel> {
 /// The kernels of `kernels/src/*.rs`. Those files are written concurrently by others: a file
 /// that cannot be read or parsed right now is skipped, and any number of kernels is fine.
 fn file_corpus() -> Vec<Kernel> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
+    // `FUZZ_KERNELS_SRC` for a test binary run away from its checkout (e.g. on a machine with
+    // more cores: `cargo test --release --no-run`, then the binary from the repository root).
+    let dir = std::env::var_os("FUZZ_KERNELS_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/src"));
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -1544,9 +1549,15 @@ fn mutants_never_panic() {
     }
     // The mutants, over a few threads; each chunk's tally is merged in order, so the report
     // does not depend on the number of threads.
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 4);
+    let threads = std::env::var("FUZZ_THREADS")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .clamp(1, 4)
+        })
+        .max(1);
     let chunk = seeds.len().div_ceil(threads).max(1);
     // Token streams are not `Send`: each thread re-lexes the corpus from its text.
     let texts: Vec<(String, String, String)> = corpus
