@@ -8,7 +8,8 @@
 //!
 //! # Why at run time
 //!
-//! As for the HIP runtime (`tilelang-rt/src/hip.rs`, DESIGN.md §4b): binding crates need ROCm
+//! As for the HIP runtime (`tilelang-rt/src/hip.rs`; ARCHITECTURE.md, Decisions: "Toolchains and
+//! runtimes"): binding crates need ROCm
 //! headers at build time and link fixed sonames, so this module opens `librocblas` and
 //! `libMIOpen` itself, resolves every function it calls up front into a struct of function
 //! pointers, and turns a missing library or symbol into an `Err` that names the file and the fix.

@@ -1,7 +1,7 @@
 //! The HIP backend: AMD's HIP runtime (`libamdhip64`), loaded at run time.
 //!
 //! The `hip-sys` crate needs ROCm headers to build and links `libamdhip64.so.5`, which ROCm 6 and
-//! 7 do not ship (DESIGN.md 4b), so this module opens the library itself with `libloading` and
+//! 7 do not ship (ARCHITECTURE.md, Decisions: "Toolchains and runtimes"), so this module opens the library itself with `libloading` and
 //! declares the few functions it calls ([`Api`]). Every crate therefore builds without ROCm, and
 //! a machine without the library gets [`Error::NoDevice`].
 //!
