@@ -329,6 +329,9 @@ impl CudaDevice {
         let loaded = self
             .modules
             .get_or_load(object, || self.load(kernel, object))?;
+        // At every launch, not once per module: objects that share an image and entry (the
+        // module cache's key) may ask for different blocks.
+        self.check_limits(kernel, object, &loaded)?;
         // Pointers into `args`, which outlives the call; cuLaunchKernel copies the values.
         let mut params = kernel_params(args);
         self.bind()?;
@@ -522,6 +525,58 @@ impl CudaDevice {
             .map_err(|e| driver_error("cuGraphLaunch", "launching a graph", e))
     }
 
+    /// The block size against the function's limit, and static + dynamic shared memory against
+    /// the device's opt-in maximum per block, for a clear error (the launch would fail with
+    /// CUDA_ERROR_INVALID_VALUE, or worse); then allows the function the dynamic shared memory
+    /// it asks for beyond the default 48 KiB.
+    fn check_limits(&self, kernel: &'static str, object: &Object, loaded: &Loaded) -> Result<()> {
+        if i64::from(object.threads) > i64::from(loaded.max_threads) {
+            return Err(Error::ResourceLimit {
+                kernel,
+                config: object.config,
+                what: Resource::ThreadsPerBlock,
+                requested: object.threads.into(),
+                max: loaded.max_threads.max(0) as u64,
+            });
+        }
+        let max_dynamic = i64::from(self.max_shared_optin) - i64::from(loaded.static_shared);
+        if i64::from(object.shared_bytes) > max_dynamic {
+            return Err(Error::ResourceLimit {
+                kernel,
+                config: object.config,
+                what: Resource::DynamicSharedMemory,
+                requested: object.shared_bytes.into(),
+                max: max_dynamic.max(0) as u64,
+            });
+        }
+        if object.shared_bytes > loaded.dynamic_allowed.load(Ordering::Acquire) {
+            let bytes = i32::try_from(object.shared_bytes).unwrap_or(i32::MAX);
+            self.bind()?;
+            // SAFETY: `loaded.function` is a function of a loaded module.
+            unsafe {
+                result::function::set_function_attribute(
+                    loaded.function,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes,
+                )
+            }
+            .map_err(|e| {
+                driver_error(
+                    "cuFuncSetAttribute",
+                    format_args!(
+                        "{}: allowing {bytes} bytes of shared memory",
+                        what(kernel, object)
+                    ),
+                    e,
+                )
+            })?;
+            loaded
+                .dynamic_allowed
+                .fetch_max(object.shared_bytes, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
     fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
         let what = what(kernel, object);
         let (aligned, entry) = prepare_image(kernel, object)?;
@@ -541,6 +596,9 @@ impl CudaDevice {
             ctx: self.ctx.clone(),
             module,
             function: std::ptr::null_mut(),
+            max_threads: 0,
+            static_shared: 0,
+            dynamic_allowed: std::sync::atomic::AtomicU32::new(48 * 1024),
         };
         // SAFETY: `module` is loaded and stays so while `loaded` lives.
         loaded.function = unsafe { result::module::get_function(module, entry) }.map_err(|e| {
@@ -550,10 +608,7 @@ impl CudaDevice {
                 e,
             )
         })?;
-        // Checked here for a clear error (the launch would fail with
-        // CUDA_ERROR_INVALID_VALUE): the block size against the function's limit (its launch
-        // bound, or what its registers allow), and static + dynamic shared memory against the
-        // device's opt-in maximum per block.
+        // What the launch-time checks compare against (`check_limits`), read once per module.
         let attribute = |attr, what_attr| {
             // SAFETY: `loaded.function` is a function of the loaded module.
             unsafe { result::function::get_function_attribute(loaded.function, attr) }.map_err(
@@ -566,53 +621,14 @@ impl CudaDevice {
                 },
             )
         };
-        let max_threads = attribute(
+        loaded.max_threads = attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
             "its threads per block limit",
         )?;
-        if i64::from(object.threads) > i64::from(max_threads) {
-            return Err(Error::ResourceLimit {
-                kernel,
-                config: object.config,
-                what: Resource::ThreadsPerBlock,
-                requested: object.threads.into(),
-                max: max_threads.max(0) as u64,
-            });
-        }
-        if object.shared_bytes > 0 {
-            let static_bytes = attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                "its static shared memory",
-            )?;
-            let max_dynamic = i64::from(self.max_shared_optin) - i64::from(static_bytes);
-            if i64::from(object.shared_bytes) > max_dynamic {
-                return Err(Error::ResourceLimit {
-                    kernel,
-                    config: object.config,
-                    what: Resource::DynamicSharedMemory,
-                    requested: object.shared_bytes.into(),
-                    max: max_dynamic.max(0) as u64,
-                });
-            }
-        }
-        if object.shared_bytes > 48 * 1024 {
-            let bytes = i32::try_from(object.shared_bytes).unwrap_or(i32::MAX);
-            // SAFETY: `loaded.function` is a function of the loaded module.
-            unsafe {
-                result::function::set_function_attribute(
-                    loaded.function,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    bytes,
-                )
-            }
-            .map_err(|e| {
-                driver_error(
-                    "cuFuncSetAttribute",
-                    format_args!("{what}: allowing {bytes} bytes of shared memory"),
-                    e,
-                )
-            })?;
-        }
+        loaded.static_shared = attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "its static shared memory",
+        )?;
         Ok(loaded)
     }
 }
@@ -657,6 +673,13 @@ struct Loaded {
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
     function: sys::CUfunction,
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: its launch bound, or what its registers allow.
+    max_threads: i32,
+    /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`: its static shared memory.
+    static_shared: i32,
+    /// The dynamic shared memory the function has been allowed so far
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`; 48 KiB without asking).
+    dynamic_allowed: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: module and function handles are plain driver handles, usable from any thread on which
