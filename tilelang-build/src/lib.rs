@@ -22,6 +22,7 @@
 //! `rocm_agent_enumerator` or `rocminfo`). Without a device compiler the build still
 //! succeeds, says so once, and kernels run on the CPU backend.
 
+pub mod cfg;
 pub mod compile;
 pub mod find;
 pub mod toolchain;
