@@ -149,8 +149,15 @@ impl Tool {
                     .map_err(|e| format!("cannot run {}: {e}", self.path().display()))
             })
             .and_then(|o| {
-                if o.status.success() && out.is_file() {
+                let wrote = std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
+                if o.status.success() && wrote {
                     return Ok(());
+                }
+                if o.status.success() {
+                    return Err(format!(
+                        "exited successfully but wrote no object at {}",
+                        out.display()
+                    ));
                 }
                 let text = String::from_utf8_lossy(&o.stderr).into_owned()
                     + &String::from_utf8_lossy(&o.stdout);
@@ -185,7 +192,7 @@ pub fn clang_major(banner: &str) -> Option<u32> {
 /// The compiler for a target, if one is installed (and, on AMD, able to build the target).
 pub fn for_target(t: &Target) -> Option<Tool> {
     match t.vendor {
-        Vendor::Nvidia => find_nvcc().map(Tool::Nvcc),
+        Vendor::Nvidia => find_nvcc(&|k: &str| std::env::var(k).ok()).map(Tool::Nvcc),
         Vendor::Amd => {
             let env = |k: &str| std::env::var(k).ok();
             for var in ["HIPCC", "TILELANG_CLANG"] {
@@ -234,18 +241,20 @@ pub fn hint(t: &Target) -> &'static str {
     }
 }
 
-fn find_nvcc() -> Option<PathBuf> {
+/// nvcc, by its real path: `$NVCC`, `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`,
+/// `/usr/local/cuda/bin/nvcc`, then `PATH`. `env` reads environment variables.
+pub fn find_nvcc(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("NVCC") {
+    if let Some(p) = env("NVCC") {
         candidates.push(p.into());
     }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(p) = std::env::var(var) {
+        if let Some(p) = env(var) {
             candidates.push(PathBuf::from(p).join("bin").join("nvcc"));
         }
     }
     candidates.push("/usr/local/cuda/bin/nvcc".into());
-    if let Some(path) = std::env::var_os("PATH") {
+    if let Some(path) = env("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join("nvcc")));
     }
     candidates
