@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that the compiled GEMM objects of the tutorials use the matrix units:
-#   sm_90: HMMA (or HGMMA) in the SASS (cuobjdump; CUOBJDUMP is set by scripts/nvcc-env.sh);
+#   sm_80, sm_86, sm_89, sm_90: HMMA (or HGMMA) in the SASS (cuobjdump; CUOBJDUMP is set by
+#   scripts/nvcc-env.sh);
 #   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
 # Run after a build with those archs in TILELANG_TARGETS.
 set -euo pipefail
@@ -20,7 +21,9 @@ check() { # file, disassembler command, pattern, want (yes/no)
 }
 # Only the newest build of the kernels crate per profile (stale build folders keep old objects).
 for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ '!seen[$2]++'); do
-  for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*.sm_90.bin; do check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bH(G)?MMA\b' yes; done
+  for arch in sm_80 sm_86 sm_89 sm_90; do
+    for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bH(G)?MMA\b' yes; done
+  done
   for arch in gfx1100 gfx1151 gfx1201; do
     for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_' yes; done
   done

@@ -179,18 +179,22 @@ fn compile_one(
         // A cache shared by every profile and build of the workspace, keyed by content.
         let shared =
             cache_dir(dir).map(|c| (c.join(format!("{hash}.bin")), c.join(format!("{hash}.log"))));
-        let hit = shared.as_ref().filter(|(b, l)| b.is_file() && l.is_file());
+        let hit = shared.as_ref().filter(|(b, l)| non_empty(b) && l.is_file());
         if let Some((b, l)) = hit {
             std::fs::copy(b, &obj)
                 .map_err(|e| format!("error: cannot copy {}: {e}", b.display()))?;
             std::fs::copy(l, &log)
                 .map_err(|e| format!("error: cannot copy {}: {e}", l.display()))?;
         } else {
-            let out = job
-                .tool
-                .command(&job.target, &src, include, &obj)
-                .output()
-                .map_err(|e| format!("error: cannot run the device compiler: {e}"))?;
+            // An object left by an earlier build must not pass for this compile's output.
+            let _ = std::fs::remove_file(&obj);
+            let mut command = job.tool.command(&job.target, &src, include, &obj);
+            let out = command.output().map_err(|e| {
+                format!(
+                    "error: cannot run the device compiler: {e}\n   = command: {}",
+                    command_line(&command)
+                )
+            })?;
             let text = format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -198,6 +202,25 @@ fn compile_one(
             );
             if !out.status.success() {
                 return Err(render_failure(job, &text, &src, manifest_dir));
+            }
+            if !non_empty(&obj) {
+                let what = if obj.exists() {
+                    "wrote an empty object"
+                } else {
+                    "wrote no object"
+                };
+                let mut e = format!(
+                    "error: the device compiler exited successfully but {what} for kernel `{}` (config `{}`, target {})\n   = object: {}\n   = command: {}\n",
+                    job.kernel,
+                    job.config,
+                    job.target.arch,
+                    obj.display(),
+                    command_line(&command)
+                );
+                if !text.trim().is_empty() {
+                    let _ = writeln!(e, "   = its output:\n{}", text.trim_end());
+                }
+                return Err(e);
             }
             write_if_changed(&log, &text)?;
             if let Some((b, l)) = &shared {
@@ -223,6 +246,34 @@ fn compile_one(
         res.spill_bytes
     );
     Ok((line, res))
+}
+
+/// Whether `p` is a file with something in it.
+fn non_empty(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0)
+}
+
+/// A command as one could type it in a shell: environment settings, program, arguments, each
+/// quoted where needed.
+pub fn command_line(c: &std::process::Command) -> String {
+    let quote = |s: &std::ffi::OsStr| {
+        let s = s.to_string_lossy();
+        let plain = !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=+./,:@%".contains(c));
+        if plain {
+            s.into_owned()
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let mut parts: Vec<String> = c
+        .get_envs()
+        .filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), quote(v?))))
+        .collect();
+    parts.push(quote(c.get_program()));
+    parts.extend(c.get_args().map(quote));
+    parts.join(" ")
 }
 
 /// The tag ending every line of clang's AMDGPU resource report.
@@ -502,6 +553,94 @@ mod tests {
         assert!(text.contains("\nerror: no libcall available for fexp\n1 error generated when compiling for gfx1100.\n"), "{text}");
         assert!(!text.contains("remark") && !text.contains(" | "), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Fake nvccs, set through `NVCC` as a user would: one exits 0 and writes nothing, one
+    /// writes an empty object, one a real-looking one. The first two are errors naming the
+    /// command; an object left by an earlier build does not hide them.
+    #[cfg(unix)]
+    #[test]
+    fn a_compiler_that_writes_no_object_is_an_error_naming_the_command() {
+        let d = std::env::temp_dir().join(format!("tilelang-fake-nvcc-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(
+            d.join("src/lib.rs"),
+            "#[tile_kernel(grid = [1], threads = 32)]\npub fn fill(a: &mut Tensor<f32, (N,)>) {\n    for i in parallel(32) {\n        if i < N {\n            a[i] = 1.0;\n        }\n    }\n}\n",
+        )
+        .unwrap();
+        let found = crate::find::kernels_with(&d.join("src"), None).unwrap();
+        assert_eq!(found.len(), 1);
+        // `-o FILE`: the scripts find the object's path the way nvcc does.
+        let write = |content: &str| {
+            format!("#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then printf '{content}' > \"$2\"; fi\n  shift\ndone\n")
+        };
+        let scripts = [
+            ("silent", "#!/bin/sh\necho 'all fine'\nexit 0\n".to_string()),
+            ("empty", write("")),
+            ("good", write("ELF-ish")),
+        ];
+        let target = Target::by_arch("sm_80").unwrap();
+        let config = found[0].ir.configs[0].name.to_string();
+        for (name, script) in scripts {
+            let path = d.join(format!("nvcc-{name}"));
+            std::fs::write(&path, script).unwrap();
+            crate::toolchain::tests::make_executable(&path);
+            let given = path.display().to_string();
+            let env = |k: &str| (k == "NVCC").then(|| given.clone());
+            let nvcc = crate::toolchain::find_nvcc(&env).unwrap();
+            assert_eq!(nvcc, std::fs::canonicalize(&path).unwrap());
+            let out = d.join(format!("out-{name}"));
+            std::fs::create_dir_all(&out).unwrap();
+            // A stale object from an earlier build.
+            let obj = out.join(object_name(&format!("tl_fill__{config}"), "sm_80"));
+            std::fs::write(&obj, "stale").unwrap();
+            let jobs = [Job {
+                kernel: &found[0],
+                config: 0,
+                target,
+                tool: Tool::Nvcc(nvcc.clone()),
+            }];
+            let r = run_all(&jobs, &out, &d);
+            if name == "good" {
+                assert_eq!(r, Ok(()));
+                assert_eq!(std::fs::read_to_string(&obj).unwrap(), "ELF-ish");
+                continue;
+            }
+            let e = r.unwrap_err();
+            let what = if name == "silent" {
+                "wrote no object"
+            } else {
+                "wrote an empty object"
+            };
+            assert!(
+                e.starts_with(&format!("error: the device compiler exited successfully but {what} for kernel `fill` (config `{config}`, target sm_80)")),
+                "{e}"
+            );
+            assert!(e.contains(&format!("= object: {}", obj.display())), "{e}");
+            assert!(
+                e.contains(&format!(
+                    "= command: {} -cubin -arch=sm_80 ",
+                    nvcc.display()
+                )),
+                "{e}"
+            );
+            assert!(e.contains(&format!(" -o {} ", obj.display())), "{e}");
+            if name == "silent" {
+                assert!(e.contains("its output:\nall fine"), "{e}");
+            }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn command_lines_are_shell_quoted() {
+        let mut c = std::process::Command::new("/opt/my tools/nvcc");
+        c.env("HIP_PLATFORM", "amd")
+            .args(["-arch=sm_80", "-o", "it's.bin", "k.cu"]);
+        assert_eq!(
+            command_line(&c),
+            "HIP_PLATFORM=amd '/opt/my tools/nvcc' -arch=sm_80 -o 'it'\\''s.bin' k.cu"
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@
 // The crate docs show a build script, whose `fn main` is the point of the example.
 #![allow(clippy::needless_doctest_main)]
 
+pub mod cfg;
 pub mod compile;
 pub mod find;
 pub mod toolchain;
@@ -96,35 +97,90 @@ pub fn run(src: &Path, out_dir: &Path, manifest_dir: &Path) -> Result<Vec<String
             }
         }
     }
-    if targets.is_empty() {
-        println!("cargo:warning=tilelang: no GPU targets (set TILELANG_TARGETS, e.g. sm_90 or gfx1100); kernels run on the CPU backend only");
-    }
     let dir = out_dir.join("tilelang");
     compile::run_all(&jobs, &dir, manifest_dir)?;
     Ok(built)
 }
 
+/// The targets `TILELANG_TARGETS` names, or, when it is unset, those of the GPUs found here
+/// ([`toolchain::detect_gpus`]; what it cannot use is a warning, never an error).
 fn requested_targets() -> Result<Vec<Target>, String> {
-    let spec = match std::env::var("TILELANG_TARGETS") {
-        Ok(s) => s,
-        Err(_) => toolchain::detect_gpus().join(","),
-    };
-    let mut out = Vec::new();
+    match std::env::var("TILELANG_TARGETS") {
+        Ok(spec) => {
+            let targets = parse_targets(&spec)?;
+            if targets.is_empty() {
+                println!("cargo:warning=tilelang: TILELANG_TARGETS=`{spec}` names no GPU target; kernels run on the CPU backend only");
+            }
+            Ok(targets)
+        }
+        Err(std::env::VarError::NotUnicode(v)) => Err(format!(
+            "error: TILELANG_TARGETS={v:?} is not valid UTF-8; set it to comma-separated targets ({}) or `none`",
+            Target::known()
+        )),
+        Err(std::env::VarError::NotPresent) => {
+            let found = toolchain::detect_gpus();
+            for w in &found.warnings {
+                println!("cargo:warning=tilelang: {w}");
+            }
+            if found.targets.is_empty() {
+                let tried = if found.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", found.notes.join("; "))
+                };
+                println!("cargo:warning=tilelang: no GPU targets: TILELANG_TARGETS is unset and no usable GPU was found{tried}; kernels run on the CPU backend only (set TILELANG_TARGETS, e.g. sm_90 or gfx1100, to compile for GPUs that are not here)");
+            }
+            Ok(found.targets)
+        }
+    }
+}
+
+/// The targets of a `TILELANG_TARGETS` value: comma-separated arch names, deduplicated; empty
+/// entries and `none` name nothing. An unknown name is an error listing the known targets.
+pub fn parse_targets(spec: &str) -> Result<Vec<Target>, String> {
+    let mut out: Vec<Target> = Vec::new();
     for a in spec
         .split(',')
         .map(str::trim)
         .filter(|a| !a.is_empty() && *a != "none")
     {
         match Target::by_arch(a) {
-            Some(t) => out.push(t),
+            Some(t) if !out.contains(&t) => out.push(t),
+            Some(_) => {}
             None => {
-                let known: Vec<&str> = tilelang_codegen::target::TARGETS
-                    .iter()
-                    .map(|t| t.arch)
-                    .collect();
-                return Err(format!("error: TILELANG_TARGETS names `{a}`, which tilelang does not know; the targets are {}", known.join(", ")));
+                return Err(format!(
+                    "error: TILELANG_TARGETS=`{spec}` names `{a}`, which tilelang does not know; the targets are {} (comma-separated; `none` for CPU only)",
+                    Target::known()
+                ))
             }
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilelang_targets_values() {
+        let archs =
+            |s: &str| -> Vec<&str> { parse_targets(s).unwrap().iter().map(|t| t.arch).collect() };
+        assert_eq!(
+            archs("sm_80, sm_86,sm_89,sm_90"),
+            ["sm_80", "sm_86", "sm_89", "sm_90"]
+        );
+        assert_eq!(archs("gfx1100,sm_90,gfx1100"), ["gfx1100", "sm_90"]);
+        assert!(archs("none").is_empty());
+        assert!(archs("").is_empty());
+        let e = parse_targets("sm_90,sm_75").unwrap_err();
+        assert!(
+            e.starts_with("error: TILELANG_TARGETS=`sm_90,sm_75` names `sm_75`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("the targets are sm_80, sm_86, sm_89, sm_90, gfx1100"),
+            "{e}"
+        );
+    }
 }

@@ -149,8 +149,15 @@ impl Tool {
                     .map_err(|e| format!("cannot run {}: {e}", self.path().display()))
             })
             .and_then(|o| {
-                if o.status.success() && out.is_file() {
+                let wrote = std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
+                if o.status.success() && wrote {
                     return Ok(());
+                }
+                if o.status.success() {
+                    return Err(format!(
+                        "exited successfully but wrote no object at {}",
+                        out.display()
+                    ));
                 }
                 let text = String::from_utf8_lossy(&o.stderr).into_owned()
                     + &String::from_utf8_lossy(&o.stdout);
@@ -185,7 +192,7 @@ pub fn clang_major(banner: &str) -> Option<u32> {
 /// The compiler for a target, if one is installed (and, on AMD, able to build the target).
 pub fn for_target(t: &Target) -> Option<Tool> {
     match t.vendor {
-        Vendor::Nvidia => find_nvcc().map(Tool::Nvcc),
+        Vendor::Nvidia => find_nvcc(&|k: &str| std::env::var(k).ok()).map(Tool::Nvcc),
         Vendor::Amd => {
             let env = |k: &str| std::env::var(k).ok();
             for var in ["HIPCC", "TILELANG_CLANG"] {
@@ -234,18 +241,20 @@ pub fn hint(t: &Target) -> &'static str {
     }
 }
 
-fn find_nvcc() -> Option<PathBuf> {
+/// nvcc, by its real path: `$NVCC`, `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`,
+/// `/usr/local/cuda/bin/nvcc`, then `PATH`. `env` reads environment variables.
+pub fn find_nvcc(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("NVCC") {
+    if let Some(p) = env("NVCC") {
         candidates.push(p.into());
     }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(p) = std::env::var(var) {
+        if let Some(p) = env(var) {
             candidates.push(PathBuf::from(p).join("bin").join("nvcc"));
         }
     }
     candidates.push("/usr/local/cuda/bin/nvcc".into());
-    if let Some(path) = std::env::var_os("PATH") {
+    if let Some(path) = env("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join("nvcc")));
     }
     candidates
@@ -315,6 +324,8 @@ pub fn amd_candidates(env: &dyn Fn(&str) -> Option<String>) -> Vec<(Tool, bool)>
 
 /// The `gfx` names in the output of `amdgpu-arch`, `rocm_agent_enumerator` or `rocminfo`
 /// (`gfx1100`, `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`), bare and deduplicated, in order.
+/// A name is `gfx` and a digit, then digits and lower-case letters; the generic ISAs rocminfo
+/// lists beside a GPU's own (`gfx11-generic`, `gfx10-3-generic`) are not GPUs and are left out.
 pub fn gfx_names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, _) in text.match_indices("gfx") {
@@ -329,53 +340,198 @@ pub fn gfx_names(text: &str) -> Vec<String> {
             .chars()
             .take_while(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
             .collect();
-        if name.len() > 3 && !out.contains(&name) {
+        let generic = text[i + name.len()..].starts_with('-');
+        let well_formed = name[3..].starts_with(|c: char| c.is_ascii_digit());
+        if well_formed && !generic && !out.contains(&name) {
             out.push(name);
         }
     }
     out
 }
 
-/// Archs of the GPUs on this machine, for builds that set no `TILELANG_TARGETS`: NVIDIA through
-/// `nvidia-smi`, AMD through `amdgpu-arch`, `rocm_agent_enumerator` or `rocminfo` (the first that
-/// names a GPU). AMD archs that tilelang has no target for are left out, with a warning.
-pub fn detect_gpus() -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(o) = Command::new("nvidia-smi")
-        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
-        .output()
-    {
-        for line in String::from_utf8_lossy(&o.stdout).lines() {
-            if let Some((maj, min)) = line.trim().split_once('.') {
-                let arch = format!("sm_{maj}{min}");
-                if !out.contains(&arch) {
-                    out.push(arch);
-                }
+/// What running a GPU-listing program gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// The program is not installed.
+    Missing,
+    /// It could not be started, or it exited with an error: why, in words.
+    Failed(String),
+    /// It succeeded; its standard output.
+    Printed(String),
+}
+
+impl Ran {
+    /// Runs `program` with `args`.
+    pub fn run(program: &Path, args: &[&str]) -> Ran {
+        match Command::new(program).args(args).output() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ran::Missing,
+            Err(e) => Ran::Failed(format!("cannot be run: {e}")),
+            Ok(o) if o.status.success() => {
+                Ran::Printed(String::from_utf8_lossy(&o.stdout).into_owned())
+            }
+            Ok(o) => {
+                let text = String::from_utf8_lossy(&o.stderr).into_owned()
+                    + &String::from_utf8_lossy(&o.stdout);
+                let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+                Ran::Failed(match first {
+                    Some(l) => format!("{}: {l}", o.status),
+                    None => o.status.to_string(),
+                })
             }
         }
     }
-    for tool in amd_detectors() {
-        let Ok(o) = Command::new(&tool).output() else {
-            continue;
+}
+
+/// The GPUs found on this machine, for builds that set no `TILELANG_TARGETS`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Detected {
+    /// Targets for the GPUs found, deduplicated, in the order found.
+    pub targets: Vec<Target>,
+    /// GPUs skipped and tool output ignored, each with the reason: one cargo warning each.
+    pub warnings: Vec<String>,
+    /// What the tools that found nothing said (`nvidia-smi: not found`), for the message
+    /// saying that no GPU was found.
+    pub notes: Vec<String>,
+}
+
+impl Detected {
+    fn target(&mut self, t: Target) {
+        if !self.targets.contains(&t) {
+            self.targets.push(t);
+        }
+    }
+
+    fn warn(&mut self, w: String) {
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    fn known(vendor: Vendor) -> String {
+        let archs: Vec<&str> = tilelang_codegen::target::TARGETS
+            .iter()
+            .filter(|t| t.vendor == vendor)
+            .map(|t| t.arch)
+            .collect();
+        archs.join(", ")
+    }
+
+    /// Reads `nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader`: one
+    /// `name, major.minor` line per GPU. A failing nvidia-smi (a broken driver, an old one that
+    /// does not know `compute_cap`) and lines that are not a compute capability are ignored with
+    /// a warning; a GPU without a target is skipped with one.
+    pub fn read_nvidia_smi(&mut self, ran: &Ran) {
+        let out = match ran {
+            Ran::Missing => return self.notes.push("nvidia-smi: not installed".into()),
+            Ran::Failed(why) => {
+                return self.warn(format!(
+                    "nvidia-smi failed ({why}); ignored, so no NVIDIA GPU is detected (set TILELANG_TARGETS, e.g. sm_90, to choose targets)"
+                ))
+            }
+            Ran::Printed(out) => out,
         };
-        let names = gfx_names(&String::from_utf8_lossy(&o.stdout));
+        let mut any = false;
+        for line in out.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (name, cap) = match line.rsplit_once(',') {
+                Some((n, c)) => (n.trim(), c.trim()),
+                None => ("", line),
+            };
+            let Some((major, minor)) = compute_capability(cap) else {
+                self.warn(format!(
+                    "nvidia-smi printed `{line}`, which does not end in a compute capability such as 9.0; ignored"
+                ));
+                continue;
+            };
+            any = true;
+            let arch = format!("sm_{major}{minor}");
+            match Target::by_arch(&arch) {
+                Some(t) => self.target(t),
+                None => {
+                    let why = if (major, minor) < (8, 0) {
+                        "tilelang's NVIDIA code needs compute capability 8.0 or newer (mma.sync, ldmatrix, cp.async)"
+                    } else if (major, minor) > (9, 0) {
+                        "not supported yet (the newest NVIDIA target is sm_90, and sm_90 cubins do not run on a later major version)"
+                    } else {
+                        "tilelang has no target for it"
+                    };
+                    let gpu = if name.is_empty() {
+                        "an NVIDIA GPU".to_string()
+                    } else {
+                        name.to_string()
+                    };
+                    self.warn(format!(
+                        "skipping {gpu} (compute capability {major}.{minor}, {arch}): {why}; the NVIDIA targets are {}",
+                        Self::known(Vendor::Nvidia)
+                    ));
+                }
+            }
+        }
+        if !any {
+            self.notes.push("nvidia-smi: listed no GPU".into());
+        }
+    }
+
+    /// Reads the output of an AMD GPU-listing program; whether it named a GPU (then later
+    /// programs need not run). A failing program is normal where no AMD GPU is (`amdgpu-arch`
+    /// comes with every LLVM): a note, not a warning. A GPU without a target is skipped with a
+    /// warning.
+    pub fn read_amd(&mut self, tool: &str, ran: &Ran) -> bool {
+        let out = match ran {
+            Ran::Missing => return false,
+            Ran::Failed(why) => {
+                self.notes.push(format!("{tool}: {why}"));
+                return false;
+            }
+            Ran::Printed(out) => out,
+        };
         // rocm_agent_enumerator names the CPU agent `gfx000`.
-        let names: Vec<String> = names.into_iter().filter(|n| n != "gfx000").collect();
+        let names: Vec<String> = gfx_names(out)
+            .into_iter()
+            .filter(|n| n != "gfx000")
+            .collect();
         if names.is_empty() {
-            continue;
+            self.notes.push(format!("{tool}: listed no GPU"));
+            return false;
         }
         for n in names {
-            if Target::by_arch(&n).is_some() {
-                if !out.contains(&n) {
-                    out.push(n);
-                }
-            } else {
-                println!("cargo:warning=tilelang: found an AMD GPU {n}, for which tilelang has no target; set TILELANG_TARGETS to choose targets");
+            match Target::by_arch(&n) {
+                Some(t) => self.target(t),
+                None => self.warn(format!(
+                    "skipping an AMD GPU {n} (found by {tool}): tilelang has no target for it; the AMD targets are {}",
+                    Self::known(Vendor::Amd)
+                )),
             }
         }
-        break;
+        true
     }
-    out
+}
+
+/// `major.minor` as nvidia-smi prints a compute capability (`9.0`, `12.0`).
+fn compute_capability(s: &str) -> Option<(u32, u32)> {
+    let (major, minor) = s.split_once('.')?;
+    let digits = |d: &str| !d.is_empty() && d.len() <= 3 && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(major) || !digits(minor) {
+        return None;
+    }
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The GPUs of this machine, for builds that set no `TILELANG_TARGETS`: NVIDIA through
+/// `nvidia-smi`, AMD through `amdgpu-arch`, `rocm_agent_enumerator` or `rocminfo` (the first that
+/// names a GPU). Never an error: what cannot be used is a warning in [`Detected::warnings`].
+pub fn detect_gpus() -> Detected {
+    let mut d = Detected::default();
+    d.read_nvidia_smi(&Ran::run(
+        Path::new("nvidia-smi"),
+        &["--query-gpu=name,compute_cap", "--format=csv,noheader"],
+    ));
+    for tool in amd_detectors() {
+        let name = tool.display().to_string();
+        if d.read_amd(&name, &Ran::run(&tool, &[])) {
+            break;
+        }
+    }
+    d
 }
 
 /// The programs that list AMD GPUs, in the order tried.
@@ -409,7 +565,7 @@ fn amd_detectors() -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn temp(name: &str) -> PathBuf {
@@ -419,6 +575,12 @@ mod tests {
         ));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn make_executable(p: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn args(c: &Command) -> Vec<String> {
@@ -561,6 +723,138 @@ mod tests {
         let rocminfo = "Agent 1\n  Name:                    AMD Ryzen 9 7950X\n  Marketing Name:          AMD Ryzen 9 7950X\nAgent 2\n  Name:                    gfx90a\n  Marketing Name:          AMD Instinct MI210\n  ISA Info:\n    ISA 1\n      Name:                    amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-\n";
         assert_eq!(gfx_names(rocminfo), ["gfx90a"]);
         assert!(gfx_names("Failed to 'dlopen' libhsa-runtime64.so\n").is_empty());
+        // ROCm 6.3+ rocminfo lists generic ISAs beside the GPU's own: not GPUs.
+        let generic = "  Name:                    gfx1100\n      Name:                    amdgcn-amd-amdhsa--gfx1100\n      Name:                    amdgcn-amd-amdhsa--gfx11-generic\n      Name:                    amdgcn-amd-amdhsa--gfx10-3-generic\n";
+        assert_eq!(gfx_names(generic), ["gfx1100"]);
+        // `gfx` without a number is not a name.
+        assert!(gfx_names("gfxinfo gfx-driver gfx\n").is_empty());
+    }
+
+    fn archs(d: &Detected) -> Vec<&'static str> {
+        d.targets.iter().map(|t| t.arch).collect()
+    }
+
+    fn smi(out: &str) -> Detected {
+        let mut d = Detected::default();
+        d.read_nvidia_smi(&Ran::Printed(out.into()));
+        d
+    }
+
+    #[test]
+    fn nvidia_smi_output_maps_to_targets_or_warnings() {
+        let d = smi("NVIDIA H200, 9.0\nNVIDIA GeForce RTX 4090, 8.9\nNVIDIA H200, 9.0\n");
+        assert_eq!(
+            (archs(&d), d.warnings.len()),
+            (vec!["sm_90", "sm_89"], 0),
+            "{d:?}"
+        );
+        for (line, arch) in [
+            ("NVIDIA A100-SXM4-80GB, 8.0", "sm_80"),
+            ("NVIDIA A10, 8.6", "sm_86"),
+        ] {
+            assert_eq!(archs(&smi(line)), [arch]);
+        }
+        // An A100 and a T4: the T4 is skipped, with the reason.
+        let d = smi("NVIDIA A100-SXM4-80GB, 8.0\nTesla T4, 7.5\nTesla T4, 7.5\n");
+        assert_eq!(archs(&d), ["sm_80"]);
+        assert_eq!(d.warnings.len(), 1, "one warning per kind of GPU: {d:?}");
+        let w = &d.warnings[0];
+        assert!(
+            w.starts_with("skipping Tesla T4 (compute capability 7.5, sm_75): "),
+            "{w}"
+        );
+        assert!(w.contains("needs compute capability 8.0 or newer"), "{w}");
+        assert!(
+            w.contains("the NVIDIA targets are sm_80, sm_86, sm_89, sm_90"),
+            "{w}"
+        );
+        let d = smi("NVIDIA B200, 10.0\n");
+        assert!(d.targets.is_empty());
+        assert!(
+            d.warnings[0].contains("(compute capability 10.0, sm_100): not supported yet"),
+            "{d:?}"
+        );
+        let d = smi("Orin, 8.7");
+        assert!(
+            d.targets.is_empty() && d.warnings[0].contains("sm_87): tilelang has no target"),
+            "{d:?}"
+        );
+        // A bare capability (no name column) still counts.
+        assert_eq!(archs(&smi("9.0\n")), ["sm_90"]);
+    }
+
+    #[test]
+    fn a_broken_nvidia_smi_is_ignored_with_a_warning() {
+        // Non-zero exit (driver/library mismatch): its output is not read.
+        let mut d = Detected::default();
+        d.read_nvidia_smi(&Ran::Failed(
+            "exit status: 18: Failed to initialize NVML: Driver/library version mismatch".into(),
+        ));
+        assert!(d.targets.is_empty());
+        assert_eq!(d.warnings.len(), 1);
+        assert!(d.warnings[0].starts_with("nvidia-smi failed (exit status: 18: Failed to initialize NVML: Driver/library version mismatch); ignored"), "{d:?}");
+        // Exit 0 with garbage: every line that is not a compute capability is named and ignored.
+        let d = smi(
+            "Failed to initialize NVML: Unknown Error\nNVIDIA H200, [N/A]\nNVIDIA H200, 9.0.1\n",
+        );
+        assert!(d.targets.is_empty());
+        assert_eq!(d.warnings.len(), 3, "{d:?}");
+        assert!(d.warnings[0].contains("printed `Failed to initialize NVML: Unknown Error`, which does not end in a compute capability such as 9.0; ignored"), "{d:?}");
+        assert!(d.warnings[1].contains("`NVIDIA H200, [N/A]`"), "{d:?}");
+        assert_eq!(d.notes, ["nvidia-smi: listed no GPU"]);
+        // Not installed: nothing to warn about.
+        let mut d = Detected::default();
+        d.read_nvidia_smi(&Ran::Missing);
+        assert_eq!((d.warnings.len(), d.notes.len()), (0, 1));
+    }
+
+    #[test]
+    fn amd_listings_map_to_targets_or_warnings() {
+        let mut d = Detected::default();
+        assert!(d.read_amd(
+            "amdgpu-arch",
+            &Ran::Printed("gfx1100\ngfx1036\ngfx1100\n".into())
+        ));
+        assert_eq!(archs(&d), ["gfx1100"]);
+        assert_eq!(d.warnings.len(), 1);
+        assert!(d.warnings[0].starts_with("skipping an AMD GPU gfx1036 (found by amdgpu-arch): tilelang has no target for it; the AMD targets are gfx1100,"), "{d:?}");
+        // Failing or empty listings are notes, and the next tool is tried.
+        let mut d = Detected::default();
+        let why = "exit status: 1: Failed to 'dlopen' libhsa-runtime64.so";
+        assert!(!d.read_amd("amdgpu-arch-19", &Ran::Failed(why.into())));
+        assert!(!d.read_amd("rocm_agent_enumerator", &Ran::Printed("gfx000\n".into())));
+        assert!(d.targets.is_empty() && d.warnings.is_empty());
+        assert_eq!(
+            d.notes,
+            [
+                format!("amdgpu-arch-19: {why}"),
+                "rocm_agent_enumerator: listed no GPU".into()
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn ran_reports_exit_status_and_first_line() {
+        let d = temp("ran");
+        let fail = d.join("fail.sh");
+        std::fs::write(
+            &fail,
+            "#!/bin/sh\necho '' >&2\necho '  broken driver  ' >&2\necho second >&2\nexit 3\n",
+        )
+        .unwrap();
+        let ok = d.join("ok.sh");
+        std::fs::write(&ok, "#!/bin/sh\necho \"$1\"\n").unwrap();
+        for f in [&fail, &ok] {
+            make_executable(f);
+        }
+        assert_eq!(
+            Ran::run(&fail, &[]),
+            Ran::Failed("exit status: 3: broken driver".into())
+        );
+        assert_eq!(Ran::run(&ok, &["9.0"]), Ran::Printed("9.0\n".into()));
+        assert_eq!(Ran::run(&d.join("absent"), &[]), Ran::Missing);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     /// Runs only where clang++-19 is installed (it is on the development machine).

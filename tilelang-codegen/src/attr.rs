@@ -22,7 +22,8 @@ pub const KEYS: &[&str] = &["grid", "threads", "configs", "defaults", "requires"
 
 /// Target architectures a `defaults` entry may name.
 pub const ARCHS: &[&str] = &[
-    "cpu", "sm_90", "sm_90a", "gfx1030", "gfx1100", "gfx1151", "gfx1201", "gfx90a", "gfx942",
+    "cpu", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx1030", "gfx1100", "gfx1151",
+    "gfx1201", "gfx90a", "gfx942",
 ];
 
 #[derive(Debug, Clone)]

@@ -33,7 +33,35 @@ pub struct Target {
     pub max_shared: usize,
 }
 
+/// Every target tilelang compiles for.
+///
+/// NVIDIA shared-memory limits are the "maximum amount of shared memory per thread block" of the
+/// CUDA C++ Programming Guide's table "Technical Specifications per Compute Capability": 163 KB
+/// on 8.0, 99 KB on 8.6 and 8.9, 227 KB on 9.0 (the SM's 164 / 100 / 228 KB less the 1 KB the
+/// driver reserves per block). All four run the same `mma.sync` lowering: `mma.sync.m16n8k16`,
+/// `ldmatrix` and `cp.async` exist from sm_80 on.
 pub const TARGETS: &[Target] = &[
+    Target {
+        arch: "sm_80",
+        vendor: Vendor::Nvidia,
+        wave: 32,
+        matrix: MatrixUnit::MmaSync,
+        max_shared: 163 * 1024,
+    },
+    Target {
+        arch: "sm_86",
+        vendor: Vendor::Nvidia,
+        wave: 32,
+        matrix: MatrixUnit::MmaSync,
+        max_shared: 99 * 1024,
+    },
+    Target {
+        arch: "sm_89",
+        vendor: Vendor::Nvidia,
+        wave: 32,
+        matrix: MatrixUnit::MmaSync,
+        max_shared: 99 * 1024,
+    },
     Target {
         arch: "sm_90",
         vendor: Vendor::Nvidia,
@@ -88,6 +116,52 @@ pub const TARGETS: &[Target] = &[
 impl Target {
     pub fn by_arch(arch: &str) -> Option<Target> {
         TARGETS.iter().copied().find(|t| t.arch == arch)
+    }
+
+    /// The arch names of every target, comma-separated, for messages.
+    pub fn known() -> String {
+        let archs: Vec<&str> = TARGETS.iter().map(|t| t.arch).collect();
+        archs.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvidia_targets_and_their_shared_memory() {
+        // Bytes per block, from NVIDIA's table (163 KB, 99 KB, 99 KB, 227 KB).
+        let nvidia: Vec<(&str, usize)> = TARGETS
+            .iter()
+            .filter(|t| t.vendor == Vendor::Nvidia)
+            .map(|t| (t.arch, t.max_shared))
+            .collect();
+        assert_eq!(
+            nvidia,
+            [
+                ("sm_80", 166_912),
+                ("sm_86", 101_376),
+                ("sm_89", 101_376),
+                ("sm_90", 232_448)
+            ]
+        );
+        for t in TARGETS.iter().filter(|t| t.vendor == Vendor::Nvidia) {
+            assert_eq!((t.wave, t.matrix), (32, MatrixUnit::MmaSync), "{}", t.arch);
+        }
+    }
+
+    #[test]
+    fn every_target_can_be_named_in_defaults() {
+        for t in TARGETS {
+            assert!(
+                crate::attr::ARCHS.contains(&t.arch),
+                "`defaults = [{} = ..]` would be rejected",
+                t.arch
+            );
+            assert_eq!(Target::by_arch(t.arch), Some(*t));
+        }
+        assert!(Target::known().starts_with("sm_80, sm_86, sm_89, sm_90, gfx1100"));
     }
 }
 

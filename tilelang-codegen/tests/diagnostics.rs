@@ -258,11 +258,14 @@ fn k<const B: usize>(x: &mut Tensor<f32, (N,)>) {}
 fn defaults_with_unknown_arch_and_config() {
     expect(
         r#"
-#[tile_kernel(grid = [1], threads = 4, configs = [a(B = 1)], defaults = [sm_80 = a, cpu = huge, cpu = a])]
+#[tile_kernel(grid = [1], threads = 4, configs = [a(B = 1)], defaults = [sm_75 = a, cpu = huge, cpu = a])]
 fn k<const B: usize>(x: &mut Tensor<f32, (N,)>) {}
 "#,
         &[
-            ("unknown target arch `sm_80`", "known archs: cpu, sm_90"),
+            (
+                "unknown target arch `sm_75`",
+                "known archs: cpu, sm_80, sm_86, sm_89, sm_90",
+            ),
             (
                 "duplicate default for `cpu`",
                 "give one default config per arch",

@@ -294,7 +294,15 @@ impl fmt::Display for Error {
                     write!(
                         f,
                         "; rebuild with `{arch}` in TILELANG_TARGETS and nvcc installed ($NVCC, $CUDA_HOME/bin or PATH)"
-                    )
+                    )?;
+                    // Cubins of an earlier minor of the same major run here too (gpu.rs).
+                    match crate::gpu::sm_version(arch) {
+                        Some((major, minor)) if minor > 0 && !crate::gpu::is_tegra(arch) => write!(
+                            f,
+                            "; where tilelang has no `{arch}` target, a target sm_{major}y with y < {minor} also runs on this GPU"
+                        ),
+                        _ => Ok(()),
+                    }
                 }
             }
             Error::Driver { backend, op, context, code, name, description } => {

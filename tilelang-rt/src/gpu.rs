@@ -79,17 +79,25 @@ impl KernelArg {
 
 /// Picks the object for `arch` and `config`.
 ///
-/// No object for `arch` at all is [`Error::ArchNotCompiled`], naming the archs that were
-/// compiled; objects for `arch` but none for `config` is [`Error::UnknownConfig`], listing the
-/// configs compiled for `arch`. Archs are compared exactly (`sm_90` does not take `sm_90a` or
-/// `sm_80` objects): nothing falls back silently.
+/// Objects compiled for `arch` itself come first. Failing those, on NVIDIA, the objects of the
+/// highest compiled `sm_XY` of the device's major version `X` whose minor `Y` is at most the
+/// device's ([`compatible_cubin_arch`]): NVIDIA guarantees that a cubin runs there. Nothing else
+/// falls back: `sm_90` does not take `sm_80` or `sm_90a` objects, nor `gfx1101` `gfx1100`'s.
+///
+/// No usable object at all is [`Error::ArchNotCompiled`], naming the archs that were compiled;
+/// objects for the chosen arch but none for `config` is [`Error::UnknownConfig`], listing the
+/// configs compiled for that arch.
 pub fn select_object<'a>(
     kernel: &'static str,
     objects: &'a [Object],
     arch: &str,
     config: &str,
 ) -> Result<&'a Object> {
-    if !objects.iter().any(|o| o.arch == arch) {
+    let chosen = if objects.iter().any(|o| o.arch == arch) {
+        arch
+    } else if let Some(a) = compatible_cubin_arch(objects.iter().map(|o| o.arch), arch) {
+        a
+    } else {
         let mut compiled: Vec<&'static str> = Vec::new();
         for o in objects {
             if !compiled.contains(&o.arch) {
@@ -101,19 +109,73 @@ pub fn select_object<'a>(
             arch: arch.to_string(),
             compiled,
         });
-    }
+    };
     objects
         .iter()
-        .find(|o| o.arch == arch && o.config == config)
+        .find(|o| o.arch == chosen && o.config == config)
         .ok_or_else(|| Error::UnknownConfig {
             kernel,
             config: config.to_string(),
             available: objects
                 .iter()
-                .filter(|o| o.arch == arch)
+                .filter(|o| o.arch == chosen)
                 .map(|o| o.config)
                 .collect(),
         })
+}
+
+/// The compute capability `(major, minor)` of an NVIDIA arch name as the CUDA backend reports
+/// it (`sm_{major}{minor}`: `sm_86` is 8.6, `sm_120` is 12.0). `None` for anything else,
+/// including arch-specific names such as `sm_90a`.
+pub fn sm_version(arch: &str) -> Option<(u32, u32)> {
+    let digits = arch.strip_prefix("sm_")?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// Compute capabilities of NVIDIA's Tegra (Jetson, DRIVE) GPUs: 5.3, 6.2, 7.2, 8.7, 10.1, 11.0.
+const TEGRA: &[&str] = &["sm_53", "sm_62", "sm_72", "sm_87", "sm_101", "sm_110"];
+
+/// Whether `arch` is a Tegra GPU's, where cubins of other minors do not run.
+pub(crate) fn is_tegra(arch: &str) -> bool {
+    TEGRA.contains(&arch)
+}
+
+/// Among `compiled` archs, the one whose cubins run on a device of arch `device` that has no
+/// objects of its own: the highest `sm_XY` with the device's major `X` and `Y` at most the
+/// device's minor. `None` when there is none, for non-NVIDIA archs and for Tegra devices.
+///
+/// NVIDIA's rule, CUDA C++ Programming Guide, "Binary Compatibility"
+/// (<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility>):
+/// "Binary compatibility is guaranteed from one minor revision to the next one, but not from one
+/// minor revision to the previous one or across major revisions. In other words, a cubin object
+/// generated for compute capability X.y will only execute on devices of compute capability X.z
+/// where z≥y." The same section: binary compatibility "is supported only for the desktop. It is
+/// not supported for Tegra", hence no fallback on a Tegra device (such as 8.7, Jetson Orin).
+/// Our NVIDIA objects are cubins of `nvcc -cubin -arch=sm_XY`, never arch-specific `sm_XYa`
+/// ones (which the rule does not cover and [`sm_version`] does not parse).
+///
+/// A fallback object may ask for more shared memory than the device has (sm_80 allows 163 KB
+/// per block, sm_86 99 KB): loading it then fails with the driver's error naming the kernel,
+/// config and the object's arch, never silently.
+pub fn compatible_cubin_arch<'a>(
+    compiled: impl IntoIterator<Item = &'a str>,
+    device: &str,
+) -> Option<&'a str> {
+    let (major, minor) = sm_version(device)?;
+    if is_tegra(device) {
+        return None;
+    }
+    compiled
+        .into_iter()
+        .filter(|a| !is_tegra(a))
+        .filter_map(|a| Some((sm_version(a)?, a)))
+        .filter(|&((ma, mi), _)| ma == major && mi <= minor)
+        .max_by_key(|&(v, _)| v)
+        .map(|(_, a)| a)
 }
 
 /// The launch grid as the driver takes it; `None` for an empty grid (nothing to launch).
@@ -224,6 +286,76 @@ mod tests {
     }
 
     #[test]
+    fn reads_nvidia_arch_names() {
+        assert_eq!(sm_version("sm_80"), Some((8, 0)));
+        assert_eq!(sm_version("sm_86"), Some((8, 6)));
+        assert_eq!(sm_version("sm_120"), Some((12, 0)));
+        for not in ["sm_90a", "sm_9", "sm_", "gfx1100", "cpu", "sm_8x"] {
+            assert_eq!(sm_version(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn cubins_run_on_later_minors_of_their_major() {
+        let all = ["sm_80", "sm_86", "sm_89", "sm_90"];
+        let pick = |compiled: &[&'static str], device| {
+            compatible_cubin_arch(compiled.iter().copied(), device)
+        };
+        // The highest minor not above the device's.
+        assert_eq!(
+            pick(&all, "sm_87"),
+            None,
+            "Tegra (Jetson Orin): no binary compatibility"
+        );
+        assert_eq!(pick(&["sm_80"], "sm_86"), Some("sm_80"));
+        assert_eq!(pick(&["sm_80", "sm_86"], "sm_89"), Some("sm_86"));
+        assert_eq!(
+            pick(&["sm_86", "sm_80"], "sm_89"),
+            Some("sm_86"),
+            "order does not matter"
+        );
+        assert_eq!(pick(&all, "sm_88"), Some("sm_86"));
+        // Never a later minor, never another major, never for other vendors.
+        assert_eq!(pick(&["sm_86", "sm_89"], "sm_80"), None);
+        assert_eq!(pick(&["sm_80", "sm_86", "sm_89"], "sm_90"), None);
+        assert_eq!(pick(&["sm_90"], "sm_100"), None);
+        assert_eq!(pick(&["sm_90"], "sm_120"), None);
+        assert_eq!(pick(&["gfx1100"], "gfx1101"), None);
+        assert_eq!(pick(&["sm_90a"], "sm_90"), None);
+    }
+
+    #[test]
+    fn exact_arch_first_then_a_compatible_cubin() {
+        static NV: [Object; 5] = [
+            obj("sm_80", "small"),
+            obj("sm_80", "big"),
+            obj("sm_86", "small"),
+            obj("sm_86", "big"),
+            obj("sm_90", "small"),
+        ];
+        // Exact matches win even where an older minor is compiled.
+        let o = select_object("k", &NV, "sm_86", "big").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_86", "big"));
+        // An sm_89 device (none compiled) runs the sm_86 cubins, not the sm_80 ones.
+        let o = select_object("k", &NV, "sm_89", "big").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_86", "big"));
+        // The config must exist for the arch chosen.
+        let e = select_object("k", &NV[..4], "sm_89", "huge").unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownConfig { available, .. } if available == &["small", "big"]),
+            "{e}"
+        );
+        // No compatible cubin: ArchNotCompiled, as before.
+        let e = select_object("k", &NV, "sm_87", "small").unwrap_err();
+        assert!(
+            matches!(&e, Error::ArchNotCompiled { arch, compiled, .. } if arch == "sm_87" && compiled == &["sm_80", "sm_86", "sm_90"]),
+            "{e}"
+        );
+        let e = select_object("k", &NV[..4], "sm_90", "small").unwrap_err();
+        assert!(matches!(&e, Error::ArchNotCompiled { .. }), "{e}");
+    }
+
+    #[test]
     fn arch_not_compiled_names_the_compiled_archs() {
         let e = select_object("gemm", &OBJECTS, "sm_90a", "big").unwrap_err();
         assert_eq!(
@@ -239,6 +371,22 @@ mod tests {
         assert!(msg.contains("compiled: sm_80, sm_90"), "{msg}");
         assert!(msg.contains("TILELANG_TARGETS"), "{msg}");
         assert!(msg.contains("nvcc"), "{msg}");
+        assert!(!msg.contains("also runs"), "{msg}");
+        // A desktop GPU of a later minor: earlier minors of its major would serve.
+        let e = select_object("gemm", &OBJECTS[1..3], "sm_86", "big").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("compiled: sm_90"), "{msg}");
+        assert!(
+            msg.contains("a target sm_8y with y < 6 also runs on this GPU"),
+            "{msg}"
+        );
+        // Not on Tegra (sm_87), nor where the minor is 0.
+        for arch in ["sm_87", "sm_80"] {
+            let msg = select_object("gemm", &OBJECTS[1..3], arch, "big")
+                .unwrap_err()
+                .to_string();
+            assert!(!msg.contains("also runs"), "{msg}");
+        }
     }
 
     #[test]
