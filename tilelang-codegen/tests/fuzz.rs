@@ -1,4 +1,4 @@
-//! Property test: the frontend never panics, whatever tokens it is given.
+//! Property test: the frontend and the GPU lowering never panic, whatever tokens they are given.
 //!
 //! The corpus is a set of valid kernels written below (together they use every construct of the
 //! kernel language) plus every `#[tile_kernel]` function found in `kernels/src/*.rs` at test
