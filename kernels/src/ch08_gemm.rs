@@ -137,6 +137,16 @@ pub fn gemm_tiled<
     copy(&acc, c.at_mut((by * BM, bx * BN)));
 }
 
+/// The configs of [`gemm_tiled()`] without a pipeline (`STAGES = 1`: step 3) if `pipelined` is
+/// false, else those with one (`STAGES > 1`: step 4), in the attribute's order.
+pub fn tiled_configs(pipelined: bool) -> Vec<&'static str> {
+    let configs = gemm_tiled::KERNEL.configs.iter();
+    configs
+        .filter(|c| (c.value("STAGES").unwrap_or(1) > 1) == pipelined)
+        .map(|c| c.name)
+        .collect()
+}
+
 /// The float64 reference `C = A·B` (`a` is `m×k`, `b` is `k×n`, row-major), exact up to f64
 /// rounding (relative 1e-16·k, far below anything the tolerances below look at). Blocked over
 /// `k` and `n` so a 4096³ product stays in cache, and split by rows over the available cores.
