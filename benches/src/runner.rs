@@ -8,7 +8,7 @@ use kernels::tune::Tuner;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use tilelang::{Device, Element, Error, Result, Tensor};
+use tilelang::{Device, Element, Error, KernelInfo, Result, Tensor};
 
 /// What to run and how long; [`Options::from_env`] reads the environment.
 #[derive(Debug, Clone)]
@@ -118,6 +118,8 @@ pub struct Runner<'c> {
     pub failures: Vec<String>,
     /// Things not measured and why (a missing library, ...).
     pub notes: Vec<String>,
+    /// The kernels [`Runner::kernel`] ran, by name, in order (repeats included).
+    pub benched: Vec<&'static str>,
 }
 
 /// The library in `slot`, made by `make` on first use; a failure is noted once (no baselines
@@ -195,6 +197,7 @@ impl<'c> Runner<'c> {
             records: Vec::new(),
             failures: Vec::new(),
             notes: Vec::new(),
+            benched: Vec::new(),
         })
     }
 
@@ -423,20 +426,44 @@ impl<'c> Runner<'c> {
         self.push(record::result(spec, imp, config, role, &stats, &v));
     }
 
-    /// One of our kernels: checks the default config, tunes among `configs` (every config
-    /// timed, the winner cached per arch and shape bucket), checks the winner if it differs,
-    /// and times both. Records `config_role` `"default"` and `"tuned"` (the tuned record
-    /// repeats the default's numbers when the winner is the default).
-    #[allow(clippy::too_many_arguments)]
+    /// One of our kernels: checks the default config for the device's arch, tunes among all
+    /// its configs (every config timed, the winner cached per arch and shape bucket), checks the
+    /// winner if it differs, and times both. Records `config_role` `"default"` and `"tuned"`
+    /// (the tuned record repeats the default's numbers when the winner is the default).
     pub fn kernel<T: Element>(
         &mut self,
         spec: &Spec,
+        kernel: &KernelInfo,
+        out: &mut Tensor<T>,
+        check: &dyn Fn(&[T]) -> Verdict,
+        launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()>,
+    ) {
+        let default = kernel.default_config(self.dev.arch());
+        self.kernel_configs(
+            spec,
+            kernel,
+            kernel.config_names,
+            default,
+            out,
+            check,
+            launch,
+        );
+    }
+
+    /// [`Runner::kernel`] among some of the kernel's configs only, with `default` (one of
+    /// them) as the default.
+    #[allow(clippy::too_many_arguments)]
+    pub fn kernel_configs<T: Element>(
+        &mut self,
+        spec: &Spec,
+        kernel: &KernelInfo,
         configs: &[&'static str],
         default: &'static str,
         out: &mut Tensor<T>,
         check: &dyn Fn(&[T]) -> Verdict,
         launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()>,
     ) {
+        self.benched.push(kernel.name);
         eprintln!(
             "  {} {} [{}] ...",
             spec.chapter,

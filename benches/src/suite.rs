@@ -49,6 +49,17 @@ pub fn run_all(r: &mut Runner) {
             }
         }
     }
+    // With every chapter selected, every kernel of the one list must have been benched.
+    if r.opts.chapters.is_none() && sizes.iter().any(|&s| s != SizeSet::Large) {
+        for k in kernels::KERNELS {
+            if !r.benched.contains(&k.name) {
+                r.failures.push(format!(
+                    "kernel `{}` (kernels::KERNELS) is benched by no chapter of benches/src/suite.rs",
+                    k.name
+                ));
+            }
+        }
+    }
     if r.opts.wants("launch") {
         if let Err(e) = launch_overhead(r) {
             r.failures.push(format!("launch overhead: {e}"));
@@ -318,15 +329,13 @@ fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
     let mut b = dev.alloc::<f16>(&[n])?;
     let work = Work::Bytes(2.0 * 2.0 * n as f64);
     let check = against::<f16>(&want, 0.0, 0.0);
-    let arch = dev.arch().to_string();
     // The one-thread and one-block copies are the tutorial's first steps; at the large size a
     // launch takes seconds to minutes and measures nothing new.
     if size != SizeSet::Large {
         let sp = spec("01", "copy", "copy 1 thread", size, vec![n], "f16", work);
         r.kernel(
             &sp,
-            c01::copy_one_thread::CONFIGS,
-            c01::copy_one_thread::default_config(&arch),
+            &c01::copy_one_thread::KERNEL,
             &mut b,
             &check,
             &mut |cfg, b| c01::copy_one_thread::launch(&dev, cfg, &a, b),
@@ -334,8 +343,7 @@ fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
         let sp = spec("01", "copy", "copy 1 block", size, vec![n], "f16", work);
         r.kernel(
             &sp,
-            c01::copy_one_block::CONFIGS,
-            c01::copy_one_block::default_config(&arch),
+            &c01::copy_one_block::KERNEL,
             &mut b,
             &check,
             &mut |cfg, b| c01::copy_one_block::launch(&dev, cfg, &a, b),
@@ -344,8 +352,7 @@ fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
     let sp = spec("01", "copy", "copy", size, vec![n], "f16", work);
     r.kernel(
         &sp,
-        c01::copy_tiled::CONFIGS,
-        c01::copy_tiled::default_config(&arch),
+        &c01::copy_tiled::KERNEL,
         &mut b,
         &check,
         &mut |cfg, b| c01::copy_tiled::launch(&dev, cfg, &a, b),
@@ -365,14 +372,12 @@ fn ch02(r: &mut Runner, size: SizeSet) -> Result<()> {
     drop((av, bv));
     let mut c = dev.alloc::<f16>(&[n])?;
     let work = Work::Bytes(3.0 * 2.0 * n as f64);
-    let arch = dev.arch().to_string();
 
     let want = c02::reference_add(&a64, &b64);
     let sp = spec("02", "vector add", "vector add", size, vec![n], "f16", work);
     r.kernel(
         &sp,
-        c02::vector_add::CONFIGS,
-        c02::vector_add::default_config(&arch),
+        &c02::vector_add::KERNEL,
         &mut c,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, c| c02::vector_add::launch(&dev, cfg, &a, &b, c),
@@ -381,8 +386,7 @@ fn ch02(r: &mut Runner, size: SizeSet) -> Result<()> {
     let sp = spec("02", "vector add", "mul+relu", size, vec![n], "f16", work);
     r.kernel(
         &sp,
-        c02::mul_relu::CONFIGS,
-        c02::mul_relu::default_config(&arch),
+        &c02::mul_relu::KERNEL,
         &mut c,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, c| c02::mul_relu::launch(&dev, cfg, &a, &b, c),
@@ -400,7 +404,6 @@ fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
     let b = dev.upload(&bv, &[n])?;
     let mut c = dev.alloc::<f16>(&[m, n])?;
     let work = Work::Bytes(2.0 * (m + n + m * n) as f64);
-    let arch = dev.arch().to_string();
     let check = against::<f16>(&want, F16_ATOL, F16_RTOL);
     let sp = spec(
         "03",
@@ -413,8 +416,7 @@ fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c03::outer_add::CONFIGS,
-        c03::outer_add::default_config(&arch),
+        &c03::outer_add::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c03::outer_add::launch(&dev, cfg, &a, &b, c),
@@ -430,8 +432,7 @@ fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c03::outer_add_staged::CONFIGS,
-        c03::outer_add_staged::default_config(&arch),
+        &c03::outer_add_staged::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c03::outer_add_staged::launch(&dev, cfg, &a, &b, c),
@@ -451,7 +452,6 @@ fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
     let dc = dev.upload(&gv, &[m, n])?;
     drop(av);
     let mut out = dev.alloc::<f16>(&[m, n])?;
-    let arch = dev.arch().to_string();
     {
         let want = c04::reference_fwd(&a64, &b64);
         let work = Work::Bytes(2.0 * (2 * m * n + n) as f64);
@@ -466,8 +466,7 @@ fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
         );
         r.kernel(
             &sp,
-            c04::broadcast_relu_fwd::CONFIGS,
-            c04::broadcast_relu_fwd::default_config(&arch),
+            &c04::broadcast_relu_fwd::KERNEL,
             &mut out,
             &against(&want, F16_ATOL, F16_RTOL),
             &mut |cfg, c| c04::broadcast_relu_fwd::launch(&dev, cfg, &a, &b, c),
@@ -487,8 +486,7 @@ fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c04::broadcast_relu_bwd::CONFIGS,
-        c04::broadcast_relu_bwd::default_config(&arch),
+        &c04::broadcast_relu_bwd::KERNEL,
         &mut out,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, da| c04::broadcast_relu_bwd::launch(&dev, cfg, &a, &b, &dc, da),
@@ -516,8 +514,7 @@ fn ch05(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c05::row_sum::CONFIGS,
-        c05::row_sum::default_config(dev.arch()),
+        &c05::row_sum::KERNEL,
         &mut b,
         &against(&want, 0.0, c05::gamma(n)),
         &mut |cfg, b| c05::row_sum::launch(&dev, cfg, &a, b),
@@ -539,7 +536,6 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
     drop(av);
     let mut b = dev.alloc::<f32>(&[m, n])?;
     let work = Work::Bytes(2.0 * 4.0 * (m * n) as f64);
-    let arch = dev.arch().to_string();
     let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
     let sp = spec(
         "06",
@@ -552,8 +548,7 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c06::softmax_3pass::CONFIGS,
-        c06::softmax_3pass::default_config(&arch),
+        &c06::softmax_3pass::KERNEL,
         &mut b,
         &check,
         &mut |cfg, b| c06::softmax_3pass::launch(&dev, cfg, &a, b),
@@ -569,8 +564,7 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c06::softmax_online::CONFIGS,
-        c06::softmax_online::default_config(&arch),
+        &c06::softmax_online::KERNEL,
         &mut b,
         &check,
         &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
@@ -626,7 +620,6 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
     drop((qv, kv, vv));
     let mut o = dev.alloc::<f32>(&[m, n])?;
     let work = Work::Bytes(4.0 * 4.0 * (m * n) as f64);
-    let arch = dev.arch().to_string();
     let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
     let title = "scalar flash attention";
     let sp = spec(
@@ -640,8 +633,7 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c07::flash_attn_3pass::CONFIGS,
-        c07::flash_attn_3pass::default_config(&arch),
+        &c07::flash_attn_3pass::KERNEL,
         &mut o,
         &check,
         &mut |cfg, o| c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o),
@@ -657,8 +649,7 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c07::flash_attn_2pass::CONFIGS,
-        c07::flash_attn_2pass::default_config(&arch),
+        &c07::flash_attn_2pass::KERNEL,
         &mut o,
         &check,
         &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
@@ -819,44 +810,41 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
-    let arch = dev.arch().to_string();
     r.kernel(
         &sp("gemm naive"),
-        c08::gemm_naive::CONFIGS,
-        c08::gemm_naive::default_config(&arch),
+        &c08::gemm_naive::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c08::gemm_naive::launch(&dev, cfg, &a, &b, c),
     );
     r.kernel(
         &sp("gemm tensor cores, registers"),
-        c08::gemm_fragment::CONFIGS,
-        c08::gemm_fragment::default_config(&arch),
+        &c08::gemm_fragment::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c08::gemm_fragment::launch(&dev, cfg, &a, &b, c),
     );
-    r.kernel(
+    let tiled = &c08::gemm_tiled::KERNEL;
+    let unpipelined = c08::tiled_configs(false);
+    r.kernel_configs(
         &sp("gemm tensor cores, shared memory"),
-        &["t128x128x32s1"],
-        "t128x128x32s1",
+        tiled,
+        &unpipelined,
+        unpipelined[0],
         &mut c,
         &check,
         &mut |cfg, c| c08::gemm_tiled::launch(&dev, cfg, &a, &b, c),
     );
-    let pipelined: Vec<&'static str> = c08::gemm_tiled::CONFIGS
-        .iter()
-        .copied()
-        .filter(|&c| c != "t128x128x32s1")
-        .collect();
-    let default = c08::gemm_tiled::default_config(&arch);
+    let pipelined = c08::tiled_configs(true);
+    let default = tiled.default_config(dev.arch());
     let default = if pipelined.contains(&default) {
         default
     } else {
         pipelined[0]
     };
-    r.kernel(
+    r.kernel_configs(
         &sp("gemm pipelined"),
+        tiled,
         &pipelined,
         default,
         &mut c,
@@ -869,7 +857,6 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
 fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
     let dev = r.dev.clone();
     let kw = 7;
-    let arch = dev.arch().to_string();
     {
         let (n, l) = sizes::conv_single(size);
         let xv = par_vec::<f16>(r.opts.seed ^ 16, n * l, -1.0, 1.0);
@@ -892,8 +879,7 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
         );
         r.kernel(
             &sp,
-            c09::conv1d_single::CONFIGS,
-            c09::conv1d_single::default_config(&arch),
+            &c09::conv1d_single::KERNEL,
             &mut o,
             &against(&want, atol, rtol),
             &mut |cfg, o| c09::conv1d_single::launch(&dev, cfg, &x, &w, o),
@@ -935,8 +921,7 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        c09::conv1d_multi::CONFIGS,
-        c09::conv1d_multi::default_config(&arch),
+        &c09::conv1d_multi::KERNEL,
         &mut o,
         &against(&want, atol, rtol),
         &mut |cfg, o| c09::conv1d_multi::launch(&dev, cfg, &x, &w, o),
@@ -1102,8 +1087,7 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
     let check = |got: &[f16]| gc.verdict(got, tol);
     r.kernel(
         &sp,
-        c10::gemm_w4a16::CONFIGS,
-        c10::gemm_w4a16::default_config(dev.arch()),
+        &c10::gemm_w4a16::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c10::gemm_w4a16::launch(&dev, cfg, &a, &bp, c),

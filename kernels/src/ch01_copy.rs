@@ -21,7 +21,7 @@
 //!
 //! A copy must be exact: the check compares with atol = rtol = 0 and the tests compare bits.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Variant 1: one block of one thread copies everything, one element at a time.
@@ -98,47 +98,36 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let want = reference_copy(&check::to_f64(&av));
     let a = dev.upload(&av, &[n])?;
     let mut b = dev.alloc::<f16>(&[n])?;
-    let bytes = Work::Bytes(2.0 * 2.0 * n as f64);
-    let reps = check::reps_for(dev, n as f64);
-    let mut cases = Vec::new();
-
-    let arch = dev.arch();
-    let variants: [(&str, &'static [&'static str], &'static str); 3] = [
-        (
-            "1 block x 1 thread",
-            copy_one_thread::CONFIGS,
-            copy_one_thread::default_config(arch),
-        ),
-        (
-            "1 block x THREADS",
-            copy_one_block::CONFIGS,
-            copy_one_block::default_config(arch),
-        ),
-        (
-            "many blocks (tiles)",
-            copy_tiled::CONFIGS,
-            copy_tiled::default_config(arch),
-        ),
-    ];
-    for (i, (variant, all, default)) in variants.into_iter().enumerate() {
-        for config in check::configs(all, default) {
-            let launch = |b: &mut Tensor<f16>| match i {
-                0 => copy_one_thread::launch(dev, config, &a, b),
-                1 => copy_one_block::launch(dev, config, &a, b),
-                _ => copy_tiled::launch(dev, config, &a, b),
-            };
-            let (cmp, median_ms) = check::measure(dev, reps, &mut b, &want, ATOL, RTOL, launch)?;
-            cases.push(Case {
-                chapter: "01",
-                variant: variant.into(),
-                config: config.into(),
-                size: format!("N={n}"),
-                check: cmp,
-                median_ms,
-                work: bytes,
-            });
-        }
-    }
+    let p = Problem {
+        chapter: "01",
+        size: format!("N={n}"),
+        work: Work::Bytes(2.0 * 2.0 * n as f64),
+        reps: check::reps_for(dev, n as f64),
+        want: &want,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = p.sweep(
+        dev,
+        "1 block x 1 thread",
+        &copy_one_thread::KERNEL,
+        &mut b,
+        |cfg, b| copy_one_thread::launch(dev, cfg, &a, b),
+    )?;
+    cases.extend(p.sweep(
+        dev,
+        "1 block x THREADS",
+        &copy_one_block::KERNEL,
+        &mut b,
+        |cfg, b| copy_one_block::launch(dev, cfg, &a, b),
+    )?);
+    cases.extend(p.sweep(
+        dev,
+        "many blocks (tiles)",
+        &copy_tiled::KERNEL,
+        &mut b,
+        |cfg, b| copy_tiled::launch(dev, cfg, &a, b),
+    )?);
     Ok(cases)
 }
 

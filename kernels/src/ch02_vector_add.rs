@@ -8,7 +8,7 @@
 //!
 //! The last block may run past `N` (a tail); the `if g < N` guard skips those elements.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// `c = a + b`.
@@ -75,43 +75,28 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let a = dev.upload(&av, &[n])?;
     let b = dev.upload(&bv, &[n])?;
     let mut c = dev.alloc::<f16>(&[n])?;
-    let bytes = Work::Bytes(3.0 * 2.0 * n as f64);
-    let reps = check::reps_for(dev, n as f64);
-    let mut cases = Vec::new();
-
-    let arch = dev.arch();
-    let variants: [(&str, &'static [&'static str], &'static str, Vec<f64>); 2] = [
-        (
-            "vector add",
-            vector_add::CONFIGS,
-            vector_add::default_config(arch),
-            reference_add(&a64, &b64),
-        ),
-        (
-            "mul+ReLU",
-            mul_relu::CONFIGS,
-            mul_relu::default_config(arch),
-            reference_mul_relu(&a64, &b64),
-        ),
-    ];
-    for (variant, all, default, want) in variants {
-        for config in check::configs(all, default) {
-            let launch = |c: &mut Tensor<f16>| match variant {
-                "vector add" => vector_add::launch(dev, config, &a, &b, c),
-                _ => mul_relu::launch(dev, config, &a, &b, c),
-            };
-            let (cmp, median_ms) = check::measure(dev, reps, &mut c, &want, ATOL, RTOL, launch)?;
-            cases.push(Case {
-                chapter: "02",
-                variant: variant.into(),
-                config: config.into(),
-                size: format!("N={n}"),
-                check: cmp,
-                median_ms,
-                work: bytes,
-            });
-        }
-    }
+    let (want_add, want_mul_relu) = (reference_add(&a64, &b64), reference_mul_relu(&a64, &b64));
+    let add = Problem {
+        chapter: "02",
+        size: format!("N={n}"),
+        work: Work::Bytes(3.0 * 2.0 * n as f64),
+        reps: check::reps_for(dev, n as f64),
+        want: &want_add,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = add.sweep(dev, "vector add", &vector_add::KERNEL, &mut c, |cfg, c| {
+        vector_add::launch(dev, cfg, &a, &b, c)
+    })?;
+    let mul_relu_p = Problem {
+        want: &want_mul_relu,
+        ..add
+    };
+    cases.extend(
+        mul_relu_p.sweep(dev, "mul+ReLU", &mul_relu::KERNEL, &mut c, |cfg, c| {
+            mul_relu::launch(dev, cfg, &a, &b, c)
+        })?,
+    );
     Ok(cases)
 }
 

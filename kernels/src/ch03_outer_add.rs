@@ -23,7 +23,7 @@
 //!
 //! Each config is a tile shape: wide-and-short tiles (`BN` large) give long contiguous rows.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// `c[i, j] = a[i] + b[j]`, one guarded element per parallel iteration.
@@ -106,41 +106,25 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let a = dev.upload(&av, &[m])?;
     let b = dev.upload(&bv, &[n])?;
     let mut c = dev.alloc::<f16>(&[m, n])?;
-    let bytes = Work::Bytes(2.0 * (m + n + m * n) as f64);
-    let reps = check::reps_for(dev, (m * n) as f64);
-    let mut cases = Vec::new();
-
-    let arch = dev.arch();
-    let variants: [(&str, &'static [&'static str], &'static str); 2] = [
-        (
-            "guarded",
-            outer_add::CONFIGS,
-            outer_add::default_config(arch),
-        ),
-        (
-            "staged tiles",
-            outer_add_staged::CONFIGS,
-            outer_add_staged::default_config(arch),
-        ),
-    ];
-    for (variant, all, default) in variants {
-        for config in check::configs(all, default) {
-            let launch = |c: &mut Tensor<f16>| match variant {
-                "guarded" => outer_add::launch(dev, config, &a, &b, c),
-                _ => outer_add_staged::launch(dev, config, &a, &b, c),
-            };
-            let (cmp, median_ms) = check::measure(dev, reps, &mut c, &want, ATOL, RTOL, launch)?;
-            cases.push(Case {
-                chapter: "03",
-                variant: variant.into(),
-                config: config.into(),
-                size: format!("M={m}, N={n}"),
-                check: cmp,
-                median_ms,
-                work: bytes,
-            });
-        }
-    }
+    let p = Problem {
+        chapter: "03",
+        size: format!("M={m}, N={n}"),
+        work: Work::Bytes(2.0 * (m + n + m * n) as f64),
+        reps: check::reps_for(dev, (m * n) as f64),
+        want: &want,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = p.sweep(dev, "guarded", &outer_add::KERNEL, &mut c, |cfg, c| {
+        outer_add::launch(dev, cfg, &a, &b, c)
+    })?;
+    cases.extend(p.sweep(
+        dev,
+        "staged tiles",
+        &outer_add_staged::KERNEL,
+        &mut c,
+        |cfg, c| outer_add_staged::launch(dev, cfg, &a, &b, c),
+    )?);
     Ok(cases)
 }
 

@@ -27,7 +27,7 @@
 //! f16 (the product of two f16 values is exact in f64, so that is a single rounding, as in
 //! the kernel) and compares with 0, then computes `dC·B` exactly.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Forward: `c[i, j] = max(0, a[i, j]·b[j])`, computed in f16.
@@ -142,52 +142,40 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let b = dev.upload(&bv, &[n])?;
     let dc = dev.upload(&gv, &[m, n])?;
     let mut out = dev.alloc::<f16>(&[m, n])?;
-    let reps = check::reps_for(dev, (m * n) as f64);
-    let size = format!("M={m}, N={n}");
-    let mut cases = Vec::new();
-
-    let arch = dev.arch();
 
     // Forward: reads A and B, writes C.
     let want = reference_fwd(&a64, &b64);
-    let work = Work::Bytes(2.0 * (2 * m * n + n) as f64);
-    for config in check::configs(
-        broadcast_relu_fwd::CONFIGS,
-        broadcast_relu_fwd::default_config(arch),
-    ) {
-        let launch = |c: &mut Tensor<f16>| broadcast_relu_fwd::launch(dev, config, &a, &b, c);
-        let (cmp, median_ms) = check::measure(dev, reps, &mut out, &want, ATOL, RTOL, launch)?;
-        cases.push(Case {
-            chapter: "04",
-            variant: "forward".into(),
-            config: config.into(),
-            size: size.clone(),
-            check: cmp,
-            median_ms,
-            work,
-        });
-    }
+    let fwd = Problem {
+        chapter: "04",
+        size: format!("M={m}, N={n}"),
+        work: Work::Bytes(2.0 * (2 * m * n + n) as f64),
+        reps: check::reps_for(dev, (m * n) as f64),
+        want: &want,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = fwd.sweep(
+        dev,
+        "forward",
+        &broadcast_relu_fwd::KERNEL,
+        &mut out,
+        |cfg, c| broadcast_relu_fwd::launch(dev, cfg, &a, &b, c),
+    )?;
 
     // Backward: reads A, B and dC, writes dA.
     let want = reference_bwd(&a64, &b64, &g64);
-    let work = Work::Bytes(2.0 * (3 * m * n + n) as f64);
-    for config in check::configs(
-        broadcast_relu_bwd::CONFIGS,
-        broadcast_relu_bwd::default_config(arch),
-    ) {
-        let launch =
-            |da: &mut Tensor<f16>| broadcast_relu_bwd::launch(dev, config, &a, &b, &dc, da);
-        let (cmp, median_ms) = check::measure(dev, reps, &mut out, &want, ATOL, RTOL, launch)?;
-        cases.push(Case {
-            chapter: "04",
-            variant: "backward".into(),
-            config: config.into(),
-            size: size.clone(),
-            check: cmp,
-            median_ms,
-            work,
-        });
-    }
+    let bwd = Problem {
+        work: Work::Bytes(2.0 * (3 * m * n + n) as f64),
+        want: &want,
+        ..fwd
+    };
+    cases.extend(bwd.sweep(
+        dev,
+        "backward",
+        &broadcast_relu_bwd::KERNEL,
+        &mut out,
+        |cfg, da| broadcast_relu_bwd::launch(dev, cfg, &a, &b, &dc, da),
+    )?);
     Ok(cases)
 }
 

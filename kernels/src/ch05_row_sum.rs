@@ -36,7 +36,7 @@
 //! so the tests also sum small integers, where every partial sum is exact in f32 and the
 //! result must be exact: an element lost, counted twice or read from the wrong row shows up.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// `b[i] = Σ_j a[i, j]`, `BM` rows per block, `BN` columns per step.
@@ -113,23 +113,18 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let a = dev.upload(&av, &[m, n])?;
     drop(av);
     let mut b = dev.alloc::<f32>(&[m])?;
-    let reps = check::reps_for(dev, (m * n) as f64);
-    let work = Work::Bytes(4.0 * (m * n + m) as f64);
-    let mut cases = Vec::new();
-    for config in check::configs(row_sum::CONFIGS, row_sum::default_config(dev.arch())) {
-        let launch = |b: &mut Tensor<f32>| row_sum::launch(dev, config, &a, b);
-        let (cmp, median_ms) = check::measure(dev, reps, &mut b, &want, 0.0, gamma(n), launch)?;
-        cases.push(Case {
-            chapter: "05",
-            variant: "row sum".into(),
-            config: config.into(),
-            size: format!("M={m}, N={n}"),
-            check: cmp,
-            median_ms,
-            work,
-        });
-    }
-    Ok(cases)
+    let p = Problem {
+        chapter: "05",
+        size: format!("M={m}, N={n}"),
+        work: Work::Bytes(4.0 * (m * n + m) as f64),
+        reps: check::reps_for(dev, (m * n) as f64),
+        want: &want,
+        atol: 0.0,
+        rtol: gamma(n),
+    };
+    p.sweep(dev, "row sum", &row_sum::KERNEL, &mut b, |cfg, b| {
+        row_sum::launch(dev, cfg, &a, b)
+    })
 }
 
 #[cfg(test)]

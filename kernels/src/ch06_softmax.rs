@@ -44,7 +44,7 @@
 //! until then it takes the exponentials relative to 0 (`exp(−∞ − 0) = 0`, the sum stays 0):
 //! one select per row and one per element, no extra pass over memory.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Three passes over each row: maximum, sum of exponentials, normalised write.
@@ -189,41 +189,24 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let want = reference_softmax(&check::to_f64(&av), m, n);
     let a = dev.upload(&av, &[m, n])?;
     let mut b = dev.alloc::<f32>(&[m, n])?;
-    // Minimum traffic: A read once, B written once.
-    let bytes = Work::Bytes(2.0 * 4.0 * (m * n) as f64);
-    let reps = check::reps_for(dev, (m * n) as f64);
-    let mut cases = Vec::new();
-    let arch = dev.arch();
-    let variants = [
-        (
-            "3-pass",
-            softmax_3pass::CONFIGS,
-            softmax_3pass::default_config(arch),
-        ),
-        (
-            "online",
-            softmax_online::CONFIGS,
-            softmax_online::default_config(arch),
-        ),
-    ];
-    for (variant, all, default) in variants {
-        for config in check::configs(all, default) {
-            let launch = |b: &mut Tensor<f32>| match variant {
-                "3-pass" => softmax_3pass::launch(dev, config, &a, b),
-                _ => softmax_online::launch(dev, config, &a, b),
-            };
-            let (cmp, median_ms) = check::measure(dev, reps, &mut b, &want, ATOL, RTOL, launch)?;
-            cases.push(Case {
-                chapter: "06",
-                variant: variant.into(),
-                config: config.into(),
-                size: format!("{m}x{n}"),
-                check: cmp,
-                median_ms,
-                work: bytes,
-            });
-        }
-    }
+    let p = Problem {
+        chapter: "06",
+        size: format!("{m}x{n}"),
+        // Minimum traffic: A read once, B written once.
+        work: Work::Bytes(2.0 * 4.0 * (m * n) as f64),
+        reps: check::reps_for(dev, (m * n) as f64),
+        want: &want,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = p.sweep(dev, "3-pass", &softmax_3pass::KERNEL, &mut b, |cfg, b| {
+        softmax_3pass::launch(dev, cfg, &a, b)
+    })?;
+    cases.extend(
+        p.sweep(dev, "online", &softmax_online::KERNEL, &mut b, |cfg, b| {
+            softmax_online::launch(dev, cfg, &a, b)
+        })?,
+    );
     Ok(cases)
 }
 

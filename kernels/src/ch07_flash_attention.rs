@@ -43,7 +43,7 @@
 //! f32: products that overflow f32 but not f64 (`|Q·K| > 3.4e38`) are outside what this kernel
 //! can match.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Max pass, sum pass, write pass; S is recomputed from Q and K in each.
@@ -254,41 +254,30 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let k = dev.upload(&kv, &[m, n])?;
     let v = dev.upload(&vv, &[m, n])?;
     let mut o = dev.alloc::<f32>(&[m, n])?;
-    // Minimum traffic: Q, K, V read once, O written once.
-    let bytes = Work::Bytes(4.0 * 4.0 * (m * n) as f64);
-    let reps = check::reps_for(dev, (m * n) as f64);
-    let mut cases = Vec::new();
-    let arch = dev.arch();
-    let variants = [
-        (
-            "3-pass",
-            flash_attn_3pass::CONFIGS,
-            flash_attn_3pass::default_config(arch),
-        ),
-        (
-            "2-pass",
-            flash_attn_2pass::CONFIGS,
-            flash_attn_2pass::default_config(arch),
-        ),
-    ];
-    for (variant, all, default) in variants {
-        for config in check::configs(all, default) {
-            let launch = |o: &mut Tensor<f32>| match variant {
-                "3-pass" => flash_attn_3pass::launch(dev, config, &q, &k, &v, o),
-                _ => flash_attn_2pass::launch(dev, config, &q, &k, &v, o),
-            };
-            let (cmp, median_ms) = check::measure(dev, reps, &mut o, &want, ATOL, RTOL, launch)?;
-            cases.push(Case {
-                chapter: "07",
-                variant: variant.into(),
-                config: config.into(),
-                size: format!("{m}x{n}"),
-                check: cmp,
-                median_ms,
-                work: bytes,
-            });
-        }
-    }
+    let p = Problem {
+        chapter: "07",
+        size: format!("{m}x{n}"),
+        // Minimum traffic: Q, K, V read once, O written once.
+        work: Work::Bytes(4.0 * 4.0 * (m * n) as f64),
+        reps: check::reps_for(dev, (m * n) as f64),
+        want: &want,
+        atol: ATOL,
+        rtol: RTOL,
+    };
+    let mut cases = p.sweep(
+        dev,
+        "3-pass",
+        &flash_attn_3pass::KERNEL,
+        &mut o,
+        |cfg, o| flash_attn_3pass::launch(dev, cfg, &q, &k, &v, o),
+    )?;
+    cases.extend(p.sweep(
+        dev,
+        "2-pass",
+        &flash_attn_2pass::KERNEL,
+        &mut o,
+        |cfg, o| flash_attn_2pass::launch(dev, cfg, &q, &k, &v, o),
+    )?);
     Ok(cases)
 }
 

@@ -39,7 +39,7 @@
 //! and 128³ for the naive one at [`Scale::Reduced`] (stated in each row's size). There every
 //! schedule runs the same sequential loops, so the steps differ only on a GPU.
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Step 1: one output element per `parallel` iteration, a serial dot product over `K` read
@@ -135,6 +135,16 @@ pub fn gemm_tiled<
         gemm(&a_s, &b_s, &mut acc);
     }
     copy(&acc, c.at_mut((by * BM, bx * BN)));
+}
+
+/// The configs of [`gemm_tiled()`] without a pipeline (`STAGES = 1`: step 3) if `pipelined` is
+/// false, else those with one (`STAGES > 1`: step 4), in the attribute's order.
+pub fn tiled_configs(pipelined: bool) -> Vec<&'static str> {
+    let configs = gemm_tiled::KERNEL.configs.iter();
+    configs
+        .filter(|c| (c.value("STAGES").unwrap_or(1) > 1) == pipelined)
+        .map(|c| c.name)
+        .collect()
 }
 
 /// The float64 reference `C = A·B` (`a` is `m×k`, `b` is `k×n`, row-major), exact up to f64
@@ -234,10 +244,10 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         Scale::Reduced => (512, 128),
     };
     let arch = dev.arch();
-    // The pipelined rows: the default config (with `--all-configs` every config but the
-    // un-pipelined one, which has its own row), and the tutorial's 3-stage config for comparison.
-    let mut pipelined = check::configs(gemm_tiled::CONFIGS, gemm_tiled::default_config(arch));
-    pipelined.retain(|&c| c != "t128x128x32s1");
+    // The pipelined rows: the default config (with `--all-configs` every pipelined config),
+    // and the tutorial's 3-stage config for comparison; the un-pipelined ones have their row.
+    let mut pipelined = check::configs(&gemm_tiled::KERNEL, arch);
+    pipelined.retain(|c| tiled_configs(true).contains(c));
     if !pipelined.contains(&"t128x128x32s3") {
         pipelined.push("t128x128x32s3");
     }
@@ -246,19 +256,19 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
             small,
             Step::Naive,
             "naive (global loads, FP32 FMA)",
-            check::configs(gemm_naive::CONFIGS, gemm_naive::default_config(arch)),
+            check::configs(&gemm_naive::KERNEL, arch),
         ),
         (
             big,
             Step::Fragment,
             "tensor cores, tiles in registers",
-            check::configs(gemm_fragment::CONFIGS, gemm_fragment::default_config(arch)),
+            check::configs(&gemm_fragment::KERNEL, arch),
         ),
         (
             big,
             Step::Tiled,
             "tensor cores + shared memory",
-            vec!["t128x128x32s1"],
+            tiled_configs(false),
         ),
         (big, Step::Tiled, "+ pipelining", pipelined),
     ];
@@ -276,26 +286,23 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         let b = dev.upload(&bv, &[k, n])?;
         let mut c = dev.alloc::<f16>(&[m, n])?;
         let flops = 2.0 * (m * n * k) as f64;
-        let reps = check::reps_for(dev, flops);
+        let p = Problem {
+            chapter: "08",
+            size: format!("M=N=K={size}"),
+            work: Work::Flops(flops),
+            reps: check::reps_for(dev, flops),
+            want: &want,
+            atol,
+            rtol,
+        };
         for (_, step, variant, configs) in steps.iter().filter(|s| s.0 == size) {
-            for &config in configs {
-                let launch = |c: &mut Tensor<f16>| match step {
-                    Step::Naive => gemm_naive::launch(dev, config, &a, &b, c),
-                    Step::Fragment => gemm_fragment::launch(dev, config, &a, &b, c),
-                    Step::Tiled => gemm_tiled::launch(dev, config, &a, &b, c),
-                };
-                let (cmp, median_ms) =
-                    check::measure(dev, reps, &mut c, &want, atol, rtol, launch)?;
-                cases.push(Case {
-                    chapter: "08",
-                    variant: variant.to_string(),
-                    config: config.into(),
-                    size: format!("M=N=K={size}"),
-                    check: cmp,
-                    median_ms,
-                    work: Work::Flops(flops),
-                });
-            }
+            cases.extend(
+                p.sweep_configs(dev, variant, configs, &mut c, |cfg, c| match step {
+                    Step::Naive => gemm_naive::launch(dev, cfg, &a, &b, c),
+                    Step::Fragment => gemm_fragment::launch(dev, cfg, &a, &b, c),
+                    Step::Tiled => gemm_tiled::launch(dev, cfg, &a, &b, c),
+                })?,
+            );
         }
     }
     Ok(cases)

@@ -28,7 +28,7 @@
 //! The kernel width is part of the tile shapes (`BL + 6`), so the kernels require `KW == 7`;
 //! any other width is refused at launch with [`Error::Requirement`].
 
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Single filter: each block computes `BR` rows × `BL` positions of `O`.
@@ -171,23 +171,22 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         let x = dev.upload(&xv, &[sn, sl])?;
         let w = dev.upload(&wv, &[kw])?;
         let mut o = dev.alloc::<f16>(&[sn, sl])?;
-        let reps = check::reps_for(dev, (sn * sl * kw) as f64);
-        for config in check::configs(
-            conv1d_single::CONFIGS,
-            conv1d_single::default_config(dev.arch()),
-        ) {
-            let launch = |o: &mut Tensor<f16>| conv1d_single::launch(dev, config, &x, &w, o);
-            let (cmp, median_ms) = check::measure(dev, reps, &mut o, &want, atol, rtol, launch)?;
-            cases.push(Case {
-                chapter: "09",
-                variant: "conv1d single filter".into(),
-                config: config.into(),
-                size: format!("X[{sn},{sl}], W[{kw}]"),
-                check: cmp,
-                median_ms,
-                work: Work::Bytes(2.0 * (2 * sn * sl + kw) as f64),
-            });
-        }
+        let p = Problem {
+            chapter: "09",
+            size: format!("X[{sn},{sl}], W[{kw}]"),
+            work: Work::Bytes(2.0 * (2 * sn * sl + kw) as f64),
+            reps: check::reps_for(dev, (sn * sl * kw) as f64),
+            want: &want,
+            atol,
+            rtol,
+        };
+        cases.extend(p.sweep(
+            dev,
+            "conv1d single filter",
+            &conv1d_single::KERNEL,
+            &mut o,
+            |cfg, o| conv1d_single::launch(dev, cfg, &x, &w, o),
+        )?);
     }
 
     // Multi filter.
@@ -199,23 +198,22 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         let x = dev.upload(&xv, &[mn, ml])?;
         let w = dev.upload(&wv, &[kw, mf])?;
         let mut o = dev.alloc::<f16>(&[mn, ml, mf])?;
-        let reps = check::reps_for(dev, (mn * ml * mf * kw) as f64);
-        for config in check::configs(
-            conv1d_multi::CONFIGS,
-            conv1d_multi::default_config(dev.arch()),
-        ) {
-            let launch = |o: &mut Tensor<f16>| conv1d_multi::launch(dev, config, &x, &w, o);
-            let (cmp, median_ms) = check::measure(dev, reps, &mut o, &want, atol, rtol, launch)?;
-            cases.push(Case {
-                chapter: "09",
-                variant: "conv1d multi filter".into(),
-                config: config.into(),
-                size: format!("X[{mn},{ml}], W[{kw},{mf}]"),
-                check: cmp,
-                median_ms,
-                work: Work::Bytes(2.0 * (mn * ml + kw * mf + mn * ml * mf) as f64),
-            });
-        }
+        let p = Problem {
+            chapter: "09",
+            size: format!("X[{mn},{ml}], W[{kw},{mf}]"),
+            work: Work::Bytes(2.0 * (mn * ml + kw * mf + mn * ml * mf) as f64),
+            reps: check::reps_for(dev, (mn * ml * mf * kw) as f64),
+            want: &want,
+            atol,
+            rtol,
+        };
+        cases.extend(p.sweep(
+            dev,
+            "conv1d multi filter",
+            &conv1d_multi::KERNEL,
+            &mut o,
+            |cfg, o| conv1d_multi::launch(dev, cfg, &x, &w, o),
+        )?);
     }
     Ok(cases)
 }

@@ -37,7 +37,7 @@
 //! full float64 product.
 
 use crate::ch08_gemm::{gemm_tolerance, reference_gemm};
-use crate::check::{self, Case, Rng, Scale, Work};
+use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
 /// Tiled GEMM with a packed-int4 `B`, unpacked into shared memory inside the pipelined K loop.
@@ -131,28 +131,28 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
     let bp = dev.upload(&bpv, &[k, n / 2])?;
     let mut c = dev.alloc::<f16>(&[m, n])?;
     let flops = 2.0 * (m * n * k) as f64;
-    let reps = check::reps_for(dev, flops);
+    let p = Problem {
+        chapter: "10",
+        size: format!("M=N=K={size}"),
+        work: Work::Flops(flops),
+        reps: check::reps_for(dev, flops),
+        want: &want,
+        atol,
+        rtol,
+    };
     // The default config (or every config with `--all-configs`), and the tutorial's 3-stage
     // config for comparison.
-    let mut configs = check::configs(gemm_w4a16::CONFIGS, gemm_w4a16::default_config(dev.arch()));
+    let mut configs = check::configs(&gemm_w4a16::KERNEL, dev.arch());
     if !configs.contains(&"w128x128x32s3") {
         configs.push("w128x128x32s3");
     }
-    let mut cases = Vec::new();
-    for config in configs {
-        let launch = |c: &mut Tensor<f16>| gemm_w4a16::launch(dev, config, &a, &bp, c);
-        let (cmp, median_ms) = check::measure(dev, reps, &mut c, &want, atol, rtol, launch)?;
-        cases.push(Case {
-            chapter: "10",
-            variant: "W4A16 (unpack in K loop)".into(),
-            config: config.into(),
-            size: format!("M=N=K={size}"),
-            check: cmp,
-            median_ms,
-            work: Work::Flops(flops),
-        });
-    }
-    Ok(cases)
+    p.sweep_configs(
+        dev,
+        "W4A16 (unpack in K loop)",
+        &configs,
+        &mut c,
+        |cfg, c| gemm_w4a16::launch(dev, cfg, &a, &bp, c),
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! reference, timing, and the rows of the printed table.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use tilelang::{Device, Element, Tensor};
+use tilelang::{Device, Element, KernelInfo, Tensor};
 
 /// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
 pub struct Rng(u64);
@@ -340,14 +340,83 @@ pub fn set_all_configs(on: bool) {
     ALL_CONFIGS.store(on, Ordering::Relaxed);
 }
 
-/// The configs `run` measures for a kernel: `[default]`, or with [`set_all_configs`] every one of
-/// `all`, the default first.
-pub fn configs(all: &'static [&'static str], default: &'static str) -> Vec<&'static str> {
+/// The configs `run` measures for a kernel on `arch`: its default, or with [`set_all_configs`]
+/// every config, the default first.
+pub fn configs(kernel: &KernelInfo, arch: &str) -> Vec<&'static str> {
+    let default = kernel.default_config(arch);
     let mut v = vec![default];
     if ALL_CONFIGS.load(Ordering::Relaxed) {
-        v.extend(all.iter().copied().filter(|&c| c != default));
+        v.extend(
+            kernel
+                .config_names
+                .iter()
+                .copied()
+                .filter(|&c| c != default),
+        );
     }
     v
+}
+
+/// What the rows of a chapter's table for one problem share: the chapter, the size as printed,
+/// the work of one launch, the timing repetitions, and the float64 reference with the
+/// tolerances an output is compared with ([`compare`]).
+#[derive(Clone)]
+pub struct Problem<'a> {
+    pub chapter: &'static str,
+    pub size: String,
+    pub work: Work,
+    pub reps: usize,
+    pub want: &'a [f64],
+    pub atol: f64,
+    pub rtol: f64,
+}
+
+impl Problem<'_> {
+    /// The rows of one variant: for each config of `kernel` that [`configs`] selects,
+    /// `launch(config, out)` is checked and timed with [`measure`].
+    pub fn sweep<T: Element>(
+        &self,
+        dev: &Device,
+        variant: &str,
+        kernel: &KernelInfo,
+        out: &mut Tensor<T>,
+        launch: impl FnMut(&str, &mut Tensor<T>) -> tilelang::Result<()>,
+    ) -> tilelang::Result<Vec<Case>> {
+        self.sweep_configs(dev, variant, &configs(kernel, dev.arch()), out, launch)
+    }
+
+    /// [`Problem::sweep`] over the given configs, in order.
+    pub fn sweep_configs<T: Element>(
+        &self,
+        dev: &Device,
+        variant: &str,
+        configs: &[&str],
+        out: &mut Tensor<T>,
+        mut launch: impl FnMut(&str, &mut Tensor<T>) -> tilelang::Result<()>,
+    ) -> tilelang::Result<Vec<Case>> {
+        let mut cases = Vec::new();
+        for &config in configs {
+            let (check, median_ms) = measure(
+                dev,
+                self.reps,
+                out,
+                self.want,
+                self.atol,
+                self.rtol,
+                |out: &mut Tensor<T>| launch(config, out),
+            )?;
+            cases.push(Case {
+                chapter: self.chapter,
+                variant: variant.to_string(),
+                config: config.to_string(),
+                size: self.size.clone(),
+                check,
+                median_ms,
+                work: self.work,
+            });
+        }
+        Ok(cases)
+    }
 }
 
 /// Checks, then times one launch: poisons `out`, runs `launch` once, compares `out` with `want`

@@ -1,7 +1,8 @@
 //! The ten tutorial kernels, written with `#[tile_kernel]`. Each chapter module explains its
 //! problem, holds its kernels (every variant of the original tutorial), a float64 reference, a
 //! `run` function used by the `tutorials` binary (correctness check, then timing), and tests at
-//! odd sizes on the CPU backend.
+//! odd sizes on the CPU backend. [`KERNELS`] lists every kernel, for the code that goes over
+//! all of them (the emulation and object tests, the benches).
 
 pub mod check;
 pub mod tune;
@@ -21,7 +22,7 @@ pub mod ch10_w4a16;
 mod graph_tests;
 
 use check::{Case, Scale};
-use tilelang::Device;
+use tilelang::{Device, KernelInfo};
 
 /// A chapter's entry point: check and time every variant at the given scale.
 pub type Chapter = fn(&Device, Scale, u64) -> tilelang::Result<Vec<Case>>;
@@ -39,3 +40,34 @@ pub const CHAPTERS: &[(&str, Chapter)] = &[
     ("09 conv1d", ch09_conv1d::run),
     ("10 W4A16 GEMM", ch10_w4a16::run),
 ];
+
+/// Every kernel of the chapters, in chapter order and, within a chapter, in source order: the
+/// one list the tests, the emulation and the benches read. `tests/kernel_list.rs` fails if a
+/// chapter defines a kernel this list lacks.
+pub const KERNELS: &[&KernelInfo] = &[
+    &ch01_copy::copy_one_thread::KERNEL,
+    &ch01_copy::copy_one_block::KERNEL,
+    &ch01_copy::copy_tiled::KERNEL,
+    &ch02_vector_add::vector_add::KERNEL,
+    &ch02_vector_add::mul_relu::KERNEL,
+    &ch03_outer_add::outer_add::KERNEL,
+    &ch03_outer_add::outer_add_staged::KERNEL,
+    &ch04_broadcast_relu::broadcast_relu_fwd::KERNEL,
+    &ch04_broadcast_relu::broadcast_relu_bwd::KERNEL,
+    &ch05_row_sum::row_sum::KERNEL,
+    &ch06_softmax::softmax_3pass::KERNEL,
+    &ch06_softmax::softmax_online::KERNEL,
+    &ch07_flash_attention::flash_attn_3pass::KERNEL,
+    &ch07_flash_attention::flash_attn_2pass::KERNEL,
+    &ch08_gemm::gemm_naive::KERNEL,
+    &ch08_gemm::gemm_fragment::KERNEL,
+    &ch08_gemm::gemm_tiled::KERNEL,
+    &ch09_conv1d::conv1d_single::KERNEL,
+    &ch09_conv1d::conv1d_multi::KERNEL,
+    &ch10_w4a16::gemm_w4a16::KERNEL,
+];
+
+/// The kernel named `name` in [`KERNELS`].
+pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
+    KERNELS.iter().copied().find(|k| k.name == name)
+}

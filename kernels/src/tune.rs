@@ -1,8 +1,8 @@
 //! Autotuning: time every compiled config of a kernel for a shape on the current device, pick
 //! the fastest, and remember it.
 //!
-//! A kernel's configs are fixed at compile time (`kernel::CONFIGS`), and each has an object per
-//! arch, so tuning is only a choice among names. [`Tuner::tune`] takes a closure that launches
+//! A kernel's configs are fixed at compile time (`kernel::KERNEL.configs`), and each has an
+//! object per arch, so tuning is only a choice among names. [`Tuner::tune`] takes a closure that launches
 //! one config by name, times each config with the device's events (after a warm-up launch, the
 //! median of a few repetitions), and stores the winner per **(kernel, arch, shape bucket)** in a
 //! small cache file; a later call with the same key reads the winner back without launching.
@@ -23,7 +23,7 @@
 //! # let dev = tilelang::Device::best()?;
 //! # let (a, b) = (dev.zeros::<tilelang::f16>(&[1 << 20])?, dev.zeros::<tilelang::f16>(&[1 << 20])?);
 //! # let mut c = dev.alloc::<tilelang::f16>(&[1 << 20])?;
-//! let tuned = Tuner::new().tune(&dev, "vector_add", &[1 << 20], vector_add::CONFIGS, |cfg| {
+//! let tuned = Tuner::new().tune_kernel(&dev, &vector_add::KERNEL, &[1 << 20], |cfg| {
 //!     vector_add::launch(&dev, cfg, &a, &b, &mut c)
 //! })?;
 //! vector_add::launch(&dev, tuned.config, &a, &b, &mut c)?;
@@ -32,7 +32,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tilelang::{Device, Error, Result, Tensor};
+use tilelang::{Device, Error, KernelInfo, Result, Tensor};
 
 /// What a cache entry is for: a kernel, an arch and a shape bucket.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -187,6 +187,17 @@ impl Tuner {
             }
             Ok(median(&mut t))
         })
+    }
+
+    /// [`Tuner::tune`] among every config of `kernel`, keyed by its name.
+    pub fn tune_kernel(
+        &self,
+        dev: &Device,
+        kernel: &KernelInfo,
+        shape: &[usize],
+        launch: impl FnMut(&str) -> Result<()>,
+    ) -> Result<Tuned> {
+        self.tune(dev, kernel.name, shape, kernel.config_names, launch)
     }
 
     /// [`Tuner::tune`] with the measurement given: `measure(config)` returns the config's time
@@ -471,7 +482,7 @@ mod tests {
         let mut c = dev.alloc::<f16>(&[n]).unwrap();
         let mut launches = 0;
         let t = tuner
-            .tune(&dev, "vector_add", &[n], vector_add::CONFIGS, |cfg| {
+            .tune_kernel(&dev, &vector_add::KERNEL, &[n], |cfg| {
                 launches += 1;
                 vector_add::launch(&dev, cfg, &a, &b, &mut c)
             })

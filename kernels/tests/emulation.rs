@@ -30,7 +30,6 @@
 //! into a reported data race even where this run's thread schedule happens to hide it.
 
 use kernels::check::Rng;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,40 +43,6 @@ use tilelang_codegen::target::{MatrixUnit, Target};
 /// How long one target's executable may run before it counts as hung (a barrier that some
 /// threads never reach deadlocks the emulation, as it would hang a GPU).
 const RUN_TIMEOUT: Duration = Duration::from_secs(300);
-
-type LaunchDyn = for<'a> fn(&Device, &str, Vec<Arg<'a>>) -> tilelang::Result<()>;
-
-/// The CPU-side launchers of the tutorial kernels, by name.
-fn launchers() -> BTreeMap<&'static str, LaunchDyn> {
-    use kernels::*;
-    macro_rules! k {
-        ($($m:ident :: $k:ident),* $(,)?) => {
-            BTreeMap::from([$((stringify!($k), $m::$k::launch_dyn as LaunchDyn)),*])
-        };
-    }
-    k![
-        ch01_copy::copy_one_thread,
-        ch01_copy::copy_one_block,
-        ch01_copy::copy_tiled,
-        ch02_vector_add::vector_add,
-        ch02_vector_add::mul_relu,
-        ch03_outer_add::outer_add,
-        ch03_outer_add::outer_add_staged,
-        ch04_broadcast_relu::broadcast_relu_fwd,
-        ch04_broadcast_relu::broadcast_relu_bwd,
-        ch05_row_sum::row_sum,
-        ch06_softmax::softmax_3pass,
-        ch06_softmax::softmax_online,
-        ch07_flash_attention::flash_attn_3pass,
-        ch07_flash_attention::flash_attn_2pass,
-        ch08_gemm::gemm_naive,
-        ch08_gemm::gemm_fragment,
-        ch08_gemm::gemm_tiled,
-        ch09_conv1d::conv1d_single,
-        ch09_conv1d::conv1d_multi,
-        ch10_w4a16::gemm_w4a16,
-    ]
-}
 
 /// What the input tensors hold.
 #[derive(Clone, Copy)]
@@ -111,6 +76,30 @@ const SOFTMAX_TOL: Tol = Tol::Close {
     atol: 1e-36,
     rtol: 5e-5,
 };
+
+/// One case per kernel of `kernels::KERNELS`, in its order: a kernel without a case in
+/// [`cases`], or a case for a kernel not in the list, fails the test.
+fn cases_of_every_kernel() -> Vec<Case> {
+    let mut cases = cases();
+    let ordered: Vec<Case> = kernels::KERNELS
+        .iter()
+        .map(|k| {
+            let i = cases
+                .iter()
+                .position(|c| c.kernel == k.name)
+                .unwrap_or_else(|| {
+                    panic!("no emulation case for `{}`: add one to cases()", k.name)
+                });
+            cases.remove(i)
+        })
+        .collect();
+    let unknown: Vec<&str> = cases.iter().map(|c| c.kernel).collect();
+    assert!(
+        unknown.is_empty(),
+        "cases for kernels that kernels::KERNELS does not list (or listed twice): {unknown:?}"
+    );
+    ordered
+}
 
 /// Every kernel at 1 (or 1×1, ...) and at small odd sizes: no dimension is a multiple of a
 /// tile, a row spans several chunks of every config, so every tail path runs.
@@ -347,7 +336,7 @@ fn check_target(arch: &str, wave: u32, gemm_only: bool) {
     let mut manifest_text = String::new();
     let mut runs: Vec<Run> = Vec::new();
     let mut covered = Vec::new();
-    for case in cases() {
+    for case in cases_of_every_kernel() {
         let k = &found
             .iter()
             .find(|f| f.ir.name == case.kernel)
@@ -576,8 +565,10 @@ fn prepare(
             }
         })
         .collect();
-    launchers()[case.kernel](dev, &config, args)
-        .unwrap_or_else(|e| panic!("{what}: CPU launch: {e}"));
+    let launch_dyn = kernels::kernel(case.kernel)
+        .expect("a listed kernel")
+        .launch_dyn;
+    launch_dyn(dev, &config, args).unwrap_or_else(|e| panic!("{what}: CPU launch: {e}"));
 
     // run <id> <entry> <gx> <gy> <gz> <ntensors> {<file> <bytes> <is_output>} <nsyms> {<value>}
     let grid: Vec<i128> = (0..3)

@@ -2,37 +2,7 @@
 //! (target, config), each an ELF image that defines the kernel's entry symbol. With no device
 //! compiler (or `TILELANG_TARGETS=none`) there are none, and GPU launches say so.
 
-use kernels::*;
-use tilelang::__private::gpu::Object;
-
-/// Every kernel of the ten chapters: (name, configs, objects).
-fn all() -> Vec<(&'static str, &'static [&'static str], &'static [Object])> {
-    macro_rules! k {
-        ($($m:ident :: $k:ident),* $(,)?) => { vec![$((stringify!($k), $m::$k::CONFIGS, $m::$k::OBJECTS)),*] };
-    }
-    k![
-        ch01_copy::copy_one_thread,
-        ch01_copy::copy_one_block,
-        ch01_copy::copy_tiled,
-        ch02_vector_add::vector_add,
-        ch02_vector_add::mul_relu,
-        ch03_outer_add::outer_add,
-        ch03_outer_add::outer_add_staged,
-        ch04_broadcast_relu::broadcast_relu_fwd,
-        ch04_broadcast_relu::broadcast_relu_bwd,
-        ch05_row_sum::row_sum,
-        ch06_softmax::softmax_3pass,
-        ch06_softmax::softmax_online,
-        ch07_flash_attention::flash_attn_3pass,
-        ch07_flash_attention::flash_attn_2pass,
-        ch08_gemm::gemm_naive,
-        ch08_gemm::gemm_fragment,
-        ch08_gemm::gemm_tiled,
-        ch09_conv1d::conv1d_single,
-        ch09_conv1d::conv1d_multi,
-        ch10_w4a16::gemm_w4a16,
-    ]
-}
+use kernels::KERNELS;
 
 /// The archs the build script reported compiling (`TILELANG_BUILT=kernels;sm_90,...`).
 fn built() -> Vec<&'static str> {
@@ -47,7 +17,8 @@ fn every_kernel_config_and_target_has_an_object_with_its_symbol() {
     let archs = built();
     println!("archs compiled by the build script: {archs:?}");
     let mut count = 0;
-    for (name, configs, objects) in all() {
+    for k in KERNELS {
+        let (name, configs, objects) = (k.name, k.config_names, k.objects);
         assert_eq!(
             objects.len(),
             configs.len() * archs.len(),

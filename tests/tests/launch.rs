@@ -1,6 +1,7 @@
 //! Launch-time checks of the generated launchers: every failed check returns a typed
 //! [`Error`] and, where the check runs before the launch, leaves every tensor untouched.
-//! Also the generated config API: `CONFIGS`, `DEFAULTS`, `default_config(arch)`, `launch`.
+//! Also the generated config API: `CONFIGS`, `DEFAULTS`, `default_config(arch)`, `launch`, and
+//! `KERNEL`, the same metadata as one value.
 
 use tilelang::prelude::*;
 
@@ -552,6 +553,73 @@ fn configs_defaults_and_explicit_launch() {
             "config {cfg}"
         );
     }
+}
+
+#[test]
+fn kernel_info_holds_the_attributes_configs_defaults_and_symbols() {
+    use tilelang::{ConfigInfo, KernelInfo};
+    const K: KernelInfo = axpy::KERNEL;
+    assert_eq!(K.name, "axpy");
+    assert_eq!(
+        K.configs,
+        &[
+            ConfigInfo {
+                name: "small",
+                values: &[("BLOCK", 16), ("THREADS", 16)]
+            },
+            ConfigInfo {
+                name: "medium",
+                values: &[("BLOCK", 64), ("THREADS", 32)]
+            },
+            ConfigInfo {
+                name: "large",
+                values: &[("BLOCK", 256), ("THREADS", 128)]
+            },
+        ]
+    );
+    assert_eq!(K.config("medium").and_then(|c| c.value("BLOCK")), Some(64));
+    assert_eq!(K.config("large").and_then(|c| c.value("NOPE")), None);
+    assert!(K.config("huge").is_none());
+    // The module's consts are the value's fields.
+    assert_eq!(K.config_names, axpy::CONFIGS);
+    assert_eq!(K.defaults, axpy::DEFAULTS);
+    assert_eq!(K.symbols, &["N"]);
+    assert!(
+        K.objects.is_empty(),
+        "the tests crate compiles no device code"
+    );
+    for arch in ["gfx1100", "cpu", "sm_90", "gfx942"] {
+        assert_eq!(K.default_config(arch), axpy::default_config(arch), "{arch}");
+    }
+    // Without const generics: one config, `default`, with no values.
+    assert_eq!(
+        add::KERNEL.configs,
+        &[ConfigInfo {
+            name: "default",
+            values: &[]
+        }]
+    );
+    assert_eq!(transpose::KERNEL.symbols, &["M", "N"]);
+    let debug = format!("{K:?}");
+    assert!(
+        debug.contains("\"axpy\"") && debug.contains("THREADS"),
+        "{debug}"
+    );
+
+    // The type-erased launcher launches the kernel.
+    let dev = Device::cpu();
+    let x = tilelang::AnyTensor::from(dev.upload(&[1.0f32, 2.0, 3.0], &[3]).unwrap());
+    let y = tilelang::AnyTensor::from(dev.upload(&[10.0f32, 20.0, 30.0], &[3]).unwrap());
+    let mut out = tilelang::AnyTensor::from(dev.alloc::<f32>(&[3]).unwrap());
+    let args = vec![
+        tilelang::Arg::In(&x),
+        tilelang::Arg::In(&y),
+        tilelang::Arg::Out(&mut out),
+        tilelang::Arg::Scalar(tilelang::AnyScalar::F32(2.0)),
+    ];
+    (K.launch_dyn)(&dev, "large", args).unwrap();
+    let out = out.get::<f32>().unwrap().to_vec().unwrap();
+    assert_eq!(out, vec![12.0, 24.0, 36.0]);
 }
 
 #[test]

@@ -123,6 +123,14 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         let vals = c.values.iter().map(|v| *v as usize);
         quote!(#n => __launch::<#(#vals),*>(__dev, #n, #(#args),*))
     });
+    let config_infos = k.configs.iter().map(|c| {
+        let n = c.name.to_string();
+        let vals = k.consts.iter().zip(&c.values).map(|(q, v)| {
+            let (q, v) = (q.to_string(), *v as usize);
+            quote!((#q, #v))
+        });
+        quote!(::tilelang::ConfigInfo { name: #n, values: &[#(#vals),*] })
+    });
     let symbols: Vec<String> = k.symbols.iter().map(|s| s.to_string()).collect();
     let nparams = k.params.len();
     let unpack = k.params.iter().map(|p| {
@@ -282,20 +290,31 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         #[allow(non_snake_case, clippy::all)]
         #vis mod #name {
             const __KERNEL: &str = #name_str;
+            /// The kernel's metadata (name, configs with their const values, defaults, symbols,
+            /// objects) and type-erased launcher, as one value; the consts below are its fields.
+            pub const KERNEL: ::tilelang::KernelInfo = ::tilelang::KernelInfo {
+                name: #name_str,
+                configs: &[#(#config_infos),*],
+                config_names: &[#(#config_names),*],
+                defaults: &[#(#defaults),*],
+                symbols: &[#(#symbols),*],
+                objects: &[#(#objects),*],
+                launch_dyn,
+            };
             /// The kernel's name.
-            pub const NAME: &str = #name_str;
+            pub const NAME: &str = KERNEL.name;
             /// The names of the compiled configs; the first is the default where `DEFAULTS` names none.
-            pub const CONFIGS: &[&str] = &[#(#config_names),*];
+            pub const CONFIGS: &[&str] = KERNEL.config_names;
             /// The default config per target arch.
-            pub const DEFAULTS: &[(&str, &str)] = &[#(#defaults),*];
+            pub const DEFAULTS: &[(&str, &str)] = KERNEL.defaults;
             /// The shape symbols bound at launch.
-            pub const SYMBOLS: &[&str] = &[#(#symbols),*];
+            pub const SYMBOLS: &[&str] = KERNEL.symbols;
             /// The device code objects compiled ahead of time by the crate's build script.
-            pub const OBJECTS: &[::tilelang::__private::gpu::Object] = &[#(#objects),*];
+            pub const OBJECTS: &[::tilelang::__private::gpu::Object] = KERNEL.objects;
 
             /// The config a launch on `arch` uses by default.
             pub fn default_config(arch: &str) -> &'static str {
-                ::tilelang::__private::launch::default_config(DEFAULTS, CONFIGS, arch)
+                KERNEL.default_config(arch)
             }
 
             /// Launches with an explicit config (one of [`CONFIGS`]).
@@ -360,6 +379,7 @@ pub fn fallback(
     };
     let msg = format!("kernel `{name}` failed to compile");
     let modname = name.clone();
+    let name_str = name.to_string();
     quote! {
         #[allow(unused_variables)]
         #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
@@ -367,6 +387,15 @@ pub fn fallback(
         }
         #[allow(non_snake_case)]
         #vis mod #modname {
+            pub const KERNEL: ::tilelang::KernelInfo = ::tilelang::KernelInfo {
+                name: #name_str,
+                configs: &[],
+                config_names: &[],
+                defaults: &[],
+                symbols: &[],
+                objects: &[],
+                launch_dyn: |_, _, _| ::core::result::Result::Err(::tilelang::Error::NoDevice(#msg.to_string())),
+            };
             pub const CONFIGS: &[&str] = &[];
         }
     }

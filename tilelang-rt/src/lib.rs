@@ -8,7 +8,7 @@
 //! through AMD's runtime (libamdhip64), also loaded at run time. So every machine builds this
 //! crate, and one without the driver or runtime gets [`Error::NoDevice`] from [`Device::cuda`]
 //! or [`Device::hip`] (and the CPU from [`Device::best`]). Compiled kernels reach the device
-//! through [`gpu`].
+//! through [`gpu`]; what the macro knows about a kernel is its [`KernelInfo`].
 
 mod cuda;
 mod device;
@@ -16,6 +16,7 @@ mod element;
 mod error;
 mod gpu_common;
 mod hip;
+mod kernel_info;
 
 pub mod cpu;
 pub mod dynamic;
@@ -29,3 +30,4 @@ pub use element::{Dtype, Element};
 pub use error::{Error, GpuBackend, Resource, Result};
 pub use graph::Graph;
 pub use half::{bf16, f16};
+pub use kernel_info::{ConfigInfo, KernelInfo, LaunchDyn};

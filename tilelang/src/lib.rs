@@ -16,8 +16,8 @@
 
 pub use tilelang_macros::tile_kernel;
 pub use tilelang_rt::{
-    bf16, f16, AnyScalar, AnyTensor, Arg, Backend, Device, Dtype, Element, Error, GpuBackend,
-    Graph, Resource, Result, Tensor,
+    bf16, f16, AnyScalar, AnyTensor, Arg, Backend, ConfigInfo, Device, Dtype, Element, Error,
+    GpuBackend, Graph, KernelInfo, LaunchDyn, Resource, Result, Tensor,
 };
 
 /// What kernel code and host code need.

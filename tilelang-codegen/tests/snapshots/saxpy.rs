@@ -18,19 +18,39 @@ pub fn saxpy(
 #[allow(non_snake_case, clippy::all)]
 pub mod saxpy {
     const __KERNEL: &str = "saxpy";
+    /// The kernel's metadata (name, configs with their const values, defaults, symbols,
+    /// objects) and type-erased launcher, as one value; the consts below are its fields.
+    pub const KERNEL: ::tilelang::KernelInfo = ::tilelang::KernelInfo {
+        name: "saxpy",
+        configs: &[
+            ::tilelang::ConfigInfo {
+                name: "b256",
+                values: &[("BLOCK", 256usize)],
+            },
+            ::tilelang::ConfigInfo {
+                name: "b1024",
+                values: &[("BLOCK", 1024usize)],
+            },
+        ],
+        config_names: &["b256", "b1024"],
+        defaults: &[("cpu", "b1024")],
+        symbols: &["N"],
+        objects: &[],
+        launch_dyn,
+    };
     /// The kernel's name.
-    pub const NAME: &str = "saxpy";
+    pub const NAME: &str = KERNEL.name;
     /// The names of the compiled configs; the first is the default where `DEFAULTS` names none.
-    pub const CONFIGS: &[&str] = &["b256", "b1024"];
+    pub const CONFIGS: &[&str] = KERNEL.config_names;
     /// The default config per target arch.
-    pub const DEFAULTS: &[(&str, &str)] = &[("cpu", "b1024")];
+    pub const DEFAULTS: &[(&str, &str)] = KERNEL.defaults;
     /// The shape symbols bound at launch.
-    pub const SYMBOLS: &[&str] = &["N"];
+    pub const SYMBOLS: &[&str] = KERNEL.symbols;
     /// The device code objects compiled ahead of time by the crate's build script.
-    pub const OBJECTS: &[::tilelang::__private::gpu::Object] = &[];
+    pub const OBJECTS: &[::tilelang::__private::gpu::Object] = KERNEL.objects;
     /// The config a launch on `arch` uses by default.
     pub fn default_config(arch: &str) -> &'static str {
-        ::tilelang::__private::launch::default_config(DEFAULTS, CONFIGS, arch)
+        KERNEL.default_config(arch)
     }
     /// Launches with an explicit config (one of [`CONFIGS`]).
     pub fn launch(
