@@ -21,13 +21,13 @@
 //! The HIP runtime keeps a current device per host thread (`hipSetDevice`); every entry point
 //! here sets it first ([`HipDevice::bind`]), as the CUDA backend makes its context current.
 
+use crate::dylib::{self, LoadError, SearchOrder, Spec};
 use crate::gpu::{KernelArg, Object};
 use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
 use crate::{Backend, Error, GpuBackend, Resource, Result};
-use libloading::Library;
 use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, OsStr};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
@@ -89,142 +89,102 @@ mod props {
     const _: () = assert!(GCN_ARCH_NAME + GCN_ARCH_NAME_LEN <= SIZE && SIZE < BUFFER_BYTES);
 }
 
-/// Declares [`Api`]: one field per HIP function, named as in C, and the code that looks each up.
-macro_rules! hip_api {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty; )*) => {
-        /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
-        #[allow(non_snake_case)]
-        struct Api {
-            $( $(#[$doc])* $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret, )*
-            /// Where the library was found, for messages.
-            path: String,
-            /// Keeps the functions above loaded.
-            _lib: Library,
-        }
-
-        impl Api {
-            /// Resolves every function in `lib`.
-            ///
-            /// # Safety
-            /// `lib` is a HIP runtime, whose functions have the C signatures declared here.
-            #[allow(non_snake_case)]
-            unsafe fn resolve(lib: Library, path: String) -> Result<Api, String> {
-                $(
-                    // SAFETY: the caller's contract: the symbol is this C function.
-                    let $name = *unsafe {
-                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
-                            concat!(stringify!($name), "\0").as_bytes(),
-                        )
-                    }
-                    .map_err(|e| missing_symbol(&path, stringify!($name), e))?;
-                )*
-                Ok(Api { $($name,)* path, _lib: lib })
-            }
-        }
-    };
-}
-
-hip_api! {
-    /// `hipError_t hipInit(unsigned int flags)`
-    fn hipInit(flags: c_uint) -> HipStatus;
-    /// `hipError_t hipGetDeviceCount(int* count)`
-    fn hipGetDeviceCount(count: *mut c_int) -> HipStatus;
-    /// `hipError_t hipSetDevice(int deviceId)`
-    fn hipSetDevice(device: c_int) -> HipStatus;
-    /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`, `hipDevice_t` =
-    /// `int`.
-    fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipStatus;
-    /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`
-    fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> HipStatus;
-    /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`
-    fn hipGetDevicePropertiesR0600(prop: *mut c_void, device: c_int) -> HipStatus;
-    /// `hipError_t hipMalloc(void** ptr, size_t size)`
-    fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipStatus;
-    /// `hipError_t hipFree(void* ptr)`
-    fn hipFree(ptr: *mut c_void) -> HipStatus;
-    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
-    /// hipStream_t stream)`, `hipDeviceptr_t` = `void*`.
-    fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: Stream) -> HipStatus;
-    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes,
-    /// hipStream_t stream)` (`const void* src` in ROCm 7).
-    fn hipMemcpyHtoDAsync(
-        dst: *mut c_void,
-        src: *const c_void,
-        bytes: usize,
-        stream: Stream,
-    ) -> HipStatus;
-    /// `hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes,
-    /// hipStream_t stream)`
-    fn hipMemcpyDtoHAsync(
-        dst: *mut c_void,
-        src: *mut c_void,
-        bytes: usize,
-        stream: Stream,
-    ) -> HipStatus;
-    /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
-    fn hipStreamSynchronize(stream: Stream) -> HipStatus;
-    /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
-    fn hipModuleLoadData(module: *mut Module, image: *const c_void) -> HipStatus;
-    /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,
-    /// const char* kname)`
-    fn hipModuleGetFunction(
-        function: *mut Function,
-        module: Module,
-        name: *const c_char,
-    ) -> HipStatus;
-    /// `hipError_t hipModuleUnload(hipModule_t module)`
-    fn hipModuleUnload(module: Module) -> HipStatus;
-    /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib,
-    /// hipFunction_t hfunc)`
-    fn hipFuncGetAttribute(value: *mut c_int, attr: c_int, function: Function) -> HipStatus;
-    /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
-    /// unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-    /// unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
-    /// hipStream_t stream, void** kernelParams, void** extra)`
-    fn hipModuleLaunchKernel(
-        function: Function,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared_bytes: c_uint,
-        stream: Stream,
-        params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> HipStatus;
-    /// `hipError_t hipEventCreate(hipEvent_t* event)`
-    fn hipEventCreate(event: *mut Event) -> HipStatus;
-    /// `hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)`
-    fn hipEventRecord(event: Event, stream: Stream) -> HipStatus;
-    /// `hipError_t hipEventSynchronize(hipEvent_t event)`
-    fn hipEventSynchronize(event: Event) -> HipStatus;
-    /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`
-    fn hipEventElapsedTime(ms: *mut c_float, start: Event, stop: Event) -> HipStatus;
-    /// `hipError_t hipEventDestroy(hipEvent_t event)`
-    fn hipEventDestroy(event: Event) -> HipStatus;
-    /// `const char* hipGetErrorName(hipError_t hip_error)`
-    fn hipGetErrorName(status: HipStatus) -> *const c_char;
-    /// `const char* hipGetErrorString(hipError_t hipError)`
-    fn hipGetErrorString(status: HipStatus) -> *const c_char;
-}
-
-fn missing_symbol(path: &str, name: &str, e: libloading::Error) -> String {
-    format!(
-        "HIP: {path} lacks `{name}` ({}); tilelang needs the HIP runtime of ROCm 6.0 or newer",
-        with_source(&e)
-    )
-}
-
-/// `dlopen failed: libamdhip64.so.7: cannot open shared object file: ...`: libloading's
-/// message and the loader's, which libloading keeps as the source.
-fn with_source(e: &dyn std::error::Error) -> String {
-    match e.source() {
-        Some(source) => format!("{e}: {source}"),
-        None => e.to_string(),
+crate::dylib_api! {
+    /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
+    struct Api {
+        /// `hipError_t hipInit(unsigned int flags)`
+        fn hipInit(flags: c_uint) -> HipStatus;
+        /// `hipError_t hipGetDeviceCount(int* count)`
+        fn hipGetDeviceCount(count: *mut c_int) -> HipStatus;
+        /// `hipError_t hipSetDevice(int deviceId)`
+        fn hipSetDevice(device: c_int) -> HipStatus;
+        /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`, `hipDevice_t` =
+        /// `int`.
+        fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipStatus;
+        /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`
+        fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> HipStatus;
+        /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`
+        fn hipGetDevicePropertiesR0600(prop: *mut c_void, device: c_int) -> HipStatus;
+        /// `hipError_t hipMalloc(void** ptr, size_t size)`
+        fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipStatus;
+        /// `hipError_t hipFree(void* ptr)`
+        fn hipFree(ptr: *mut c_void) -> HipStatus;
+        /// `hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
+        /// hipStream_t stream)`, `hipDeviceptr_t` = `void*`.
+        fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: Stream) -> HipStatus;
+        /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes,
+        /// hipStream_t stream)` (`const void* src` in ROCm 7).
+        fn hipMemcpyHtoDAsync(
+            dst: *mut c_void,
+            src: *const c_void,
+            bytes: usize,
+            stream: Stream,
+        ) -> HipStatus;
+        /// `hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes,
+        /// hipStream_t stream)`
+        fn hipMemcpyDtoHAsync(
+            dst: *mut c_void,
+            src: *mut c_void,
+            bytes: usize,
+            stream: Stream,
+        ) -> HipStatus;
+        /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
+        fn hipStreamSynchronize(stream: Stream) -> HipStatus;
+        /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
+        fn hipModuleLoadData(module: *mut Module, image: *const c_void) -> HipStatus;
+        /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,
+        /// const char* kname)`
+        fn hipModuleGetFunction(
+            function: *mut Function,
+            module: Module,
+            name: *const c_char,
+        ) -> HipStatus;
+        /// `hipError_t hipModuleUnload(hipModule_t module)`
+        fn hipModuleUnload(module: Module) -> HipStatus;
+        /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib,
+        /// hipFunction_t hfunc)`
+        fn hipFuncGetAttribute(value: *mut c_int, attr: c_int, function: Function) -> HipStatus;
+        /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
+        /// unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+        /// unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+        /// hipStream_t stream, void** kernelParams, void** extra)`
+        fn hipModuleLaunchKernel(
+            function: Function,
+            grid_x: c_uint,
+            grid_y: c_uint,
+            grid_z: c_uint,
+            block_x: c_uint,
+            block_y: c_uint,
+            block_z: c_uint,
+            shared_bytes: c_uint,
+            stream: Stream,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> HipStatus;
+        /// `hipError_t hipEventCreate(hipEvent_t* event)`
+        fn hipEventCreate(event: *mut Event) -> HipStatus;
+        /// `hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)`
+        fn hipEventRecord(event: Event, stream: Stream) -> HipStatus;
+        /// `hipError_t hipEventSynchronize(hipEvent_t event)`
+        fn hipEventSynchronize(event: Event) -> HipStatus;
+        /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`
+        fn hipEventElapsedTime(ms: *mut c_float, start: Event, stop: Event) -> HipStatus;
+        /// `hipError_t hipEventDestroy(hipEvent_t event)`
+        fn hipEventDestroy(event: Event) -> HipStatus;
+        /// `const char* hipGetErrorName(hipError_t hip_error)`
+        fn hipGetErrorName(status: HipStatus) -> *const c_char;
+        /// `const char* hipGetErrorString(hipError_t hipError)`
+        fn hipGetErrorString(status: HipStatus) -> *const c_char;
     }
 }
+
+/// How messages name the HIP runtime, and the fixes.
+const SPEC: Spec = Spec {
+    library: "libamdhip64",
+    not_found: "install ROCm 6 or newer, or add the directory holding libamdhip64 to \
+                LD_LIBRARY_PATH or set ROCM_PATH",
+    too_old: "tilelang needs the HIP runtime of ROCm 6.0 or newer",
+};
 
 /// The library names tried, newest first. `libamdhip64.so.5` (ROCm 5) is left out: it lacks
 /// `hipGetDevicePropertiesR0600`.
@@ -234,47 +194,21 @@ const LIBRARY_NAMES: [&str; 3] = ["libamdhip64.so.7", "libamdhip64.so.6", "libam
 /// (`LD_LIBRARY_PATH`, the ld.so cache), so that the user's setting wins, then in
 /// `$ROCM_PATH/lib`, then in `/opt/rocm/lib`.
 fn candidates(rocm_path: Option<&OsStr>) -> Vec<PathBuf> {
-    let mut dirs: Vec<Option<PathBuf>> = vec![None];
-    if let Some(root) = rocm_path.filter(|p| !p.is_empty()) {
-        dirs.push(Some(Path::new(root).join("lib")));
-    }
-    let default = Some(PathBuf::from("/opt/rocm/lib"));
-    if !dirs.contains(&default) {
-        dirs.push(default);
-    }
-    dirs.iter()
-        .flat_map(|dir| {
-            LIBRARY_NAMES.iter().map(move |name| match dir {
-                None => PathBuf::from(name),
-                Some(dir) => dir.join(name),
-            })
-        })
-        .collect()
+    dylib::candidates(
+        &LIBRARY_NAMES,
+        &dylib::rocm_lib_dirs(rocm_path),
+        SearchOrder::LoaderFirst,
+    )
 }
 
 /// Opens the first candidate that loads and resolves the API from it.
-fn load(candidates: &[PathBuf]) -> Result<Api, String> {
-    let mut first_error = None;
-    for path in candidates {
-        // SAFETY: loading libamdhip64 runs its initialisers, which only set up the runtime (the
-        // devices are opened by hipInit).
-        match unsafe { Library::new(path) } {
-            Ok(lib) => {
-                // SAFETY: a library of this name is the HIP runtime.
-                return unsafe { Api::resolve(lib, path.display().to_string()) };
-            }
-            Err(e) => {
-                first_error.get_or_insert_with(|| with_source(&e));
-            }
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "HIP: libamdhip64 not found (tried {}; the first failed with: {}); install ROCm 6 or \
-         newer, or add the directory holding libamdhip64 to LD_LIBRARY_PATH or set ROCM_PATH",
-        tried.join(", "),
-        first_error.as_deref().unwrap_or("no candidates")
-    ))
+fn load(candidates: &[PathBuf]) -> Result<Api, LoadError> {
+    // SAFETY: the candidates are libamdhip64's sonames; loading it runs its initialisers, which
+    // only set up the runtime (the devices are opened by hipInit).
+    let lib = unsafe { dylib::open(&SPEC, candidates) }?;
+    // SAFETY: a library of these names is the HIP runtime, whose functions have the signatures
+    // declared in `Api` (from its headers, module docs).
+    unsafe { Api::resolve(lib) }
 }
 
 /// The HIP runtime, loaded and initialised once. Until this has succeeded nothing calls HIP.
@@ -285,14 +219,14 @@ fn api() -> Result<&'static Api> {
             return Err("HIP: the HIP runtime needs a 64-bit host".to_string());
         }
         let rocm_path = std::env::var_os("ROCM_PATH");
-        let api = load(&candidates(rocm_path.as_deref()))?;
+        let api = load(&candidates(rocm_path.as_deref())).map_err(|e| format!("HIP: {e}"))?;
         // SAFETY: hipInit takes flags, which must be 0.
         let status = unsafe { (api.hipInit)(0) };
         if status != HIP_SUCCESS {
             return Err(format!(
                 "HIP: hipInit failed ({}, from {})",
                 describe(&api, status),
-                api.path
+                api.library().path().display()
             ));
         }
         Ok(api)
@@ -444,6 +378,11 @@ pub(crate) fn open(ordinal: usize) -> Result<(HipDevice, String, String)> {
 }
 
 impl HipDevice {
+    /// The HIP runtime library, opened and initialised (for [`crate::Device::hip_library`]).
+    pub(crate) fn library(&self) -> &'static dylib::Library {
+        self.api.library()
+    }
+
     /// Makes this the calling thread's current device; needed before every call that works on
     /// "the current device" (allocation, copies, module loads, launches, events).
     fn bind(&self) -> Result<()> {
@@ -487,8 +426,9 @@ impl HipDevice {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let warp = self.attribute(attr::WARP_SIZE, "warp size")?;
         let units = self.attribute(attr::MULTIPROCESSOR_COUNT, "compute unit count")?;
-        let arch = arch_from_props(&bytes, warp, units)
-            .map_err(|e| Error::NoDevice(format!("HIP ({}): {e}", api.path)))?;
+        let arch = arch_from_props(&bytes, warp, units).map_err(|e| {
+            Error::NoDevice(format!("HIP ({}): {e}", api.library().path().display()))
+        })?;
 
         let mut name = [0 as c_char; 256];
         // SAFETY: writes at most `len` bytes, NUL included.
@@ -965,6 +905,8 @@ mod tests {
         ])
         .err()
         .unwrap();
+        assert!(matches!(&e, LoadError::NotFound { tried, .. } if tried.len() == 2));
+        let e = e.to_string();
         assert!(e.contains("libamdhip64 not found"), "{e}");
         assert!(e.contains("/nonexistent/libamdhip64.so.7"), "{e}");
         assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
@@ -976,6 +918,11 @@ mod tests {
     fn a_library_without_the_api_is_explained() {
         // libm loads everywhere glibc does and has none of HIP's functions.
         let e = load(&[PathBuf::from("libm.so.6")]).err().unwrap();
+        assert!(
+            matches!(&e, LoadError::MissingSymbol { symbol, .. } if symbol == "hipInit"),
+            "{e}"
+        );
+        let e = e.to_string();
         assert!(e.contains("libm.so.6 lacks `hipInit`"), "{e}");
         assert!(e.contains("ROCm 6.0 or newer"), "{e}");
     }

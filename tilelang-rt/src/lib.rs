@@ -18,6 +18,7 @@ mod gpu_common;
 mod hip;
 
 pub mod cpu;
+pub mod dylib;
 pub mod dynamic;
 pub mod gpu;
 pub mod graph;
