@@ -313,7 +313,7 @@ impl Library {
     }
 }
 
-/// Declares a struct of C functions resolved from a [`Library`](crate::dylib::Library): one
+/// Declares a struct of C functions resolved from a [`dylib::Library`](crate::dylib::Library): one
 /// field per function, named as in C and typed `unsafe extern "C" fn(..) -> ..`, and
 ///
 /// * `unsafe fn resolve(library: &'static Library) -> Result<Self, LoadError>`, which looks every
