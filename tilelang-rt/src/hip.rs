@@ -22,10 +22,10 @@
 //! here sets it first ([`HipDevice::bind`]), as the CUDA backend makes its context current.
 
 use crate::dylib::{self, LoadError, SearchOrder, Spec};
-use crate::gpu::{KernelArg, Object};
-use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
-use crate::{Backend, Error, GpuBackend, Resource, Result};
-use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, OsStr};
+use crate::gpu::Object;
+use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
+use crate::{Backend, Error, GpuBackend, Result};
+use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, CString, OsStr};
 use std::fmt;
 use std::path::PathBuf;
 use std::ptr::null_mut;
@@ -444,47 +444,68 @@ impl HipDevice {
         Ok((arch, name))
     }
 
-    /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
-    /// caller to overwrite before anything reads it). Zero bytes still allocate one, so that
-    /// every tensor has a distinct address.
-    pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
-        let n = bytes.max(1);
+    /// An attribute of `module`'s function (`hipFuncGetAttribute`), read for `what_attr`.
+    fn function_attribute(
+        &self,
+        module: &Loaded,
+        attr: c_int,
+        what: &str,
+        what_attr: &str,
+    ) -> Result<i64> {
+        let mut value = 0;
+        // SAFETY: `module.function` is a function of the loaded module; writes one int.
+        let status = unsafe { (self.api.hipFuncGetAttribute)(&mut value, attr, module.function) };
+        check(
+            self.api,
+            status,
+            "hipFuncGetAttribute",
+            format_args!("{what}: reading {what_attr}"),
+        )
+        .map(|()| i64::from(value))
+    }
+}
+
+// SAFETY: each method does what the trait's docs require: `alloc_raw` returns a `hipMalloc`
+// allocation of `bytes` bytes on this device, which `hipFree` frees on drop after the device's
+// queued work (module docs); every copy, fill and launch goes to the device's null stream, the
+// current device being set first (`bind`); `synchronize` waits for the null stream.
+unsafe impl GpuRuntime for HipDevice {
+    type Buffer = DeviceBuffer;
+    type Module = Loaded;
+
+    fn modules(&self) -> &ModuleCache<Loaded> {
+        &self.modules
+    }
+
+    fn alloc_raw(&self, bytes: usize) -> Result<DeviceBuffer> {
         self.bind()?;
         let mut ptr = null_mut();
         // SAFETY: writes one pointer.
-        let status = unsafe { (self.api.hipMalloc)(&mut ptr, n) };
+        let status = unsafe { (self.api.hipMalloc)(&mut ptr, bytes) };
         if status == OUT_OF_MEMORY {
             return Err(Error::OutOfMemory {
                 backend: Backend::Hip,
-                bytes: n,
+                bytes,
             });
         }
         check(
             self.api,
             status,
             "hipMalloc",
-            format_args!("allocating {n} bytes"),
+            format_args!("allocating {bytes} bytes"),
         )?;
-        let buf = DeviceBuffer {
+        Ok(DeviceBuffer {
             api: self.api,
             ordinal: self.ordinal,
             ptr,
-        };
-        if let Some(byte) = fill {
-            // SAFETY: `buf` is a live allocation of `n` bytes on this device.
-            unsafe { self.memset(buf.ptr(), byte, n) }?;
-        }
-        Ok(buf)
+        })
     }
 
-    /// Sets `bytes` bytes at `ptr` to `byte`, queued on the stream.
-    ///
-    /// # Safety
-    /// `ptr..ptr + bytes` is memory of this device that stays allocated until the fill runs.
-    pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
+    fn address(buffer: &DeviceBuffer) -> u64 {
+        buffer.ptr()
+    }
+
+    unsafe fn memset_async(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
         self.bind()?;
         // SAFETY: the caller's contract.
         let status =
@@ -497,15 +518,8 @@ impl HipDevice {
         )
     }
 
-    /// Copies `src` to device memory at `ptr`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(src)` bytes.
-    pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
+    unsafe fn htod_async<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
         let bytes = std::mem::size_of_val(src);
-        if bytes == 0 {
-            return Ok(());
-        }
         self.bind()?;
         // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
         let status = unsafe {
@@ -521,20 +535,11 @@ impl HipDevice {
             status,
             "hipMemcpyHtoDAsync",
             format_args!("copying {bytes} bytes to the device"),
-        )?;
-        self.synchronize()
+        )
     }
 
-    /// Copies device memory at `ptr` into `dst`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(dst)` bytes, and every bit pattern
-    /// is a valid `T` (true of every [`crate::Element`]).
-    pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
+    unsafe fn dtoh_async<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
         let bytes = std::mem::size_of_val(dst);
-        if bytes == 0 {
-            return Ok(());
-        }
         self.bind()?;
         // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
         let status = unsafe {
@@ -550,12 +555,10 @@ impl HipDevice {
             status,
             "hipMemcpyDtoHAsync",
             format_args!("copying {bytes} bytes from the device"),
-        )?;
-        self.synchronize()
+        )
     }
 
-    /// Waits for all work queued on the stream.
-    pub(crate) fn synchronize(&self) -> Result<()> {
+    fn synchronize(&self) -> Result<()> {
         self.bind()?;
         // SAFETY: the null stream of the current device.
         let status = unsafe { (self.api.hipStreamSynchronize)(NULL_STREAM) };
@@ -567,8 +570,7 @@ impl HipDevice {
         )
     }
 
-    /// Device milliseconds between events recorded on the stream before and after `f`.
-    pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         let start = TimingEvent::new(self)?;
         let end = TimingEvent::new(self)?;
         start.record()?;
@@ -595,22 +597,76 @@ impl HipDevice {
         Ok(f64::from(ms))
     }
 
-    /// Queues `object` with `grid` blocks and `args`.
-    ///
-    /// # Safety
-    /// The contract of [`crate::Device::launch_gpu`]; `object.arch` is this device's arch.
-    pub(crate) unsafe fn launch(
+    fn load_module(&self, image: &[u64], entry: CString, what: &str) -> Result<Loaded> {
+        let api = self.api;
+        self.bind()?;
+        let mut module = null_mut();
+        // SAFETY: `image` holds the image (an AMDGPU ELF code object) and lives through the
+        // call; the runtime copies what it loads.
+        let status = unsafe { (api.hipModuleLoadData)(&mut module, image.as_ptr().cast()) };
+        check(
+            api,
+            status,
+            "hipModuleLoadData",
+            format_args!("{what}: loading the image"),
+        )?;
+        // From here on, dropping `loaded` unloads the module.
+        let mut loaded = Loaded {
+            api,
+            ordinal: self.ordinal,
+            module,
+            function: null_mut(),
+            limits: Limits {
+                max_threads: 0,
+                max_dynamic_shared: 0,
+            },
+        };
+        // SAFETY: `module` is loaded; `entry` is NUL-terminated; writes one handle.
+        let status =
+            unsafe { (api.hipModuleGetFunction)(&mut loaded.function, module, entry.as_ptr()) };
+        check(
+            api,
+            status,
+            "hipModuleGetFunction",
+            format_args!("{what}: finding the entry `{}`", entry.to_string_lossy()),
+        )?;
+        // The block size limit is the kernel's launch bound (clr `hipFuncGetAttribute`:
+        // `workGroupInfo()->size_`). HIP has no opt-in for large dynamic shared memory on module
+        // functions (`hipFuncSetAttribute` takes a host stub, not a `hipFunction_t`): a kernel may
+        // use all the LDS its workgroup can have. The runtime only checks the dynamic size alone
+        // against the device's LDS (clr `ihipLaunchKernel_validate`) and dispatches static +
+        // dynamic (clr rocvirtual.cpp: `group_segment_size = ldsUsage + sharedMemBytes`), so the
+        // launch checks the function's own limit: the device's LDS per workgroup less the
+        // kernel's static LDS (clr: `availableLDSSize_ - localMemSize_`).
+        loaded.limits = Limits {
+            max_threads: self.function_attribute(
+                &loaded,
+                func_attr::MAX_THREADS_PER_BLOCK,
+                what,
+                "its launch bound",
+            )?,
+            max_dynamic_shared: self.function_attribute(
+                &loaded,
+                func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                what,
+                "its dynamic LDS limit",
+            )?,
+        };
+        Ok(loaded)
+    }
+
+    fn limits(&self, module: &Loaded) -> Limits {
+        module.limits
+    }
+
+    unsafe fn launch_loaded(
         &self,
         kernel: &'static str,
         object: &'static Object,
+        loaded: &Loaded,
         grid: [u32; 3],
-        args: &[KernelArg],
+        params: &mut [*mut c_void],
     ) -> Result<()> {
-        let loaded = self
-            .modules
-            .get_or_load(object, || self.load(kernel, object))?;
-        // Pointers into `args`, which outlives the call; hipModuleLaunchKernel copies the values.
-        let mut params = kernel_params(args);
         // A kernel without parameters gets a null `kernelParams`, not a dangling empty array.
         let params_ptr = if params.is_empty() {
             null_mut()
@@ -641,83 +697,6 @@ impl HipDevice {
             "hipModuleLaunchKernel",
             format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
         )
-    }
-
-    fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
-        let api = self.api;
-        let what = what(kernel, object);
-        let (aligned, entry) = prepare_image(kernel, object)?;
-        self.bind()?;
-        let mut module = null_mut();
-        // SAFETY: `aligned` holds the image (an AMDGPU ELF code object) and lives through the
-        // call; the runtime copies what it loads.
-        let status = unsafe { (api.hipModuleLoadData)(&mut module, aligned.as_ptr().cast()) };
-        check(
-            api,
-            status,
-            "hipModuleLoadData",
-            format_args!("{what}: loading the image"),
-        )?;
-        // From here on, dropping `loaded` unloads the module.
-        let mut loaded = Loaded {
-            api,
-            ordinal: self.ordinal,
-            module,
-            function: null_mut(),
-        };
-        // SAFETY: `module` is loaded; `entry` is NUL-terminated; writes one handle.
-        let status =
-            unsafe { (api.hipModuleGetFunction)(&mut loaded.function, module, entry.as_ptr()) };
-        check(
-            api,
-            status,
-            "hipModuleGetFunction",
-            format_args!("{what}: finding the entry `{}`", object.entry),
-        )?;
-        // HIP has no opt-in for large dynamic shared memory on module functions
-        // (`hipFuncSetAttribute` takes a host stub, not a `hipFunction_t`): a kernel may use all
-        // the LDS its workgroup can have. The runtime only checks the dynamic size alone against
-        // the device's LDS (clr `ihipLaunchKernel_validate`) and dispatches static + dynamic
-        // (clr rocvirtual.cpp: `group_segment_size = ldsUsage + sharedMemBytes`), so check the
-        // sum here, and the block size against the kernel's launch bound, for a clear error.
-        let limit = |attr, what_limit| {
-            let mut value = 0;
-            // SAFETY: `loaded.function` is a function of the loaded module; writes one int.
-            let status = unsafe { (api.hipFuncGetAttribute)(&mut value, attr, loaded.function) };
-            check(
-                api,
-                status,
-                "hipFuncGetAttribute",
-                format_args!("{what}: reading {what_limit}"),
-            )
-            .map(|()| value)
-        };
-        let max_threads = limit(func_attr::MAX_THREADS_PER_BLOCK, "its launch bound")?;
-        if i64::from(object.threads) > i64::from(max_threads) {
-            return Err(Error::ResourceLimit {
-                kernel,
-                config: object.config,
-                what: Resource::ThreadsPerBlock,
-                requested: object.threads.into(),
-                max: max_threads.max(0) as u64,
-            });
-        }
-        if object.shared_bytes > 0 {
-            let max_dynamic = limit(
-                func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                "its dynamic LDS limit",
-            )?;
-            if i64::from(object.shared_bytes) > i64::from(max_dynamic) {
-                return Err(Error::ResourceLimit {
-                    kernel,
-                    config: object.config,
-                    what: Resource::DynamicSharedMemory,
-                    requested: object.shared_bytes.into(),
-                    max: max_dynamic.max(0) as u64,
-                });
-            }
-        }
-        Ok(loaded)
     }
 }
 
@@ -795,11 +774,13 @@ impl Drop for DeviceBuffer {
 }
 
 /// A loaded module and its kernel function; unloaded on drop.
-struct Loaded {
+pub(crate) struct Loaded {
     api: &'static Api,
     ordinal: c_int,
     module: Module,
     function: Function,
+    /// The function's limits, read at load.
+    limits: Limits,
 }
 
 // SAFETY: module and function handles are plain runtime handles, usable from any thread (every
