@@ -475,20 +475,25 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_a_library_is_the_reported_failure() {
-        // This source file exists and is no ELF object: its failure is the telling one, even
+        // A file that exists and is no shared object: its failure is the telling one, even
         // though a missing candidate came first.
-        let here = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src/dylib.rs"));
-        assert!(here.is_file(), "{}", here.display());
+        let here =
+            std::env::temp_dir().join(format!("tilelang-dylib-test-{}.so", std::process::id()));
+        std::fs::write(&here, b"not an ELF object").unwrap();
         let tried = [PathBuf::from("/nonexistent/libx.so"), here.clone()];
         // SAFETY: the loader refuses both (one is missing, the other is not an ELF object).
         let e = unsafe { open(&LIBM, &tried) }.unwrap_err();
+        std::fs::remove_file(&here).unwrap();
         assert!(
             matches!(&e, LoadError::NotFound { failure: Some(f), .. } if f.path == here && f.exists),
             "{e:?}"
         );
         let msg = e.to_string();
         assert!(msg.starts_with("libm could not be loaded"), "{msg}");
-        assert!(msg.contains("dylib.rs exists and failed with"), "{msg}");
+        assert!(
+            msg.contains(&format!("{} exists and failed with", here.display())),
+            "{msg}"
+        );
     }
 
     // A library every Linux machine with glibc has, and what it exports.
