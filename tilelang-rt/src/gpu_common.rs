@@ -244,8 +244,8 @@ pub(crate) unsafe trait GpuRuntime {
     /// number, order and type; every `Ptr` is an address of this device's memory that stays
     /// allocated until the kernel has finished and is valid for every access the kernel makes
     /// with these arguments and this grid; memory the kernel writes is not accessed by anything
-    /// else until it has finished; `object` holds an image built for this kernel, for this
-    /// device's arch.
+    /// else until it has finished; `object` holds an image built for this kernel that this
+    /// device runs (its arch, or one the device runs; see [`crate::gpu::select_object`]).
     unsafe fn launch(
         &self,
         kernel: &'static str,
