@@ -9,14 +9,15 @@
 //! # Why at run time
 //!
 //! As for the HIP runtime (`tilelang-rt/src/hip.rs`; ARCHITECTURE.md, Decisions: "Toolchains and
-//! runtimes"): binding crates need ROCm
-//! headers at build time and link fixed sonames, so this module opens `librocblas` and
-//! `libMIOpen` itself, resolves every function it calls up front into a struct of function
-//! pointers, and turns a missing library or symbol into an `Err` that names the file and the fix.
-//! Libraries are searched in `$ROCM_PATH/lib`, then `/opt/rocm/lib`, then by the dynamic loader
-//! (`LD_LIBRARY_PATH`, the cache), newest soname first ([`ROCBLAS_NAMES`], [`MIOPEN_NAMES`]).
-//! Once loaded a library stays loaded for the life of the process (unloading rocBLAS or MIOpen
-//! would run their static destructors while other handles may live).
+//! runtimes"): binding crates need ROCm headers at build time and link fixed sonames, so this
+//! module opens `librocblas` and `libMIOpen` at run time through the runtime's library layer
+//! (`tilelang_rt::dylib`, reached as `tilelang::__private::dylib`), which resolves every function
+//! called here up front into a struct of function pointers (`dylib_api!`) and turns a missing
+//! library or symbol into an `Err` that names the files tried and the fix. Libraries are searched
+//! in `$ROCM_PATH/lib`, then `/opt/rocm/lib`, then by the dynamic loader (`LD_LIBRARY_PATH`, the
+//! cache), newest soname first ([`ROCBLAS_NAMES`], [`MIOPEN_NAMES`]). Once loaded a library stays
+//! loaded for the life of the process (unloading rocBLAS or MIOpen would run their static
+//! destructors while other handles may live).
 //!
 //! # Streams and the current device
 //!
@@ -33,13 +34,13 @@
 //!
 //! Both libraries bind their handle to the **current** HIP device when it is created
 //! (`hipGetDevice`) and launch on the current device. Our runtime does not leave a device
-//! current, so this module opens `libamdhip64` too, resolving only
-//! `hipSetDevice`, and calls it before creating a handle and before every library call (a
-//! thread-local setting, cheap), with the ordinal of [`Device::ordinal`]. The
-//! `libamdhip64` candidates are tried in the same order as `tilelang-rt`, and the dynamic loader
-//! hands back the already loaded runtime for the same soname, so rocBLAS, MIOpen, this module and
-//! our runtime share one HIP runtime. (Unchecked hazard: a rocBLAS of another ROCm major version
-//! than the runtime tilelang-rt loaded would pull in a second `libamdhip64`; keep one ROCm.)
+//! current, so this module calls `hipSetDevice` before creating a handle and before every library
+//! call (a thread-local setting, cheap), with the ordinal of [`Device::ordinal`]. Its HIP
+//! functions (`hipSetDevice`, `hipMemcpyDtoDAsync`) are resolved from the very `libamdhip64` the
+//! runtime opened for the device ([`Device::hip_library`]), not from a second open, and the
+//! dynamic loader hands rocBLAS and MIOpen that runtime too (same soname), so all of them share
+//! one HIP runtime. (Unchecked hazard: a rocBLAS of another ROCm major version than the runtime
+//! tilelang-rt loaded would pull in a second `libamdhip64`; keep one ROCm.)
 //!
 //! # What is measured
 //!
@@ -86,12 +87,13 @@
 //!
 //! Later calls only make the device current and queue the library call.
 
-use libloading::Library;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, OsStr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::ptr::null_mut;
 use std::sync::OnceLock;
+use tilelang::__private::dylib::{self, Library, LoadError, SearchOrder, Spec};
+use tilelang::__private::dylib_api;
 use tilelang::{f16, Backend, Device, Element, Tensor};
 
 // ---------------------------------------------------------------------------------------------
@@ -181,136 +183,38 @@ pub const ROCBLAS_NAMES: &[&str] = &["librocblas.so.5", "librocblas.so.4", "libr
 /// MIOpen sonames: `MIOpen_SOVERSION 1.0` (MIOpen `src/CMakeLists.txt`) gives `.so.1` in every
 /// ROCm 6 and 7 release.
 pub const MIOPEN_NAMES: &[&str] = &["libMIOpen.so.1", "libMIOpen.so"];
-/// The HIP runtime, as `tilelang-rt/src/hip.rs` looks for it.
-pub const HIP_NAMES: &[&str] = &["libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so"];
-
-/// Where the candidates come from, in search order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SearchOrder {
-    /// `$ROCM_PATH/lib`, `/opt/rocm/lib`, then the bare names for the dynamic loader: an
-    /// explicit ROCm installation wins (rocBLAS, MIOpen).
-    DirsFirst,
-    /// The bare names first, then the directories: the order `tilelang-rt` uses for
-    /// `libamdhip64`, so that this module finds the runtime already loaded.
-    NamesFirst,
-}
-
-/// The paths tried for a library with sonames `names`: in `$ROCM_PATH/lib` (when set and not
-/// `/opt/rocm`), in `/opt/rocm/lib`, and as bare names, in `order`.
-pub fn library_candidates(
-    rocm_path: Option<&OsStr>,
-    names: &[&str],
-    order: SearchOrder,
-) -> Vec<PathBuf> {
-    let default = Path::new("/opt/rocm");
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(root) = rocm_path.filter(|p| !p.is_empty()).map(Path::new) {
-        if root != default {
-            dirs.push(root.join("lib"));
-        }
-    }
-    dirs.push(default.join("lib"));
-    let in_dirs = dirs
-        .iter()
-        .flat_map(|d| names.iter().map(move |n| d.join(n)));
-    let bare = names.iter().map(PathBuf::from);
-    match order {
-        SearchOrder::DirsFirst => in_dirs.chain(bare).collect(),
-        SearchOrder::NamesFirst => bare.chain(in_dirs).collect(),
-    }
-}
-
-/// What to say when a library is missing.
-pub const ROCBLAS_HINT: &str = "install ROCm's rocBLAS (package `rocblas` from the ROCm \
-     repository) and set ROCM_PATH to the ROCm root holding lib/librocblas.so.*, or put that \
-     directory on LD_LIBRARY_PATH";
-pub const MIOPEN_HINT: &str = "install ROCm's MIOpen (package `miopen-hip` from the ROCm \
-     repository) and set ROCM_PATH to the ROCm root holding lib/libMIOpen.so.1, or put that \
-     directory on LD_LIBRARY_PATH";
-pub const HIP_HINT: &str = "install ROCm 6 or newer (package `hip-runtime-amd`) and set \
-     ROCM_PATH, or put the directory holding libamdhip64.so.* on LD_LIBRARY_PATH";
-
-/// `dlopen failed: ...: cannot open shared object file: No such file or directory`.
-fn with_source(e: &dyn std::error::Error) -> String {
-    match e.source() {
-        Some(s) => format!("{e}: {s}"),
-        None => e.to_string(),
-    }
-}
-
-/// Opens the first of `candidates` that loads. `what` names the library in the error, `hint`
-/// says how to install it.
-pub fn open_first(
-    what: &str,
-    candidates: &[PathBuf],
-    hint: &str,
-) -> Result<(Library, String), String> {
-    let mut first_error = None;
-    for path in candidates {
-        // SAFETY: loading runs the library's initialisers; these are ROCm libraries (or, in the
-        // tests, system libraries), whose initialisers only set up their own state.
-        match unsafe { Library::new(path) } {
-            Ok(lib) => return Ok((lib, path.display().to_string())),
-            Err(e) => {
-                first_error.get_or_insert_with(|| with_source(&e));
-            }
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "{what} not found (tried {}; the first failed with: {}): {hint}",
-        tried.join(", "),
-        first_error.as_deref().unwrap_or("no candidates")
-    ))
-}
-
-fn missing_symbol(what: &str, path: &str, name: &str, e: &libloading::Error) -> String {
-    format!(
-        "{what}: {path} lacks `{name}` ({}); the baselines need the {what} of ROCm 6.0 or newer",
-        with_source(e)
+/// The search paths of a ROCm library with sonames `names`: in `$ROCM_PATH/lib` (when set and
+/// not `/opt/rocm`), in `/opt/rocm/lib`, then as bare names for the dynamic loader: an explicit
+/// ROCm installation wins.
+pub fn library_candidates(rocm_path: Option<&OsStr>, names: &[&str]) -> Vec<PathBuf> {
+    dylib::candidates(
+        names,
+        &dylib::rocm_lib_dirs(rocm_path),
+        SearchOrder::DirsFirst,
     )
 }
 
-/// Declares a struct of C functions, one field per function named as in C, and `resolve`,
-/// which looks every one up in a library and fails on the first one missing.
-macro_rules! c_api {
-    ($(#[$sdoc:meta])* struct $api:ident ($what:literal) {
-        $( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty; )*
-    }) => {
-        $(#[$sdoc])*
-        #[allow(non_snake_case)]
-        struct $api {
-            $( $(#[$doc])* $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret, )*
-            /// Where the library was found, for messages.
-            path: String,
-            /// Keeps the functions loaded (the struct lives in a `static`: never unloaded).
-            _lib: Library,
-        }
+/// How messages name rocBLAS, and the fixes.
+pub const ROCBLAS: Spec = Spec {
+    library: "librocblas",
+    not_found: "install ROCm's rocBLAS (package `rocblas` from the ROCm repository) and set \
+                ROCM_PATH to the ROCm root holding lib/librocblas.so.*, or put that directory \
+                on LD_LIBRARY_PATH",
+    too_old: "the baselines need the rocBLAS of ROCm 6.0 or newer",
+};
+/// How messages name MIOpen, and the fixes.
+pub const MIOPEN: Spec = Spec {
+    library: "libMIOpen",
+    not_found: "install ROCm's MIOpen (package `miopen-hip` from the ROCm repository) and set \
+                ROCM_PATH to the ROCm root holding lib/libMIOpen.so.1, or put that directory \
+                on LD_LIBRARY_PATH",
+    too_old: "the baselines need the MIOpen of ROCm 6.0 or newer",
+};
 
-        impl $api {
-            /// # Safety
-            /// `lib` is the library this struct describes, whose functions have these C
-            /// signatures.
-            #[allow(non_snake_case)]
-            unsafe fn resolve(lib: Library, path: String) -> Result<$api, String> {
-                $(
-                    // SAFETY: the caller's contract: the symbol is this C function.
-                    let $name = *unsafe {
-                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
-                            concat!(stringify!($name), "\0").as_bytes(),
-                        )
-                    }
-                    .map_err(|e| missing_symbol($what, &path, stringify!($name), &e))?;
-                )*
-                Ok($api { $($name,)* path, _lib: lib })
-            }
-        }
-    };
-}
-
-c_api! {
-    /// The HIP runtime functions this module needs (`include/hip/hip_runtime_api.h`).
-    struct HipApi ("HIP runtime") {
+dylib_api! {
+    /// The HIP runtime functions this module needs (`include/hip/hip_runtime_api.h`), resolved
+    /// from the runtime `tilelang-rt` opened ([`Device::hip_library`]).
+    struct HipApi {
         /// `hipError_t hipSetDevice(int deviceId)`
         fn hipSetDevice(device: c_int) -> c_int;
         /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src,
@@ -323,11 +227,11 @@ c_api! {
 type RbHandle = *mut c_void;
 type HipStream = *mut c_void;
 
-c_api! {
+dylib_api! {
     /// rocBLAS functions: `library/include/internal/rocblas-auxiliary.h` (handle, stream, pointer
     /// mode) and `rocblas-functions.h` (the rest). `rocblas_int` is `int32_t` (rocblas-types.h,
     /// unless the never-shipped `rocblas_ILP64` is defined).
-    struct RocBlasApi ("rocBLAS") {
+    struct RocBlasApi {
         /// `rocblas_status rocblas_create_handle(rocblas_handle* handle)`
         fn rocblas_create_handle(handle: *mut RbHandle) -> c_int;
         /// `rocblas_status rocblas_destroy_handle(rocblas_handle handle)`
@@ -386,10 +290,10 @@ type MiHandle = *mut c_void;
 type MiTensorDesc = *mut c_void;
 type MiConvDesc = *mut c_void;
 
-c_api! {
+dylib_api! {
     /// MIOpen functions, `include/miopen/miopen.h` (HIP backend: `miopenAcceleratorQueue_t` is
     /// `hipStream_t`).
-    struct MiOpenApi ("MIOpen") {
+    struct MiOpenApi {
         /// `const char* miopenGetErrorString(miopenStatus_t error)`
         fn miopenGetErrorString(status: c_int) -> *const c_char;
         /// `miopenStatus_t miopenGetVersion(size_t* major, size_t* minor, size_t* patch)`
@@ -520,43 +424,48 @@ c_api! {
     }
 }
 
-/// Loads a library from `candidates` and resolves `A` from it.
-fn load_api<A>(
-    what: &str,
+/// Opens the library of `spec` from `candidates` and resolves `A` from it.
+///
+/// # Safety
+/// `resolve` is the resolver of the API struct describing the library of `spec`, and the
+/// candidates are that library's names (whose initialisers only set up the library).
+unsafe fn load_api<A>(
+    spec: &Spec,
     candidates: &[PathBuf],
-    hint: &str,
-    resolve: unsafe fn(Library, String) -> Result<A, String>,
+    resolve: unsafe fn(&'static Library) -> Result<A, LoadError>,
 ) -> Result<A, String> {
-    let (lib, path) = open_first(what, candidates, hint)?;
-    // SAFETY: `resolve` is the resolver of the API struct describing this library, whose
-    // candidates all have the library's names.
-    unsafe { resolve(lib, path) }
+    // SAFETY: the caller's contract.
+    let lib = unsafe { dylib::open(spec, candidates) }.map_err(|e| e.to_string())?;
+    // SAFETY: the caller's contract.
+    unsafe { resolve(lib) }.map_err(|e| e.to_string())
 }
 
 fn rocm_path() -> Option<std::ffi::OsString> {
     std::env::var_os("ROCM_PATH")
 }
 
-/// The process-wide libraries, loaded once, never unloaded.
-fn hip_api() -> Result<&'static HipApi, String> {
+/// The HIP functions of this module, resolved once from the runtime the HIP backend opened for
+/// `dev`: no second `libamdhip64` is opened, so this module, our runtime and (through the
+/// loader, for the same soname) rocBLAS and MIOpen share one HIP runtime.
+fn hip_api(dev: &Device, what: &str) -> Result<&'static HipApi, String> {
     static API: OnceLock<Result<HipApi, String>> = OnceLock::new();
+    // The runtime opens its library once per process, so every HIP device has the same one.
+    let lib = dev.hip_library().ok_or_else(|| not_hip(dev, what))?;
     API.get_or_init(|| {
-        let c = library_candidates(rocm_path().as_deref(), HIP_NAMES, SearchOrder::NamesFirst);
-        load_api("libamdhip64", &c, HIP_HINT, HipApi::resolve)
+        // SAFETY: `lib` is the HIP runtime, whose functions have the signatures of `HipApi`.
+        unsafe { HipApi::resolve(lib) }.map_err(|e| e.to_string())
     })
     .as_ref()
     .map_err(Clone::clone)
 }
 
+/// The process-wide libraries, loaded once, never unloaded.
 fn rocblas_api() -> Result<&'static RocBlasApi, String> {
     static API: OnceLock<Result<RocBlasApi, String>> = OnceLock::new();
     API.get_or_init(|| {
-        let c = library_candidates(
-            rocm_path().as_deref(),
-            ROCBLAS_NAMES,
-            SearchOrder::DirsFirst,
-        );
-        load_api("librocblas", &c, ROCBLAS_HINT, RocBlasApi::resolve)
+        let c = library_candidates(rocm_path().as_deref(), ROCBLAS_NAMES);
+        // SAFETY: rocBLAS's names and its API.
+        unsafe { load_api(&ROCBLAS, &c, RocBlasApi::resolve) }
     })
     .as_ref()
     .map_err(Clone::clone)
@@ -565,8 +474,9 @@ fn rocblas_api() -> Result<&'static RocBlasApi, String> {
 fn miopen_api() -> Result<&'static MiOpenApi, String> {
     static API: OnceLock<Result<MiOpenApi, String>> = OnceLock::new();
     API.get_or_init(|| {
-        let c = library_candidates(rocm_path().as_deref(), MIOPEN_NAMES, SearchOrder::DirsFirst);
-        load_api("libMIOpen", &c, MIOPEN_HINT, MiOpenApi::resolve)
+        let c = library_candidates(rocm_path().as_deref(), MIOPEN_NAMES);
+        // SAFETY: MIOpen's names and its API.
+        unsafe { load_api(&MIOPEN, &c, MiOpenApi::resolve) }
     })
     .as_ref()
     .map_err(Clone::clone)
@@ -582,17 +492,19 @@ unsafe fn c_str(p: *const c_char) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 // The device.
 
+fn not_hip(dev: &Device, what: &str) -> String {
+    format!(
+        "{what} needs an AMD GPU opened with Device::hip; {} is a {:?} device",
+        dev.name(),
+        dev.backend()
+    )
+}
+
 /// The HIP ordinal of `dev` ([`Device::ordinal`]), which must be a HIP device.
 fn hip_ordinal(dev: &Device, what: &str) -> Result<c_int, String> {
     let ordinal = match (dev.backend(), dev.ordinal()) {
         (Backend::Hip, Some(ordinal)) => ordinal,
-        _ => {
-            return Err(format!(
-                "{what} needs an AMD GPU opened with Device::hip; {} is a {:?} device",
-                dev.name(),
-                dev.backend()
-            ))
-        }
+        _ => return Err(not_hip(dev, what)),
     };
     c_int::try_from(ordinal).map_err(|_| format!("{what}: HIP ordinal {ordinal} exceeds an int"))
 }
@@ -606,7 +518,7 @@ fn bind(hip: &HipApi, ordinal: c_int) -> Result<(), String> {
     } else {
         Err(format!(
             "hipSetDevice({ordinal}) failed with hipError_t {status} ({})",
-            hip.path
+            hip.library().path().display()
         ))
     }
 }
@@ -640,7 +552,7 @@ pub fn copy_d2d<T: Element>(
             dst.len()
         ));
     }
-    let hip = hip_api()?;
+    let hip = hip_api(dev, "hipMemcpyDtoDAsync")?;
     bind(hip, ordinal)?;
     let bytes = std::mem::size_of_val(&T::default()) * src.len();
     // SAFETY: both are live allocations of this (current) device of `bytes` bytes; `dst` is
@@ -659,7 +571,7 @@ pub fn copy_d2d<T: Element>(
     } else {
         Err(format!(
             "hipMemcpyDtoDAsync({bytes} bytes) failed with hipError_t {status} ({})",
-            hip.path
+            hip.library().path().display()
         ))
     }
 }
@@ -715,13 +627,13 @@ pub struct RocBlas {
 }
 
 impl RocBlas {
-    /// Loads rocBLAS (and `hipSetDevice`), makes `dev` current and creates a handle, which runs
+    /// Loads rocBLAS (and resolves `hipSetDevice` from our HIP runtime), makes `dev` current and creates a handle, which runs
     /// on the device's null stream. `Err`, never a panic, when `dev` is not a HIP device or a
     /// library or symbol is missing.
     pub fn new(dev: &Device) -> Result<RocBlas, String> {
         let ordinal = hip_ordinal(dev, "rocBLAS")?;
         let api = rocblas_api()?;
-        let hip = hip_api()?;
+        let hip = hip_api(dev, "rocBLAS")?;
         bind(hip, ordinal)?;
         let mut handle = null_mut();
         // SAFETY: writes one handle; the current device is `dev`.
@@ -744,7 +656,7 @@ impl RocBlas {
             return Err(format!(
                 "rocBLAS ({}): a new handle runs on stream {stream:?}, not on the null stream \
                  our runtime uses",
-                api.path
+                api.library().path().display()
             ));
         }
         // SAFETY: a live handle; host pointer mode is a valid enumerator.
@@ -833,7 +745,7 @@ fn check_rb(api: &RocBlasApi, status: c_int, what: impl std::fmt::Display) -> Re
     Err(format!(
         "{what}: {} ({})",
         name.unwrap_or_else(|| format!("rocblas_status {status}")),
-        api.path
+        api.library().path().display()
     ))
 }
 
@@ -1024,13 +936,13 @@ pub struct MiOpen {
 }
 
 impl MiOpen {
-    /// Loads MIOpen (and `hipSetDevice`), makes `dev` current and creates a handle on the null
+    /// Loads MIOpen (and resolves `hipSetDevice` from our HIP runtime), makes `dev` current and creates a handle on the null
     /// stream (`miopenCreateWithStream(.., NULL)`). `Err`, never a panic, when `dev` is not a HIP
     /// device or a library or symbol is missing.
     pub fn new(dev: &Device) -> Result<MiOpen, String> {
         let ordinal = hip_ordinal(dev, "MIOpen")?;
         let api = miopen_api()?;
-        let hip = hip_api()?;
+        let hip = hip_api(dev, "MIOpen")?;
         let (mut major, mut minor, mut patch) = (0usize, 0usize, 0usize);
         // SAFETY: writes three size_t.
         let status = unsafe { (api.miopenGetVersion)(&mut major, &mut minor, &mut patch) };
@@ -1375,7 +1287,7 @@ fn check_mi(api: &MiOpenApi, status: c_int, what: impl std::fmt::Display) -> Res
     Err(format!(
         "{what}: {} ({})",
         text.unwrap_or_else(|| format!("miopenStatus_t {status}")),
-        api.path
+        api.library().path().display()
     ))
 }
 
@@ -1389,7 +1301,7 @@ mod tests {
 
     #[test]
     fn candidates_in_order() {
-        let c = library_candidates(None, ROCBLAS_NAMES, SearchOrder::DirsFirst);
+        let c = library_candidates(None, ROCBLAS_NAMES);
         assert_eq!(
             names(&c),
             [
@@ -1401,11 +1313,7 @@ mod tests {
                 "librocblas.so",
             ]
         );
-        let c = library_candidates(
-            Some(OsStr::new("/opt/rocm-7.1.0")),
-            MIOPEN_NAMES,
-            SearchOrder::DirsFirst,
-        );
+        let c = library_candidates(Some(OsStr::new("/opt/rocm-7.1.0")), MIOPEN_NAMES);
         assert_eq!(
             names(&c),
             [
@@ -1419,72 +1327,85 @@ mod tests {
         );
         // ROCM_PATH=/opt/rocm is not searched twice; an empty one is ignored.
         for root in ["/opt/rocm", ""] {
-            let c =
-                library_candidates(Some(OsStr::new(root)), MIOPEN_NAMES, SearchOrder::DirsFirst);
+            let c = library_candidates(Some(OsStr::new(root)), MIOPEN_NAMES);
             assert_eq!(c.len(), 4, "{root}");
         }
-        // The HIP runtime in tilelang-rt's order: bare names first.
-        let c = library_candidates(Some(OsStr::new("/r")), HIP_NAMES, SearchOrder::NamesFirst);
-        assert_eq!(
-            names(&c)[..4],
-            [
-                "libamdhip64.so.7",
-                "libamdhip64.so.6",
-                "libamdhip64.so",
-                "/r/lib/libamdhip64.so.7"
-            ]
-        );
-        assert_eq!(c.len(), 9);
     }
 
     #[test]
     fn a_missing_library_is_named_with_the_fix() {
-        let e = open_first(
-            "librocblas",
-            &[PathBuf::from("/nonexistent/rocm/lib/librocblas.so.5")],
-            ROCBLAS_HINT,
-        )
+        // SAFETY: nothing of these names exists, so nothing is loaded.
+        let e = unsafe {
+            load_api(
+                &ROCBLAS,
+                &[PathBuf::from("/nonexistent/rocm/lib/librocblas.so.5")],
+                RocBlasApi::resolve,
+            )
+        }
         .err()
         .unwrap();
         assert!(e.contains("librocblas not found"), "{e}");
         assert!(e.contains("/nonexistent/rocm/lib/librocblas.so.5"), "{e}");
         assert!(e.contains("No such file"), "{e}");
         assert!(e.contains("ROCM_PATH") && e.contains("rocblas"), "{e}");
-        let e = load_api(
-            "libMIOpen",
-            &[PathBuf::from("/nonexistent/libMIOpen.so.1")],
-            MIOPEN_HINT,
-            MiOpenApi::resolve,
-        )
+        // SAFETY: as above.
+        let e = unsafe {
+            load_api(
+                &MIOPEN,
+                &[PathBuf::from("/nonexistent/libMIOpen.so.1")],
+                MiOpenApi::resolve,
+            )
+        }
         .err()
         .unwrap();
         assert!(e.contains("/nonexistent/libMIOpen.so.1"), "{e}");
         assert!(e.contains("miopen-hip") && e.contains("ROCM_PATH"), "{e}");
-        assert!(open_first("x", &[], "h")
+        // SAFETY: no candidates, nothing is loaded.
+        let e = unsafe { load_api(&ROCBLAS, &[], RocBlasApi::resolve) }
             .err()
-            .unwrap()
-            .contains("no candidates"));
+            .unwrap();
+        assert!(e.contains("no candidates"), "{e}");
     }
 
     #[test]
     fn a_library_without_the_functions_is_explained() {
-        // libm loads wherever glibc does and has none of these functions.
+        // libm loads wherever glibc does and has none of these functions; nothing is called.
         let m = [PathBuf::from("libm.so.6")];
-        let e = load_api("librocblas", &m, ROCBLAS_HINT, RocBlasApi::resolve)
+        // SAFETY: libm's initialisers only set up libm; none of the functions resolves.
+        let e = unsafe { load_api(&ROCBLAS, &m, RocBlasApi::resolve) }
             .err()
             .unwrap();
         assert!(e.contains("libm.so.6 lacks `rocblas_create_handle`"), "{e}");
-        let e = load_api("libMIOpen", &m, MIOPEN_HINT, MiOpenApi::resolve)
+        assert!(e.contains("rocBLAS of ROCm 6.0"), "{e}");
+        // SAFETY: as above.
+        let e = unsafe { load_api(&MIOPEN, &m, MiOpenApi::resolve) }
             .err()
             .unwrap();
         assert!(e.contains("libm.so.6 lacks `miopenGetErrorString`"), "{e}");
-        let e = load_api("libamdhip64", &m, HIP_HINT, HipApi::resolve)
-            .err()
-            .unwrap();
+        assert!(e.contains("MIOpen of ROCm 6.0"), "{e}");
+        // The HIP functions resolve from whatever library the runtime hands over.
+        // SAFETY: as above.
+        let libm = unsafe { dylib::open(&ROCBLAS, &m) }.unwrap();
+        // SAFETY: as above.
+        let e = unsafe { HipApi::resolve(libm) }.err().unwrap();
         assert!(
-            e.contains("lacks `hipSetDevice`") && e.contains("ROCm 6.0"),
+            matches!(&e, LoadError::MissingSymbol { symbol, .. } if symbol == "hipSetDevice"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn hip_functions_come_from_the_runtime_of_the_device() {
+        let e = hip_api(&Device::cpu(), "copy_d2d").err().unwrap();
+        assert!(
+            e.contains("copy_d2d needs an AMD GPU opened with Device::hip"),
+            "{e}"
+        );
+        if let Ok(dev) = Device::hip(0) {
+            // No second open: the very library the runtime opened.
+            let hip = hip_api(&dev, "copy_d2d").unwrap();
+            assert!(std::ptr::eq(hip.library(), dev.hip_library().unwrap()));
+        }
     }
 
     #[test]
@@ -1510,14 +1431,20 @@ mod tests {
                 assert!(e.contains("/opt/rocm/lib/librocblas.so.5"), "{e}");
                 assert!(e.contains("ROCM_PATH"), "{e}");
             }
-            Ok(api) => assert!(api.path.contains("librocblas"), "{}", api.path),
+            Ok(api) => {
+                let path = api.library().path().display().to_string();
+                assert!(path.contains("librocblas"), "{path}");
+            }
         }
         match miopen_api() {
             Err(e) => {
                 assert!(e.contains("libMIOpen not found"), "{e}");
                 assert!(e.contains("libMIOpen.so.1"), "{e}");
             }
-            Ok(api) => assert!(api.path.contains("libMIOpen"), "{}", api.path),
+            Ok(api) => {
+                let path = api.library().path().display().to_string();
+                assert!(path.contains("libMIOpen"), "{path}");
+            }
         }
     }
 

@@ -13,11 +13,11 @@
 //! depending on the one before (the order the launches would have run in), and its other stream
 //! operations are refused; launches of other threads run as usual.
 
-use crate::gpu::{KernelArg, Object};
-use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
-use crate::{Backend, Error, GpuBackend, Resource, Result};
+use crate::gpu::Object;
+use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
+use crate::{Backend, Error, GpuBackend, Result};
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
-use std::ffi::c_void;
+use std::ffi::{c_void, CString};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -193,172 +193,6 @@ impl CudaDevice {
             .map_err(|e| driver_error("cuCtxSetCurrent", "making the CUDA context current", e))
     }
 
-    /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
-    /// caller to overwrite before anything reads it). Zero bytes still allocate one, so that
-    /// every tensor has a distinct address.
-    pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
-        let n = bytes.max(1);
-        // SAFETY: u8 has no invalid values; the caller sets unset memory before it is read.
-        let slice = unsafe { self.stream.alloc::<u8>(n) }.map_err(|e| {
-            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                Error::OutOfMemory {
-                    backend: Backend::Cuda,
-                    bytes: n,
-                }
-            } else {
-                driver_error(self.alloc_op, format_args!("allocating {n} bytes"), e)
-            }
-        })?;
-        let buf = DeviceBuffer(slice);
-        if let Some(byte) = fill {
-            // SAFETY: `buf` is a live allocation of `n` bytes on this device.
-            unsafe { self.memset(buf.ptr(), byte, n) }?;
-        }
-        Ok(buf)
-    }
-
-    /// Sets `bytes` bytes at `ptr` to `byte`, queued on the stream.
-    ///
-    /// # Safety
-    /// `ptr..ptr + bytes` is memory of this device that stays allocated until the fill runs.
-    pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.bind()?;
-        // SAFETY: the caller's contract.
-        unsafe { result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }.map_err(|e| {
-            driver_error(
-                "cuMemsetD8Async",
-                format_args!("filling {bytes} bytes of device memory"),
-                e,
-            )
-        })
-    }
-
-    /// Copies `src` to device memory at `ptr`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(src)` bytes.
-    pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
-        if src.is_empty() {
-            return Ok(());
-        }
-        self.bind()?;
-        // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
-        unsafe { result::memcpy_htod_async(ptr, src, self.stream.cu_stream()) }.map_err(|e| {
-            driver_error(
-                "cuMemcpyHtoDAsync",
-                format_args!("copying {} bytes to the device", std::mem::size_of_val(src)),
-                e,
-            )
-        })?;
-        // The copy may read `src` asynchronously (it does when `src` is pinned): wait for it.
-        self.synchronize()
-    }
-
-    /// Copies device memory at `ptr` into `dst`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(dst)` bytes, and every bit pattern
-    /// is a valid `T` (true of every [`crate::Element`]).
-    pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
-        if dst.is_empty() {
-            return Ok(());
-        }
-        let bytes = std::mem::size_of_val(dst);
-        self.bind()?;
-        // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
-        unsafe { result::memcpy_dtoh_async(dst, ptr, self.stream.cu_stream()) }.map_err(|e| {
-            driver_error(
-                "cuMemcpyDtoHAsync",
-                format_args!("copying {bytes} bytes from the device"),
-                e,
-            )
-        })?;
-        self.synchronize()
-    }
-
-    /// Waits for all work queued on the stream.
-    pub(crate) fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| {
-            driver_error(
-                "cuStreamSynchronize",
-                "waiting for the device (an earlier launch or copy may have failed)",
-                e,
-            )
-        })
-    }
-
-    /// Device milliseconds between events recorded on the stream before and after `f`.
-    pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let event = |op, what| move |e| driver_error(op, format_args!("timing: {what}"), e);
-        let start = self
-            .ctx
-            .new_event(timing)
-            .map_err(event("cuEventCreate", "creating an event"))?;
-        let end = self
-            .ctx
-            .new_event(timing)
-            .map_err(event("cuEventCreate", "creating an event"))?;
-        start
-            .record(&self.stream)
-            .map_err(event("cuEventRecord", "recording the start"))?;
-        f()?;
-        end.record(&self.stream)
-            .map_err(event("cuEventRecord", "recording the end"))?;
-        // Waits for both events.
-        let ms = start
-            .elapsed_ms(&end)
-            .map_err(event("cuEventElapsedTime", "reading the elapsed time"))?;
-        Ok(f64::from(ms))
-    }
-
-    /// Queues `object` with `grid` blocks and `args`.
-    ///
-    /// # Safety
-    /// The contract of [`crate::Device::launch_gpu`]; `object.arch` is this device's arch.
-    pub(crate) unsafe fn launch(
-        &self,
-        kernel: &'static str,
-        object: &'static Object,
-        grid: [u32; 3],
-        args: &[KernelArg],
-    ) -> Result<()> {
-        let loaded = self
-            .modules
-            .get_or_load(object, || self.load(kernel, object))?;
-        // At every launch, not once per module: objects that share an image and entry (the
-        // module cache's key) may ask for different blocks.
-        self.check_limits(kernel, object, &loaded)?;
-        // Pointers into `args`, which outlives the call; cuLaunchKernel copies the values.
-        let mut params = kernel_params(args);
-        self.bind()?;
-        if self.recording_here() {
-            return self.add_kernel_node(kernel, object, &loaded, grid, &mut params);
-        }
-        // SAFETY: `loaded` keeps the module (so the function) alive; the arguments are the
-        // caller's contract.
-        unsafe {
-            result::launch_kernel(
-                loaded.function,
-                (grid[0], grid[1], grid[2]),
-                (object.threads, 1, 1),
-                object.shared_bytes,
-                self.stream.cu_stream(),
-                &mut params,
-            )
-        }
-        .map_err(|e| {
-            driver_error(
-                "cuLaunchKernel",
-                format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
-                e,
-            )
-        })
-    }
-
     /// Whether the calling thread is recording a graph on this device.
     pub(crate) fn recording_here(&self) -> bool {
         self.recording.load(Ordering::Acquire)
@@ -524,66 +358,116 @@ impl CudaDevice {
             .result()
             .map_err(|e| driver_error("cuGraphLaunch", "launching a graph", e))
     }
+}
 
-    /// The block size against the function's limit, and static + dynamic shared memory against
-    /// the device's opt-in maximum per block, for a clear error (the launch would fail with
-    /// CUDA_ERROR_INVALID_VALUE, or worse); then allows the function the dynamic shared memory
-    /// it asks for beyond the default 48 KiB.
-    fn check_limits(&self, kernel: &'static str, object: &Object, loaded: &Loaded) -> Result<()> {
-        if i64::from(object.threads) > i64::from(loaded.max_threads) {
-            return Err(Error::ResourceLimit {
-                kernel,
-                config: object.config,
-                what: Resource::ThreadsPerBlock,
-                requested: object.threads.into(),
-                max: loaded.max_threads.max(0) as u64,
-            });
-        }
-        let max_dynamic = i64::from(self.max_shared_optin) - i64::from(loaded.static_shared);
-        if i64::from(object.shared_bytes) > max_dynamic {
-            return Err(Error::ResourceLimit {
-                kernel,
-                config: object.config,
-                what: Resource::DynamicSharedMemory,
-                requested: object.shared_bytes.into(),
-                max: max_dynamic.max(0) as u64,
-            });
-        }
-        if object.shared_bytes > loaded.dynamic_allowed.load(Ordering::Acquire) {
-            let bytes = i32::try_from(object.shared_bytes).unwrap_or(i32::MAX);
-            self.bind()?;
-            // SAFETY: `loaded.function` is a function of a loaded module.
-            unsafe {
-                result::function::set_function_attribute(
-                    loaded.function,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    bytes,
-                )
-            }
-            .map_err(|e| {
-                driver_error(
-                    "cuFuncSetAttribute",
-                    format_args!(
-                        "{}: allowing {bytes} bytes of shared memory",
-                        what(kernel, object)
-                    ),
-                    e,
-                )
-            })?;
-            loaded
-                .dynamic_allowed
-                .fetch_max(object.shared_bytes, Ordering::AcqRel);
-        }
-        Ok(())
+// SAFETY: each method does what the trait's docs require: `alloc_raw` returns a cudarc
+// allocation of `bytes` bytes on this context, which frees it on drop in stream order
+// (`cuMemFreeAsync` on the stream, or a synchronize then `cuMemFree`); every copy, fill and launch
+// goes to `self.stream`, the context's one stream (module docs), or into the calling thread's
+// graph; `synchronize` waits for that stream.
+unsafe impl GpuRuntime for CudaDevice {
+    type Buffer = DeviceBuffer;
+    type Module = Loaded;
+
+    fn modules(&self) -> &ModuleCache<Loaded> {
+        &self.modules
     }
 
-    fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
-        let what = what(kernel, object);
-        let (aligned, entry) = prepare_image(kernel, object)?;
+    fn alloc_raw(&self, bytes: usize) -> Result<DeviceBuffer> {
+        // SAFETY: u8 has no invalid values; the caller sets unset memory before it is read.
+        let slice = unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory {
+                    backend: Backend::Cuda,
+                    bytes,
+                }
+            } else {
+                driver_error(self.alloc_op, format_args!("allocating {bytes} bytes"), e)
+            }
+        })?;
+        Ok(DeviceBuffer(slice))
+    }
+
+    fn address(buffer: &DeviceBuffer) -> u64 {
+        buffer.ptr()
+    }
+
+    unsafe fn memset_async(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
         self.bind()?;
-        // SAFETY: `aligned` holds the image and a terminating zero byte, and lives through the
+        // SAFETY: the caller's contract.
+        unsafe { result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }.map_err(|e| {
+            driver_error(
+                "cuMemsetD8Async",
+                format_args!("filling {bytes} bytes of device memory"),
+                e,
+            )
+        })
+    }
+
+    unsafe fn htod_async<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
+        unsafe { result::memcpy_htod_async(ptr, src, self.stream.cu_stream()) }.map_err(|e| {
+            driver_error(
+                "cuMemcpyHtoDAsync",
+                format_args!("copying {} bytes to the device", std::mem::size_of_val(src)),
+                e,
+            )
+        })
+    }
+
+    unsafe fn dtoh_async<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
+        let bytes = std::mem::size_of_val(dst);
+        self.bind()?;
+        // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
+        unsafe { result::memcpy_dtoh_async(dst, ptr, self.stream.cu_stream()) }.map_err(|e| {
+            driver_error(
+                "cuMemcpyDtoHAsync",
+                format_args!("copying {bytes} bytes from the device"),
+                e,
+            )
+        })
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| {
+            driver_error(
+                "cuStreamSynchronize",
+                "waiting for the device (an earlier launch or copy may have failed)",
+                e,
+            )
+        })
+    }
+
+    fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let event = |op, what| move |e| driver_error(op, format_args!("timing: {what}"), e);
+        let start = self
+            .ctx
+            .new_event(timing)
+            .map_err(event("cuEventCreate", "creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(timing)
+            .map_err(event("cuEventCreate", "creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(event("cuEventRecord", "recording the start"))?;
+        f()?;
+        end.record(&self.stream)
+            .map_err(event("cuEventRecord", "recording the end"))?;
+        // Waits for both events.
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(event("cuEventElapsedTime", "reading the elapsed time"))?;
+        Ok(f64::from(ms))
+    }
+
+    fn load_module(&self, image: &[u64], entry: CString, what: &str) -> Result<Loaded> {
+        self.bind()?;
+        // SAFETY: `image` holds the image and a terminating zero byte, and lives through the
         // call; the driver copies what it loads.
-        let module = unsafe { result::module::load_data(aligned.as_ptr() as *const c_void) }
+        let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }
             .map_err(|e| {
                 driver_error(
                     "cuModuleLoadData",
@@ -600,15 +484,16 @@ impl CudaDevice {
             static_shared: 0,
             dynamic_allowed: std::sync::atomic::AtomicU32::new(48 * 1024),
         };
+        let name = entry.to_string_lossy().into_owned();
         // SAFETY: `module` is loaded and stays so while `loaded` lives.
         loaded.function = unsafe { result::module::get_function(module, entry) }.map_err(|e| {
             driver_error(
                 "cuModuleGetFunction",
-                format_args!("{what}: finding the entry `{}`", object.entry),
+                format_args!("{what}: finding the entry `{name}`"),
                 e,
             )
         })?;
-        // What the launch-time checks compare against (`check_limits`), read once per module.
+        // What the launch-time checks compare against (`limits`), read once per module.
         let attribute = |attr, what_attr| {
             // SAFETY: `loaded.function` is a function of the loaded module.
             unsafe { result::function::get_function_attribute(loaded.function, attr) }.map_err(
@@ -630,6 +515,89 @@ impl CudaDevice {
             "its static shared memory",
         )?;
         Ok(loaded)
+    }
+
+    /// The function's block size limit, and the device's opt-in maximum of shared memory per
+    /// block less the function's static shared memory.
+    fn limits(&self, module: &Loaded) -> Limits {
+        Limits {
+            max_threads: i64::from(module.max_threads),
+            max_dynamic_shared: i64::from(self.max_shared_optin) - i64::from(module.static_shared),
+        }
+    }
+
+    /// Allows the function the dynamic shared memory `object` asks for beyond what it was allowed
+    /// so far (48 KiB without asking).
+    fn prepare_function(
+        &self,
+        kernel: &'static str,
+        object: &Object,
+        loaded: &Loaded,
+    ) -> Result<()> {
+        if object.shared_bytes <= loaded.dynamic_allowed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let bytes = i32::try_from(object.shared_bytes).unwrap_or(i32::MAX);
+        self.bind()?;
+        // SAFETY: `loaded.function` is a function of a loaded module.
+        unsafe {
+            result::function::set_function_attribute(
+                loaded.function,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes,
+            )
+        }
+        .map_err(|e| {
+            driver_error(
+                "cuFuncSetAttribute",
+                format_args!(
+                    "{}: allowing {bytes} bytes of shared memory",
+                    what(kernel, object)
+                ),
+                e,
+            )
+        })?;
+        loaded
+            .dynamic_allowed
+            .fetch_max(object.shared_bytes, Ordering::AcqRel);
+        Ok(())
+    }
+
+    unsafe fn launch_loaded(
+        &self,
+        kernel: &'static str,
+        object: &'static Object,
+        loaded: &Loaded,
+        grid: [u32; 3],
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.bind()?;
+        if self.recording_here() {
+            return self.add_kernel_node(kernel, object, loaded, grid, params);
+        }
+        // SAFETY: `loaded` keeps the module (so the function) alive; the arguments are the
+        // caller's contract.
+        unsafe {
+            result::launch_kernel(
+                loaded.function,
+                (grid[0], grid[1], grid[2]),
+                (object.threads, 1, 1),
+                object.shared_bytes,
+                self.stream.cu_stream(),
+                params,
+            )
+        }
+        .map_err(|e| {
+            driver_error(
+                "cuLaunchKernel",
+                format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
+                e,
+            )
+        })
+    }
+
+    fn recording_here(&self) -> bool {
+        CudaDevice::recording_here(self)
     }
 }
 
@@ -669,7 +637,7 @@ impl Drop for CudaGraph {
 }
 
 /// A loaded module and its kernel function; unloaded on drop.
-struct Loaded {
+pub(crate) struct Loaded {
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
     function: sys::CUfunction,

@@ -197,6 +197,19 @@ impl Device {
         }
     }
 
+    /// The HIP runtime library this device's backend opened and initialised (`None` on other
+    /// backends), so that a vendor library's wrapper (rocBLAS and MIOpen in the benches) can
+    /// resolve the few HIP functions it calls itself (`hipSetDevice`, `hipMemcpyDtoDAsync`)
+    /// from the same runtime, through [`crate::dylib`], instead of opening a second one. Not a
+    /// stable API.
+    #[doc(hidden)]
+    pub fn hip_library(&self) -> Option<&'static crate::dylib::Library> {
+        match self.gpu() {
+            Some(GpuDevice::Hip(gpu)) => Some(gpu.library()),
+            _ => None,
+        }
+    }
+
     /// Copies host data into a new tensor of the given shape.
     ///
     /// # Errors

@@ -21,13 +21,13 @@
 //! The HIP runtime keeps a current device per host thread (`hipSetDevice`); every entry point
 //! here sets it first ([`HipDevice::bind`]), as the CUDA backend makes its context current.
 
-use crate::gpu::{KernelArg, Object};
-use crate::gpu_common::{kernel_params, prepare_image, what, ModuleCache};
-use crate::{Backend, Error, GpuBackend, Resource, Result};
-use libloading::Library;
-use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, OsStr};
+use crate::dylib::{self, LoadError, SearchOrder, Spec};
+use crate::gpu::Object;
+use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
+use crate::{Backend, Error, GpuBackend, Result};
+use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, CString, OsStr};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
@@ -89,142 +89,102 @@ mod props {
     const _: () = assert!(GCN_ARCH_NAME + GCN_ARCH_NAME_LEN <= SIZE && SIZE < BUFFER_BYTES);
 }
 
-/// Declares [`Api`]: one field per HIP function, named as in C, and the code that looks each up.
-macro_rules! hip_api {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty; )*) => {
-        /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
-        #[allow(non_snake_case)]
-        struct Api {
-            $( $(#[$doc])* $name: unsafe extern "C" fn($($arg: $ty),*) -> $ret, )*
-            /// Where the library was found, for messages.
-            path: String,
-            /// Keeps the functions above loaded.
-            _lib: Library,
-        }
-
-        impl Api {
-            /// Resolves every function in `lib`.
-            ///
-            /// # Safety
-            /// `lib` is a HIP runtime, whose functions have the C signatures declared here.
-            #[allow(non_snake_case)]
-            unsafe fn resolve(lib: Library, path: String) -> Result<Api, String> {
-                $(
-                    // SAFETY: the caller's contract: the symbol is this C function.
-                    let $name = *unsafe {
-                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
-                            concat!(stringify!($name), "\0").as_bytes(),
-                        )
-                    }
-                    .map_err(|e| missing_symbol(&path, stringify!($name), e))?;
-                )*
-                Ok(Api { $($name,)* path, _lib: lib })
-            }
-        }
-    };
-}
-
-hip_api! {
-    /// `hipError_t hipInit(unsigned int flags)`
-    fn hipInit(flags: c_uint) -> HipStatus;
-    /// `hipError_t hipGetDeviceCount(int* count)`
-    fn hipGetDeviceCount(count: *mut c_int) -> HipStatus;
-    /// `hipError_t hipSetDevice(int deviceId)`
-    fn hipSetDevice(device: c_int) -> HipStatus;
-    /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`, `hipDevice_t` =
-    /// `int`.
-    fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipStatus;
-    /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`
-    fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> HipStatus;
-    /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`
-    fn hipGetDevicePropertiesR0600(prop: *mut c_void, device: c_int) -> HipStatus;
-    /// `hipError_t hipMalloc(void** ptr, size_t size)`
-    fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipStatus;
-    /// `hipError_t hipFree(void* ptr)`
-    fn hipFree(ptr: *mut c_void) -> HipStatus;
-    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
-    /// hipStream_t stream)`, `hipDeviceptr_t` = `void*`.
-    fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: Stream) -> HipStatus;
-    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes,
-    /// hipStream_t stream)` (`const void* src` in ROCm 7).
-    fn hipMemcpyHtoDAsync(
-        dst: *mut c_void,
-        src: *const c_void,
-        bytes: usize,
-        stream: Stream,
-    ) -> HipStatus;
-    /// `hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes,
-    /// hipStream_t stream)`
-    fn hipMemcpyDtoHAsync(
-        dst: *mut c_void,
-        src: *mut c_void,
-        bytes: usize,
-        stream: Stream,
-    ) -> HipStatus;
-    /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
-    fn hipStreamSynchronize(stream: Stream) -> HipStatus;
-    /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
-    fn hipModuleLoadData(module: *mut Module, image: *const c_void) -> HipStatus;
-    /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,
-    /// const char* kname)`
-    fn hipModuleGetFunction(
-        function: *mut Function,
-        module: Module,
-        name: *const c_char,
-    ) -> HipStatus;
-    /// `hipError_t hipModuleUnload(hipModule_t module)`
-    fn hipModuleUnload(module: Module) -> HipStatus;
-    /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib,
-    /// hipFunction_t hfunc)`
-    fn hipFuncGetAttribute(value: *mut c_int, attr: c_int, function: Function) -> HipStatus;
-    /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
-    /// unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-    /// unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
-    /// hipStream_t stream, void** kernelParams, void** extra)`
-    fn hipModuleLaunchKernel(
-        function: Function,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared_bytes: c_uint,
-        stream: Stream,
-        params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> HipStatus;
-    /// `hipError_t hipEventCreate(hipEvent_t* event)`
-    fn hipEventCreate(event: *mut Event) -> HipStatus;
-    /// `hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)`
-    fn hipEventRecord(event: Event, stream: Stream) -> HipStatus;
-    /// `hipError_t hipEventSynchronize(hipEvent_t event)`
-    fn hipEventSynchronize(event: Event) -> HipStatus;
-    /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`
-    fn hipEventElapsedTime(ms: *mut c_float, start: Event, stop: Event) -> HipStatus;
-    /// `hipError_t hipEventDestroy(hipEvent_t event)`
-    fn hipEventDestroy(event: Event) -> HipStatus;
-    /// `const char* hipGetErrorName(hipError_t hip_error)`
-    fn hipGetErrorName(status: HipStatus) -> *const c_char;
-    /// `const char* hipGetErrorString(hipError_t hipError)`
-    fn hipGetErrorString(status: HipStatus) -> *const c_char;
-}
-
-fn missing_symbol(path: &str, name: &str, e: libloading::Error) -> String {
-    format!(
-        "HIP: {path} lacks `{name}` ({}); tilelang needs the HIP runtime of ROCm 6.0 or newer",
-        with_source(&e)
-    )
-}
-
-/// `dlopen failed: libamdhip64.so.7: cannot open shared object file: ...`: libloading's
-/// message and the loader's, which libloading keeps as the source.
-fn with_source(e: &dyn std::error::Error) -> String {
-    match e.source() {
-        Some(source) => format!("{e}: {source}"),
-        None => e.to_string(),
+crate::dylib_api! {
+    /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
+    struct Api {
+        /// `hipError_t hipInit(unsigned int flags)`
+        fn hipInit(flags: c_uint) -> HipStatus;
+        /// `hipError_t hipGetDeviceCount(int* count)`
+        fn hipGetDeviceCount(count: *mut c_int) -> HipStatus;
+        /// `hipError_t hipSetDevice(int deviceId)`
+        fn hipSetDevice(device: c_int) -> HipStatus;
+        /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`, `hipDevice_t` =
+        /// `int`.
+        fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipStatus;
+        /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`
+        fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> HipStatus;
+        /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`
+        fn hipGetDevicePropertiesR0600(prop: *mut c_void, device: c_int) -> HipStatus;
+        /// `hipError_t hipMalloc(void** ptr, size_t size)`
+        fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipStatus;
+        /// `hipError_t hipFree(void* ptr)`
+        fn hipFree(ptr: *mut c_void) -> HipStatus;
+        /// `hipError_t hipMemsetD8Async(hipDeviceptr_t dest, unsigned char value, size_t count,
+        /// hipStream_t stream)`, `hipDeviceptr_t` = `void*`.
+        fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: Stream) -> HipStatus;
+        /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t sizeBytes,
+        /// hipStream_t stream)` (`const void* src` in ROCm 7).
+        fn hipMemcpyHtoDAsync(
+            dst: *mut c_void,
+            src: *const c_void,
+            bytes: usize,
+            stream: Stream,
+        ) -> HipStatus;
+        /// `hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t sizeBytes,
+        /// hipStream_t stream)`
+        fn hipMemcpyDtoHAsync(
+            dst: *mut c_void,
+            src: *mut c_void,
+            bytes: usize,
+            stream: Stream,
+        ) -> HipStatus;
+        /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
+        fn hipStreamSynchronize(stream: Stream) -> HipStatus;
+        /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
+        fn hipModuleLoadData(module: *mut Module, image: *const c_void) -> HipStatus;
+        /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,
+        /// const char* kname)`
+        fn hipModuleGetFunction(
+            function: *mut Function,
+            module: Module,
+            name: *const c_char,
+        ) -> HipStatus;
+        /// `hipError_t hipModuleUnload(hipModule_t module)`
+        fn hipModuleUnload(module: Module) -> HipStatus;
+        /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib,
+        /// hipFunction_t hfunc)`
+        fn hipFuncGetAttribute(value: *mut c_int, attr: c_int, function: Function) -> HipStatus;
+        /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
+        /// unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+        /// unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+        /// hipStream_t stream, void** kernelParams, void** extra)`
+        fn hipModuleLaunchKernel(
+            function: Function,
+            grid_x: c_uint,
+            grid_y: c_uint,
+            grid_z: c_uint,
+            block_x: c_uint,
+            block_y: c_uint,
+            block_z: c_uint,
+            shared_bytes: c_uint,
+            stream: Stream,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> HipStatus;
+        /// `hipError_t hipEventCreate(hipEvent_t* event)`
+        fn hipEventCreate(event: *mut Event) -> HipStatus;
+        /// `hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)`
+        fn hipEventRecord(event: Event, stream: Stream) -> HipStatus;
+        /// `hipError_t hipEventSynchronize(hipEvent_t event)`
+        fn hipEventSynchronize(event: Event) -> HipStatus;
+        /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`
+        fn hipEventElapsedTime(ms: *mut c_float, start: Event, stop: Event) -> HipStatus;
+        /// `hipError_t hipEventDestroy(hipEvent_t event)`
+        fn hipEventDestroy(event: Event) -> HipStatus;
+        /// `const char* hipGetErrorName(hipError_t hip_error)`
+        fn hipGetErrorName(status: HipStatus) -> *const c_char;
+        /// `const char* hipGetErrorString(hipError_t hipError)`
+        fn hipGetErrorString(status: HipStatus) -> *const c_char;
     }
 }
+
+/// How messages name the HIP runtime, and the fixes.
+const SPEC: Spec = Spec {
+    library: "libamdhip64",
+    not_found: "install ROCm 6 or newer, or add the directory holding libamdhip64 to \
+                LD_LIBRARY_PATH or set ROCM_PATH",
+    too_old: "tilelang needs the HIP runtime of ROCm 6.0 or newer",
+};
 
 /// The library names tried, newest first. `libamdhip64.so.5` (ROCm 5) is left out: it lacks
 /// `hipGetDevicePropertiesR0600`.
@@ -234,47 +194,21 @@ const LIBRARY_NAMES: [&str; 3] = ["libamdhip64.so.7", "libamdhip64.so.6", "libam
 /// (`LD_LIBRARY_PATH`, the ld.so cache), so that the user's setting wins, then in
 /// `$ROCM_PATH/lib`, then in `/opt/rocm/lib`.
 fn candidates(rocm_path: Option<&OsStr>) -> Vec<PathBuf> {
-    let mut dirs: Vec<Option<PathBuf>> = vec![None];
-    if let Some(root) = rocm_path.filter(|p| !p.is_empty()) {
-        dirs.push(Some(Path::new(root).join("lib")));
-    }
-    let default = Some(PathBuf::from("/opt/rocm/lib"));
-    if !dirs.contains(&default) {
-        dirs.push(default);
-    }
-    dirs.iter()
-        .flat_map(|dir| {
-            LIBRARY_NAMES.iter().map(move |name| match dir {
-                None => PathBuf::from(name),
-                Some(dir) => dir.join(name),
-            })
-        })
-        .collect()
+    dylib::candidates(
+        &LIBRARY_NAMES,
+        &dylib::rocm_lib_dirs(rocm_path),
+        SearchOrder::LoaderFirst,
+    )
 }
 
 /// Opens the first candidate that loads and resolves the API from it.
-fn load(candidates: &[PathBuf]) -> Result<Api, String> {
-    let mut first_error = None;
-    for path in candidates {
-        // SAFETY: loading libamdhip64 runs its initialisers, which only set up the runtime (the
-        // devices are opened by hipInit).
-        match unsafe { Library::new(path) } {
-            Ok(lib) => {
-                // SAFETY: a library of this name is the HIP runtime.
-                return unsafe { Api::resolve(lib, path.display().to_string()) };
-            }
-            Err(e) => {
-                first_error.get_or_insert_with(|| with_source(&e));
-            }
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "HIP: libamdhip64 not found (tried {}; the first failed with: {}); install ROCm 6 or \
-         newer, or add the directory holding libamdhip64 to LD_LIBRARY_PATH or set ROCM_PATH",
-        tried.join(", "),
-        first_error.as_deref().unwrap_or("no candidates")
-    ))
+fn load(candidates: &[PathBuf]) -> Result<Api, LoadError> {
+    // SAFETY: the candidates are libamdhip64's sonames; loading it runs its initialisers, which
+    // only set up the runtime (the devices are opened by hipInit).
+    let lib = unsafe { dylib::open(&SPEC, candidates) }?;
+    // SAFETY: a library of these names is the HIP runtime, whose functions have the signatures
+    // declared in `Api` (from its headers, module docs).
+    unsafe { Api::resolve(lib) }
 }
 
 /// The HIP runtime, loaded and initialised once. Until this has succeeded nothing calls HIP.
@@ -285,14 +219,14 @@ fn api() -> Result<&'static Api> {
             return Err("HIP: the HIP runtime needs a 64-bit host".to_string());
         }
         let rocm_path = std::env::var_os("ROCM_PATH");
-        let api = load(&candidates(rocm_path.as_deref()))?;
+        let api = load(&candidates(rocm_path.as_deref())).map_err(|e| format!("HIP: {e}"))?;
         // SAFETY: hipInit takes flags, which must be 0.
         let status = unsafe { (api.hipInit)(0) };
         if status != HIP_SUCCESS {
             return Err(format!(
                 "HIP: hipInit failed ({}, from {})",
                 describe(&api, status),
-                api.path
+                api.library().path().display()
             ));
         }
         Ok(api)
@@ -444,6 +378,11 @@ pub(crate) fn open(ordinal: usize) -> Result<(HipDevice, String, String)> {
 }
 
 impl HipDevice {
+    /// The HIP runtime library, opened and initialised (for [`crate::Device::hip_library`]).
+    pub(crate) fn library(&self) -> &'static dylib::Library {
+        self.api.library()
+    }
+
     /// Makes this the calling thread's current device; needed before every call that works on
     /// "the current device" (allocation, copies, module loads, launches, events).
     fn bind(&self) -> Result<()> {
@@ -487,8 +426,9 @@ impl HipDevice {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let warp = self.attribute(attr::WARP_SIZE, "warp size")?;
         let units = self.attribute(attr::MULTIPROCESSOR_COUNT, "compute unit count")?;
-        let arch = arch_from_props(&bytes, warp, units)
-            .map_err(|e| Error::NoDevice(format!("HIP ({}): {e}", api.path)))?;
+        let arch = arch_from_props(&bytes, warp, units).map_err(|e| {
+            Error::NoDevice(format!("HIP ({}): {e}", api.library().path().display()))
+        })?;
 
         let mut name = [0 as c_char; 256];
         // SAFETY: writes at most `len` bytes, NUL included.
@@ -504,47 +444,68 @@ impl HipDevice {
         Ok((arch, name))
     }
 
-    /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
-    /// caller to overwrite before anything reads it). Zero bytes still allocate one, so that
-    /// every tensor has a distinct address.
-    pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
-        let n = bytes.max(1);
+    /// An attribute of `module`'s function (`hipFuncGetAttribute`), read for `what_attr`.
+    fn function_attribute(
+        &self,
+        module: &Loaded,
+        attr: c_int,
+        what: &str,
+        what_attr: &str,
+    ) -> Result<i64> {
+        let mut value = 0;
+        // SAFETY: `module.function` is a function of the loaded module; writes one int.
+        let status = unsafe { (self.api.hipFuncGetAttribute)(&mut value, attr, module.function) };
+        check(
+            self.api,
+            status,
+            "hipFuncGetAttribute",
+            format_args!("{what}: reading {what_attr}"),
+        )
+        .map(|()| i64::from(value))
+    }
+}
+
+// SAFETY: each method does what the trait's docs require: `alloc_raw` returns a `hipMalloc`
+// allocation of `bytes` bytes on this device, which `hipFree` frees on drop after the device's
+// queued work (module docs); every copy, fill and launch goes to the device's null stream, the
+// current device being set first (`bind`); `synchronize` waits for the null stream.
+unsafe impl GpuRuntime for HipDevice {
+    type Buffer = DeviceBuffer;
+    type Module = Loaded;
+
+    fn modules(&self) -> &ModuleCache<Loaded> {
+        &self.modules
+    }
+
+    fn alloc_raw(&self, bytes: usize) -> Result<DeviceBuffer> {
         self.bind()?;
         let mut ptr = null_mut();
         // SAFETY: writes one pointer.
-        let status = unsafe { (self.api.hipMalloc)(&mut ptr, n) };
+        let status = unsafe { (self.api.hipMalloc)(&mut ptr, bytes) };
         if status == OUT_OF_MEMORY {
             return Err(Error::OutOfMemory {
                 backend: Backend::Hip,
-                bytes: n,
+                bytes,
             });
         }
         check(
             self.api,
             status,
             "hipMalloc",
-            format_args!("allocating {n} bytes"),
+            format_args!("allocating {bytes} bytes"),
         )?;
-        let buf = DeviceBuffer {
+        Ok(DeviceBuffer {
             api: self.api,
             ordinal: self.ordinal,
             ptr,
-        };
-        if let Some(byte) = fill {
-            // SAFETY: `buf` is a live allocation of `n` bytes on this device.
-            unsafe { self.memset(buf.ptr(), byte, n) }?;
-        }
-        Ok(buf)
+        })
     }
 
-    /// Sets `bytes` bytes at `ptr` to `byte`, queued on the stream.
-    ///
-    /// # Safety
-    /// `ptr..ptr + bytes` is memory of this device that stays allocated until the fill runs.
-    pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
+    fn address(buffer: &DeviceBuffer) -> u64 {
+        buffer.ptr()
+    }
+
+    unsafe fn memset_async(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
         self.bind()?;
         // SAFETY: the caller's contract.
         let status =
@@ -557,15 +518,8 @@ impl HipDevice {
         )
     }
 
-    /// Copies `src` to device memory at `ptr`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(src)` bytes.
-    pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
+    unsafe fn htod_async<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
         let bytes = std::mem::size_of_val(src);
-        if bytes == 0 {
-            return Ok(());
-        }
         self.bind()?;
         // SAFETY: the caller's contract; `src` stays borrowed until the copy has finished.
         let status = unsafe {
@@ -581,20 +535,11 @@ impl HipDevice {
             status,
             "hipMemcpyHtoDAsync",
             format_args!("copying {bytes} bytes to the device"),
-        )?;
-        self.synchronize()
+        )
     }
 
-    /// Copies device memory at `ptr` into `dst`, after all queued work, and waits for the copy.
-    ///
-    /// # Safety
-    /// `ptr` is memory of this device valid for `size_of_val(dst)` bytes, and every bit pattern
-    /// is a valid `T` (true of every [`crate::Element`]).
-    pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
+    unsafe fn dtoh_async<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
         let bytes = std::mem::size_of_val(dst);
-        if bytes == 0 {
-            return Ok(());
-        }
         self.bind()?;
         // SAFETY: the caller's contract; `dst` stays borrowed until the copy has finished.
         let status = unsafe {
@@ -610,12 +555,10 @@ impl HipDevice {
             status,
             "hipMemcpyDtoHAsync",
             format_args!("copying {bytes} bytes from the device"),
-        )?;
-        self.synchronize()
+        )
     }
 
-    /// Waits for all work queued on the stream.
-    pub(crate) fn synchronize(&self) -> Result<()> {
+    fn synchronize(&self) -> Result<()> {
         self.bind()?;
         // SAFETY: the null stream of the current device.
         let status = unsafe { (self.api.hipStreamSynchronize)(NULL_STREAM) };
@@ -627,8 +570,7 @@ impl HipDevice {
         )
     }
 
-    /// Device milliseconds between events recorded on the stream before and after `f`.
-    pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         let start = TimingEvent::new(self)?;
         let end = TimingEvent::new(self)?;
         start.record()?;
@@ -655,22 +597,76 @@ impl HipDevice {
         Ok(f64::from(ms))
     }
 
-    /// Queues `object` with `grid` blocks and `args`.
-    ///
-    /// # Safety
-    /// The contract of [`crate::Device::launch_gpu`]; `object.arch` is this device's arch.
-    pub(crate) unsafe fn launch(
+    fn load_module(&self, image: &[u64], entry: CString, what: &str) -> Result<Loaded> {
+        let api = self.api;
+        self.bind()?;
+        let mut module = null_mut();
+        // SAFETY: `image` holds the image (an AMDGPU ELF code object) and lives through the
+        // call; the runtime copies what it loads.
+        let status = unsafe { (api.hipModuleLoadData)(&mut module, image.as_ptr().cast()) };
+        check(
+            api,
+            status,
+            "hipModuleLoadData",
+            format_args!("{what}: loading the image"),
+        )?;
+        // From here on, dropping `loaded` unloads the module.
+        let mut loaded = Loaded {
+            api,
+            ordinal: self.ordinal,
+            module,
+            function: null_mut(),
+            limits: Limits {
+                max_threads: 0,
+                max_dynamic_shared: 0,
+            },
+        };
+        // SAFETY: `module` is loaded; `entry` is NUL-terminated; writes one handle.
+        let status =
+            unsafe { (api.hipModuleGetFunction)(&mut loaded.function, module, entry.as_ptr()) };
+        check(
+            api,
+            status,
+            "hipModuleGetFunction",
+            format_args!("{what}: finding the entry `{}`", entry.to_string_lossy()),
+        )?;
+        // The block size limit is the kernel's launch bound (clr `hipFuncGetAttribute`:
+        // `workGroupInfo()->size_`). HIP has no opt-in for large dynamic shared memory on module
+        // functions (`hipFuncSetAttribute` takes a host stub, not a `hipFunction_t`): a kernel may
+        // use all the LDS its workgroup can have. The runtime only checks the dynamic size alone
+        // against the device's LDS (clr `ihipLaunchKernel_validate`) and dispatches static +
+        // dynamic (clr rocvirtual.cpp: `group_segment_size = ldsUsage + sharedMemBytes`), so the
+        // launch checks the function's own limit: the device's LDS per workgroup less the
+        // kernel's static LDS (clr: `availableLDSSize_ - localMemSize_`).
+        loaded.limits = Limits {
+            max_threads: self.function_attribute(
+                &loaded,
+                func_attr::MAX_THREADS_PER_BLOCK,
+                what,
+                "its launch bound",
+            )?,
+            max_dynamic_shared: self.function_attribute(
+                &loaded,
+                func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                what,
+                "its dynamic LDS limit",
+            )?,
+        };
+        Ok(loaded)
+    }
+
+    fn limits(&self, module: &Loaded) -> Limits {
+        module.limits
+    }
+
+    unsafe fn launch_loaded(
         &self,
         kernel: &'static str,
         object: &'static Object,
+        loaded: &Loaded,
         grid: [u32; 3],
-        args: &[KernelArg],
+        params: &mut [*mut c_void],
     ) -> Result<()> {
-        let loaded = self
-            .modules
-            .get_or_load(object, || self.load(kernel, object))?;
-        // Pointers into `args`, which outlives the call; hipModuleLaunchKernel copies the values.
-        let mut params = kernel_params(args);
         // A kernel without parameters gets a null `kernelParams`, not a dangling empty array.
         let params_ptr = if params.is_empty() {
             null_mut()
@@ -701,83 +697,6 @@ impl HipDevice {
             "hipModuleLaunchKernel",
             format_args!("{}: launching {grid:?} blocks", what(kernel, object)),
         )
-    }
-
-    fn load(&self, kernel: &'static str, object: &Object) -> Result<Loaded> {
-        let api = self.api;
-        let what = what(kernel, object);
-        let (aligned, entry) = prepare_image(kernel, object)?;
-        self.bind()?;
-        let mut module = null_mut();
-        // SAFETY: `aligned` holds the image (an AMDGPU ELF code object) and lives through the
-        // call; the runtime copies what it loads.
-        let status = unsafe { (api.hipModuleLoadData)(&mut module, aligned.as_ptr().cast()) };
-        check(
-            api,
-            status,
-            "hipModuleLoadData",
-            format_args!("{what}: loading the image"),
-        )?;
-        // From here on, dropping `loaded` unloads the module.
-        let mut loaded = Loaded {
-            api,
-            ordinal: self.ordinal,
-            module,
-            function: null_mut(),
-        };
-        // SAFETY: `module` is loaded; `entry` is NUL-terminated; writes one handle.
-        let status =
-            unsafe { (api.hipModuleGetFunction)(&mut loaded.function, module, entry.as_ptr()) };
-        check(
-            api,
-            status,
-            "hipModuleGetFunction",
-            format_args!("{what}: finding the entry `{}`", object.entry),
-        )?;
-        // HIP has no opt-in for large dynamic shared memory on module functions
-        // (`hipFuncSetAttribute` takes a host stub, not a `hipFunction_t`): a kernel may use all
-        // the LDS its workgroup can have. The runtime only checks the dynamic size alone against
-        // the device's LDS (clr `ihipLaunchKernel_validate`) and dispatches static + dynamic
-        // (clr rocvirtual.cpp: `group_segment_size = ldsUsage + sharedMemBytes`), so check the
-        // sum here, and the block size against the kernel's launch bound, for a clear error.
-        let limit = |attr, what_limit| {
-            let mut value = 0;
-            // SAFETY: `loaded.function` is a function of the loaded module; writes one int.
-            let status = unsafe { (api.hipFuncGetAttribute)(&mut value, attr, loaded.function) };
-            check(
-                api,
-                status,
-                "hipFuncGetAttribute",
-                format_args!("{what}: reading {what_limit}"),
-            )
-            .map(|()| value)
-        };
-        let max_threads = limit(func_attr::MAX_THREADS_PER_BLOCK, "its launch bound")?;
-        if i64::from(object.threads) > i64::from(max_threads) {
-            return Err(Error::ResourceLimit {
-                kernel,
-                config: object.config,
-                what: Resource::ThreadsPerBlock,
-                requested: object.threads.into(),
-                max: max_threads.max(0) as u64,
-            });
-        }
-        if object.shared_bytes > 0 {
-            let max_dynamic = limit(
-                func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                "its dynamic LDS limit",
-            )?;
-            if i64::from(object.shared_bytes) > i64::from(max_dynamic) {
-                return Err(Error::ResourceLimit {
-                    kernel,
-                    config: object.config,
-                    what: Resource::DynamicSharedMemory,
-                    requested: object.shared_bytes.into(),
-                    max: max_dynamic.max(0) as u64,
-                });
-            }
-        }
-        Ok(loaded)
     }
 }
 
@@ -855,11 +774,13 @@ impl Drop for DeviceBuffer {
 }
 
 /// A loaded module and its kernel function; unloaded on drop.
-struct Loaded {
+pub(crate) struct Loaded {
     api: &'static Api,
     ordinal: c_int,
     module: Module,
     function: Function,
+    /// The function's limits, read at load.
+    limits: Limits,
 }
 
 // SAFETY: module and function handles are plain runtime handles, usable from any thread (every
@@ -965,6 +886,8 @@ mod tests {
         ])
         .err()
         .unwrap();
+        assert!(matches!(&e, LoadError::NotFound { tried, .. } if tried.len() == 2));
+        let e = e.to_string();
         assert!(e.contains("libamdhip64 not found"), "{e}");
         assert!(e.contains("/nonexistent/libamdhip64.so.7"), "{e}");
         assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
@@ -976,6 +899,11 @@ mod tests {
     fn a_library_without_the_api_is_explained() {
         // libm loads everywhere glibc does and has none of HIP's functions.
         let e = load(&[PathBuf::from("libm.so.6")]).err().unwrap();
+        assert!(
+            matches!(&e, LoadError::MissingSymbol { symbol, .. } if symbol == "hipInit"),
+            "{e}"
+        );
+        let e = e.to_string();
         assert!(e.contains("libm.so.6 lacks `hipInit`"), "{e}");
         assert!(e.contains("ROCm 6.0 or newer"), "{e}");
     }

@@ -19,6 +19,7 @@ mod hip;
 mod kernel_info;
 
 pub mod cpu;
+pub mod dylib;
 pub mod dynamic;
 pub mod gpu;
 pub mod graph;

@@ -334,7 +334,12 @@ mod tests {
         let mut missing: Vec<String> = files
             .iter()
             .filter(|p| std::fs::read_to_string(p).unwrap().lines().count() > 200)
-            .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().into_owned())
+            .map(|p| {
+                p.strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .filter(|rel| !map.contains(&format!("`{rel}`")))
             .collect();
         missing.sort();
