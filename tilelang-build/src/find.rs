@@ -128,8 +128,7 @@ fn compiled_out_files(src: &Path, files: &[(PathBuf, syn::File)], env: Env<'_>) 
         r.add_file(src, path, ast, path_targets.contains(path), env);
         r.0
     };
-    let all: Vec<(&PathBuf, Vec<(PathBuf, bool, bool)>)> =
-        files.iter().map(|(p, ast)| (p, rules_of(p, ast))).collect();
+    let all: Vec<(&PathBuf, Vec<_>)> = files.iter().map(|(p, ast)| (p, rules_of(p, ast))).collect();
     let mut skipped: Vec<PathBuf> = Vec::new();
     loop {
         let mut rules = Rules::default();

@@ -125,6 +125,19 @@ impl Target {
     }
 }
 
+impl Target {
+    /// 32-bit registers one thread can hold: 255 on NVIDIA (the ISA's limit), 256 VGPRs on
+    /// RDNA, 512 on CDNA (256 VGPRs and 256 AGPRs). Fragments and local buffers of a config
+    /// that need more than this cannot live in registers at all, so the lowering refuses them.
+    pub fn registers_per_thread(&self) -> usize {
+        match (self.vendor, self.wave) {
+            (Vendor::Nvidia, _) => 255,
+            (Vendor::Amd, 64) => 512,
+            (Vendor::Amd, _) => 256,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,18 +175,5 @@ mod tests {
             assert_eq!(Target::by_arch(t.arch), Some(*t));
         }
         assert!(Target::known().starts_with("sm_80, sm_86, sm_89, sm_90, gfx1100"));
-    }
-}
-
-impl Target {
-    /// 32-bit registers one thread can hold: 255 on NVIDIA (the ISA's limit), 256 VGPRs on
-    /// RDNA, 512 on CDNA (256 VGPRs and 256 AGPRs). Fragments and local buffers of a config
-    /// that need more than this cannot live in registers at all, so the lowering refuses them.
-    pub fn registers_per_thread(&self) -> usize {
-        match (self.vendor, self.wave) {
-            (Vendor::Nvidia, _) => 255,
-            (Vendor::Amd, 64) => 512,
-            (Vendor::Amd, _) => 256,
-        }
     }
 }
