@@ -244,6 +244,7 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
     }
     let cpu_fn = emit_cpu::cpu_fn(k);
     let objects = objects(k, lowered);
+    let nobjects = objects.len();
     let gpu_args: Vec<TokenStream> = k
         .params
         .iter()
@@ -290,6 +291,9 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         #[allow(non_snake_case, clippy::all)]
         #vis mod #name {
             const __KERNEL: &str = #name_str;
+            // One static, so that the embedded images exist once in the binary however many
+            // copies of the consts below are made (a const's value is copied at every use).
+            static __OBJECTS: [::tilelang::__private::gpu::Object; #nobjects] = [#(#objects),*];
             /// The kernel's metadata (name, configs with their const values, defaults, symbols,
             /// objects) and type-erased launcher, as one value; the consts below are its fields.
             pub const KERNEL: ::tilelang::KernelInfo = ::tilelang::KernelInfo {
@@ -298,7 +302,7 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
                 config_names: &[#(#config_names),*],
                 defaults: &[#(#defaults),*],
                 symbols: &[#(#symbols),*],
-                objects: &[#(#objects),*],
+                objects: &__OBJECTS,
                 launch_dyn,
             };
             /// The kernel's name.

@@ -18,6 +18,7 @@ pub fn saxpy(
 #[allow(non_snake_case, clippy::all)]
 pub mod saxpy {
     const __KERNEL: &str = "saxpy";
+    static __OBJECTS: [::tilelang::__private::gpu::Object; 0usize] = [];
     /// The kernel's metadata (name, configs with their const values, defaults, symbols,
     /// objects) and type-erased launcher, as one value; the consts below are its fields.
     pub const KERNEL: ::tilelang::KernelInfo = ::tilelang::KernelInfo {
@@ -35,7 +36,7 @@ pub mod saxpy {
         config_names: &["b256", "b1024"],
         defaults: &[("cpu", "b1024")],
         symbols: &["N"],
-        objects: &[],
+        objects: &__OBJECTS,
         launch_dyn,
     };
     /// The kernel's name.
