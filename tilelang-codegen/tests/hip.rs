@@ -416,6 +416,22 @@ fn run_host_program(name: &str, text: &str) -> String {
     report
 }
 
+/// clang++-19 and llvm-objdump-19, which the AMD compile tests need (`cargo xtask test`
+/// installs them; `apt-get install clang-19 lld-19 llvm-19`). Missing, the test fails.
+fn clang19() -> (&'static Path, &'static Path) {
+    let (clang, objdump) = (
+        Path::new("/usr/bin/clang++-19"),
+        Path::new("/usr/bin/llvm-objdump-19"),
+    );
+    assert!(
+        clang.is_file() && objdump.is_file(),
+        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19, or `cargo xtask test`)",
+        clang.display(),
+        objdump.display()
+    );
+    (clang, objdump)
+}
+
 /// Compiles `src` for `arch` with clang++-19 (no ROCm: the header's own prelude) and returns the
 /// disassembly and the compiler's resource-usage remarks.
 fn clang_amd(clang: &Path, objdump: &Path, src: &str, arch: &str, dir: &Path) -> (String, String) {
@@ -454,16 +470,7 @@ fn clang_amd(clang: &Path, objdump: &Path, src: &str, arch: &str, dir: &Path) ->
 /// them). There is no AMD GPU here, so this checks compilation, not results.
 #[test]
 fn amd_gemms_compile_to_the_matrix_instructions() {
-    let (clang, objdump) = (
-        Path::new("/usr/bin/clang++-19"),
-        Path::new("/usr/bin/llvm-objdump-19"),
-    );
-    assert!(
-        clang.is_file() && objdump.is_file(),
-        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19)",
-        clang.display(),
-        objdump.display()
-    );
+    let (clang, objdump) = clang19();
     let dir = scratch_dir("amd");
     let gemm = |dtype, threads, bm, bn, bk| gemm_variant(dtype, threads, bm, bn, bk);
     let cases: Vec<(String, &str, &str)> = vec![
@@ -880,16 +887,7 @@ int main() {{
 /// C++ keywords or tl.h macros.
 #[test]
 fn odd_names_and_f64_math_compile_for_amd() {
-    let (clang, objdump) = (
-        Path::new("/usr/bin/clang++-19"),
-        Path::new("/usr/bin/llvm-objdump-19"),
-    );
-    assert!(
-        clang.is_file() && objdump.is_file(),
-        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19)",
-        clang.display(),
-        objdump.display()
-    );
+    let (clang, objdump) = clang19();
     let src = r#"
 #[tile_kernel(grid = [N.div_ceil(int)], threads = 64, configs = [r#type(int = 256)])]
 pub fn odd<const int: usize>(src: &Tensor<f64, (N,)>, größe: &mut Tensor<f64, (N,)>, TL_TID: f64) {
@@ -960,16 +958,7 @@ fn float_constants_are_gcc_builtins_that_clang_compiles() {
             assert_eq!(src.matches(lit).count(), count, "{arch}: {lit} in\n{src}");
         }
     }
-    let (clang, objdump) = (
-        Path::new("/usr/bin/clang++-19"),
-        Path::new("/usr/bin/llvm-objdump-19"),
-    );
-    assert!(
-        clang.is_file() && objdump.is_file(),
-        "this test needs {} and {} (apt-get install clang-19 lld-19 llvm-19)",
-        clang.display(),
-        objdump.display()
-    );
+    let (clang, objdump) = clang19();
     let dir = scratch_dir("constants");
     for arch in ["gfx1100", "gfx942"] {
         clang_amd(
