@@ -5,7 +5,7 @@
 //! `#[cfg]` on the function, on an enclosing inline `mod`, as an inner `#![cfg]` of its file, or
 //! on the `mod name;` declaration that names its file (`name.rs`, `name/mod.rs` and everything
 //! under `name/`, next to the declaring file; or the file of a `#[path]` attribute), unless a
-//! compiled-in declaration names the file as specifically ([`compiled_out_files`]). Predicates a
+//! compiled-in declaration names the file as specifically (`compiled_out_files`). Predicates a
 //! build script cannot know keep the kernel. Files nothing declares (`src/bin/*.rs`, or modules
 //! of inline modules that are compiled out) are kept: when in doubt, compile.
 
