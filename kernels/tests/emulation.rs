@@ -11,7 +11,7 @@
 //! * gfx1100 and gfx1201 (wave 32, WMMA in its RDNA3 and RDNA4 layouts, emulated likewise),
 //!
 //! this test emits the HIP source of every config of the tutorial kernels with
-//! `tilelang_codegen::emit_hip::emit`, compiles them all into one host executable with
+//! `tilelang_codegen::lower::emit`, compiles them all into one host executable with
 //! `clang++-19 -DTL_HOST_EMULATION -DTL_WAVE=<wave>`, runs each config on small odd sizes with
 //! random inputs, and compares every output with the same launch on the CPU backend: bit for
 //! bit where both compute the same operations in the same order, and within a tolerance where
@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tilelang::{bf16, f16, AnyTensor, Arg, Device};
-use tilelang_codegen::emit_hip;
 use tilelang_codegen::ir::{BinOp, DimRef, Dtype, Expr, ExprKind, Kernel, MathFn, ParamKind};
 use tilelang_codegen::ir::{Stmt, StmtKind};
+use tilelang_codegen::lower;
 use tilelang_codegen::target::{MatrixUnit, Target};
 
 /// How long one target's executable may run before it counts as hung (a barrier that some
@@ -353,7 +353,7 @@ fn check_target(arch: &str, wave: u32, gemm_only: bool) {
         };
         for c in 0..k.configs.len() {
             let config = k.configs[c].name.to_string();
-            let hip = emit_hip::emit(k, c, &target, None)
+            let hip = lower::emit(k, c, &target, None)
                 .unwrap_or_else(|e| panic!("{}[{config}] for {arch}: {}", case.kernel, e.text()));
             // The generated source and a call of its entry with the tensors' pointers and the
             // shape symbols.
@@ -362,7 +362,7 @@ fn check_target(arch: &str, wave: u32, gemm_only: bool) {
             for (i, p) in k.params.iter().enumerate() {
                 match &p.kind {
                     ParamKind::Tensor { dtype, .. } => {
-                        call_args.push(format!("({}*)b[{i}]", emit_hip::ctype(*dtype)))
+                        call_args.push(format!("({}*)b[{i}]", lower::ctype(*dtype)))
                     }
                     ParamKind::Scalar { .. } => {
                         panic!("{}: scalar parameters are not emulated yet", case.kernel)

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use tilelang_codegen::emit_hip;
+use tilelang_codegen::lower;
 use tilelang_codegen::target::Target;
 
 pub struct Job<'a> {
@@ -23,7 +23,7 @@ struct Prepared {
     target: Target,
     tool: Tool,
     file: std::path::PathBuf,
-    hip: emit_hip::HipKernel,
+    hip: lower::HipKernel,
 }
 
 /// What the device compiler reported for one object.
@@ -56,7 +56,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let include = dir.join("include");
     std::fs::create_dir_all(&include)
         .map_err(|e| format!("error: cannot create {}: {e}", include.display()))?;
-    write_if_changed(&include.join("tl.h"), emit_hip::HEADER)?;
+    write_if_changed(&include.join("tl.h"), lower::HEADER)?;
     // Emitting is cheap and works on the IR (which holds spans, not thread-safe): do it here.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
@@ -66,7 +66,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
         // for the same targets and reports it as a compile error on the config's name (with
         // rustc's rendering of the user's line), so nothing is dropped silently and nothing is
         // said twice.
-        if let Ok(hip) = emit_hip::emit(
+        if let Ok(hip) = lower::emit(
             k,
             job.config,
             &job.target,
@@ -166,7 +166,7 @@ fn compile_one(
         fnv(format!(
             "{}\0{}\0{}\0{:?}",
             hip.source,
-            emit_hip::HEADER,
+            lower::HEADER,
             tool_id,
             job.target
         )
@@ -482,7 +482,7 @@ mod tests {
             target: Target::by_arch("sm_90").unwrap(),
             tool: Tool::Nvcc("nvcc".into()),
             file: file.clone(),
-            hip: emit_hip::HipKernel {
+            hip: lower::HipKernel {
                 entry: "tl_k__small".into(),
                 source: String::new(),
                 threads: 32,

@@ -1,5 +1,5 @@
 //! A sample of the kernels the fuzzer made that the frontend accepts, compiled with the real
-//! device compilers through the build script's own path (`find` → `emit_hip` → `compile`):
+//! device compilers through the build script's own path (`find` → `lower::emit` → `compile`):
 //! nvcc for sm_90 and clang for gfx1100 (wave 32) and gfx942 (wave 64). "Accepted by the
 //! frontend, rejected by the device compiler" is a C++ error with no Rust line for the user, so
 //! every such case must become a spanned compile error (a lowering diagnostic: those objects are

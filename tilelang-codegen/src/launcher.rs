@@ -49,7 +49,7 @@ fn public_param(name: &syn::Ident, tensor: Option<bool>, dtype: Dtype) -> TokenS
 pub struct Lowered {
     pub target: Target,
     pub config: usize,
-    pub hip: crate::emit_hip::HipKernel,
+    pub launch: crate::lower::Launch,
 }
 
 /// Lowers every config for every target, as the build script did: the same (pure) emitter,
@@ -60,11 +60,11 @@ pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::
     let mut errors = Vec::new();
     for t in targets {
         for c in 0..k.configs.len() {
-            match crate::emit_hip::emit(k, c, t, None) {
-                Ok(hip) => out.push(Lowered {
+            match crate::lower::launch(k, c, t) {
+                Ok(launch) => out.push(Lowered {
                     target: *t,
                     config: c,
-                    hip,
+                    launch,
                 }),
                 Err(d) => errors.push(d),
             }
@@ -86,9 +86,9 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
             let (arch, config, entry, threads, shared) = (
                 l.target.arch,
                 k.configs[l.config].name.to_string(),
-                &l.hip.entry,
-                l.hip.threads,
-                l.hip.shared_bytes as u32,
+                &l.launch.entry,
+                l.launch.threads,
+                l.launch.shared_bytes as u32,
             );
             let file = format!("/tilelang/{entry}.{arch}.bin");
             quote! {

@@ -5,7 +5,7 @@
 //! time. Each mutant applies 1 to 3 token-level mutations to one corpus kernel (attribute or
 //! function) and runs `compile` and `expand` under `catch_unwind`. Properties checked:
 //!
-//! - no panic, in `compile`, in the GPU lowering (`launcher::lower`: `emit_hip` for every
+//! - no panic, in `compile`, in the GPU lowering (`launcher::lower`: `lower::emit` for every
 //!   config and every target in `target::TARGETS`) or in `expand_for` (which runs both);
 //! - `compile` and the lowering are `Ok` exactly when `expand_for` emits no `compile_error!`
 //!   (a target limit is a diagnostic, on the config's name), except for tokens that

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tilelang_codegen::emit_hip::{emit, HipKernel};
 use tilelang_codegen::ir::Kernel;
+use tilelang_codegen::lower::{emit, HipKernel};
 use tilelang_codegen::target::Target;
 
 fn kernel(src: &str) -> Kernel {
@@ -382,7 +382,7 @@ fn host_cxx() -> Option<String> {
 
 #[test]
 fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
-    let header = tilelang_codegen::emit_hip::HEADER;
+    let header = tilelang_codegen::lower::HEADER;
     let (begin, end) = ("// BEGIN matrix layouts\n", "// END matrix layouts\n");
     let section = &header[header.find(begin).expect("tl.h marks its layout section") + begin.len()
         ..header.find(end).unwrap()];
@@ -642,7 +642,7 @@ fn only_tiles_that_copies_write_and_mma_reads_are_swizzled() {
 /// stores writes. A bank line is 128 bytes = 8 chunks.
 #[test]
 fn the_swizzle_permutes_rows_and_spreads_banks() {
-    let header = tilelang_codegen::emit_hip::HEADER;
+    let header = tilelang_codegen::lower::HEADER;
     let (begin, end) = ("// BEGIN swizzle\n", "// END swizzle\n");
     let section = &header[header.find(begin).expect("tl.h marks its swizzle section") + begin.len()
         ..header.find(end).unwrap()];
@@ -828,7 +828,7 @@ fn fragments_of_whole_chunks_move_as_vectors() {
 /// host against the C library: special values exactly, 2 million random inputs within 2 ulp.
 #[test]
 fn f64_math_without_device_libraries_is_within_two_ulp() {
-    let header = tilelang_codegen::emit_hip::HEADER;
+    let header = tilelang_codegen::lower::HEADER;
     let (begin, end) = ("// BEGIN f64 math\n", "// END f64 math\n");
     let section = &header[header.find(begin).expect("tl.h marks its f64 math section") + begin.len()
         ..header.find(end).unwrap()];

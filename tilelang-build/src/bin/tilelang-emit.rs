@@ -1,0 +1,60 @@
+//! Prints the HIP C++ the build script would compile: for every kernel under a source folder
+//! (or those named), every config, and the targets given.
+//!
+//! ```sh
+//! cargo run -p tilelang-build --bin tilelang-emit -- kernels/src sm_90,gfx942 [kernel..]
+//! ```
+//!
+//! A lowering diagnostic is printed in place of its source; the exit status is 0 either way.
+
+use std::path::Path;
+use std::process::ExitCode;
+use tilelang_codegen::lower;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(src), Some(targets)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: tilelang-emit <src-dir> <arch,..> [kernel..]");
+        return ExitCode::FAILURE;
+    };
+    let targets = match tilelang_build::parse_targets(targets) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("tilelang-emit: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let found = match tilelang_build::find::kernels_with(Path::new(src), None) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("tilelang-emit: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let only = &args[2..];
+    for f in &found {
+        let name = f.ir.name.to_string();
+        if !only.is_empty() && !only.contains(&name) {
+            continue;
+        }
+        for t in &targets {
+            for c in 0..f.ir.configs.len() {
+                println!(
+                    "//// {} {} {} ({})",
+                    name,
+                    f.ir.configs[c].name,
+                    t.arch,
+                    f.file.display()
+                );
+                match lower::emit(&f.ir, c, t, None) {
+                    Ok(h) => println!(
+                        "// threads {} shared {}\n{}",
+                        h.threads, h.shared_bytes, h.source
+                    ),
+                    Err(d) => println!("// error: {}", d.message),
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

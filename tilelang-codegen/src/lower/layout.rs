@@ -1,0 +1,507 @@
+//! Pass 1, layouts: where each buffer lives and how a register fragment's elements map onto
+//! threads and registers.
+//!
+//! * **Storage.** Shared buffers live in (dynamic) shared memory. A fragment lives in registers
+//!   when every access to it is owner-only: `parallel` loops over exactly its shape indexed by
+//!   the loop variables, `copy`, `fill`, and as a `gemm` accumulator. Otherwise (a reduction
+//!   reads it, a loop broadcasts it, a `gemm` reads it) it is *demoted* to shared memory, which
+//!   is always correct.
+//! * **Layouts.** A register fragment is strided (element `L` = register `L / T` of thread
+//!   `L % T`), matching the thread mapping of `parallel` loops, or, as the accumulator of a
+//!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
+//!   instruction's accumulator layout over a grid of waves; loops touching it then iterate in
+//!   that layout. A `gemm` whose shapes or dtypes fit no instruction uses FMA loops.
+//! * **Chunks.** A register fragment of whole 8-element chunks per thread is laid out chunk-wise
+//!   (each thread owns consecutive elements) and copied to and from global memory in vectors,
+//!   unless loops over it would hit shared memory across its rows in that order
+//!   (`chunk_conflicts`).
+
+use super::*;
+use crate::target::{MatrixUnit, Target as Gpu};
+use crate::validate::walk;
+use std::collections::BTreeSet;
+
+/// Elements per thread chunk of the [`Layout::Chunked`] layout.
+pub(crate) const CHUNK: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Element `L` in register `L / T` of thread `L % T`.
+    Strided,
+    /// Chunks of [`CHUNK`] consecutive elements, chunk `c` in thread `c % T`: element `L` in
+    /// register `(L / CHUNK / T) · CHUNK + L % CHUNK` of thread `(L / CHUNK) % T`. A thread's
+    /// chunk is contiguous in the tile's innermost dimension (a multiple of CHUNK), so copies
+    /// between the fragment and global memory move whole vectors.
+    Chunked,
+    /// Matrix-unit accumulator: block tile M×N over a WM×WN grid of waves, each wave a grid of
+    /// `inst` tiles.
+    Matrix {
+        inst: Inst,
+        m: usize,
+        n: usize,
+        wm: usize,
+        wn: usize,
+    },
+}
+
+/// A matrix instruction `gemm` can lower to (f16 or bf16 operands, f32 accumulators), with the
+/// tl.h functions that run it and locate its accumulator registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inst {
+    /// NVIDIA `mma.sync.m16n8k16`.
+    MmaSync,
+    /// RDNA3 `v_wmma_f32_16x16x16_{f16,bf16}`, wave32.
+    Wmma,
+    /// RDNA4 `v_wmma_f32_16x16x16_{f16,bf16}` (gfx12 operands), wave32.
+    Wmma12,
+    /// CDNA `v_mfma_f32_32x32x8{f16,bf16_1k}`, wave64.
+    Mfma32,
+    /// CDNA `v_mfma_f32_16x16x16{f16,bf16_1k}`, wave64.
+    Mfma16,
+}
+
+impl Inst {
+    /// The instructions of a matrix unit, preferred first.
+    fn of(unit: MatrixUnit) -> &'static [Inst] {
+        match unit {
+            MatrixUnit::MmaSync => &[Inst::MmaSync],
+            MatrixUnit::Wmma => &[Inst::Wmma],
+            MatrixUnit::Wmma12 => &[Inst::Wmma12],
+            MatrixUnit::Mfma => &[Inst::Mfma32, Inst::Mfma16],
+            MatrixUnit::None => &[],
+        }
+    }
+    /// (M, N, K) of one instruction tile.
+    fn shape(self) -> (usize, usize, usize) {
+        match self {
+            Inst::MmaSync => (16, 8, 16),
+            Inst::Wmma | Inst::Wmma12 | Inst::Mfma16 => (16, 16, 16),
+            Inst::Mfma32 => (32, 32, 8),
+        }
+    }
+    /// The lanes executing one instruction.
+    fn wave(self) -> usize {
+        match self {
+            Inst::MmaSync | Inst::Wmma | Inst::Wmma12 => 32,
+            Inst::Mfma32 | Inst::Mfma16 => 64,
+        }
+    }
+    /// The call `acc += a·b` in tl.h.
+    pub(super) fn gemm(
+        self,
+        t: &str,
+        m: usize,
+        n: usize,
+        k: usize,
+        wm: usize,
+        wn: usize,
+    ) -> String {
+        match self {
+            Inst::MmaSync => format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32>"),
+            Inst::Mfma16 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 16>"),
+        }
+    }
+    /// The function giving the (row, col) of an accumulator register in tl.h.
+    pub(super) fn coord(self, m: usize, n: usize, wm: usize, wn: usize) -> String {
+        match self {
+            Inst::MmaSync => format!("tl::mma_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Wmma => format!("tl::wmma_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Wmma12 => format!("tl::wmma12_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::Mfma32 => format!("tl::mfma_coord<{m}, {n}, {wm}, {wn}, 32>"),
+            Inst::Mfma16 => format!("tl::mfma_coord<{m}, {n}, {wm}, {wn}, 16>"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Storage {
+    Shared { offset: usize },
+    Reg { layout: Layout, nreg: usize },
+    Local,
+}
+
+/// 32-bit registers per thread that register fragments and local buffers take.
+pub(super) fn thread_registers(k: &Kernel, vals: &[u64], storage: &[Storage]) -> usize {
+    (0..k.buffers.len())
+        .map(|b| buffer_registers(k, b, vals, storage[b]))
+        .sum()
+}
+
+fn buffer_registers(k: &Kernel, b: BufId, vals: &[u64], storage: Storage) -> usize {
+    let per_thread = match storage {
+        Storage::Reg { nreg, .. } => nreg,
+        Storage::Local => buf_len(k, b, vals),
+        Storage::Shared { .. } => 0,
+    };
+    (per_thread * k.buffers[b].dtype.size_bytes()).div_ceil(4)
+}
+
+/// The register-resident buffers with their registers per thread, largest first.
+pub(super) fn register_report(k: &Kernel, vals: &[u64], storage: &[Storage]) -> String {
+    let mut v: Vec<(usize, String)> = (0..k.buffers.len())
+        .map(|b| {
+            (
+                buffer_registers(k, b, vals, storage[b]),
+                k.buffers[b].name.to_string(),
+            )
+        })
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    v.iter()
+        .map(|(n, name)| format!("`{name}` {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Decides where each buffer lives (see the module docs).
+pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<Storage> {
+    let nbuf = k.buffers.len();
+    let mut demoted = vec![false; nbuf];
+    // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
+    // of them fits no matrix instruction (FMA path).
+    let mut mma: Vec<Option<Option<Layout>>> = vec![None; nbuf];
+    for (b, buf) in k.buffers.iter().enumerate() {
+        if buf.scope == Scope::Shared {
+            demoted[b] = true;
+        }
+    }
+    // Owner-only access analysis.
+    #[allow(clippy::too_many_arguments)] // a recursive walk's state; the layout pass will own it
+    fn visit(
+        k: &Kernel,
+        vals: &[u64],
+        stmts: &[Stmt],
+        ploop: Option<(&[VarId], &[usize])>,
+        demoted: &mut [bool],
+        threads: usize,
+        target: &Gpu,
+        mma: &mut [Option<Option<Layout>>],
+    ) {
+        for s in stmts {
+            let check_access = |a: &Access, demoted: &mut [bool]| {
+                if let Target::Buffer(b) = a.target {
+                    if k.buffers[b].scope != Scope::Fragment {
+                        return;
+                    }
+                    let shape = buf_shape(k, b, vals);
+                    let direct = match ploop {
+                        Some((vars, ext)) => {
+                            ext == shape.as_slice()
+                                && a.index
+                                    .iter()
+                                    .zip(vars)
+                                    .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
+                                && a.index.len() == vars.len()
+                        }
+                        None => false,
+                    };
+                    if !direct {
+                        demoted[b] = true;
+                    }
+                }
+            };
+            for_each_access(s, &mut |a| check_access(a, demoted));
+            match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Parallel { extents },
+                    vars,
+                    body,
+                } => {
+                    let ext: Vec<usize> = extents
+                        .iter()
+                        .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
+                        .collect();
+                    visit(
+                        k,
+                        vals,
+                        body,
+                        Some((vars, &ext)),
+                        demoted,
+                        threads,
+                        target,
+                        mma,
+                    );
+                }
+                StmtKind::For { body, .. } => {
+                    visit(k, vals, body, ploop, demoted, threads, target, mma)
+                }
+                StmtKind::If { then, els, .. } => {
+                    visit(k, vals, then, ploop, demoted, threads, target, mma);
+                    visit(k, vals, els, ploop, demoted, threads, target, mma);
+                }
+                StmtKind::Gemm { a, b, c } => {
+                    for x in [a, b] {
+                        demoted[*x] = true;
+                    }
+                    let l = matrix_layout(k, vals, *a, *b, *c, threads, target);
+                    mma[*c] = match mma[*c] {
+                        Some(prev) if prev != l => Some(None),
+                        _ => Some(l),
+                    };
+                }
+                StmtKind::Reduce { src, dst, .. } => {
+                    demoted[*src] = true;
+                    demoted[*dst] = true;
+                }
+                _ => {}
+            }
+        }
+    }
+    visit(
+        k,
+        vals,
+        &k.body,
+        None,
+        &mut demoted,
+        threads,
+        target,
+        &mut mma,
+    );
+    // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
+    // register fragments whose rows are whole chunks are chunked, unless a loop over them
+    // would hit shared memory in the chunked order too often (`chunk_conflicts`).
+    let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
+    let strided_only = chunk_conflicts(k, vals, &demoted);
+    let mma: Vec<Option<Layout>> = mma
+        .into_iter()
+        .enumerate()
+        .map(|(b, l)| {
+            l.flatten().or_else(|| {
+                let shape = buf_shape(k, b, vals);
+                let chunked =
+                    // Every thread gets whole chunks (no idle registers, no tail guard).
+                    !acc[b]
+                        && !strided_only[b]
+                        && shape.last().is_some_and(|&d| d % CHUNK == 0)
+                        && buf_len(k, b, vals) % (CHUNK * threads) == 0;
+                Some(if chunked {
+                    Layout::Chunked
+                } else {
+                    Layout::Strided
+                })
+            })
+        })
+        .collect();
+
+    // Layout agreement: a parallel loop or copy touching a matrix-unit fragment iterates in its
+    // layout; any other register fragment it touches must share that layout, or is demoted.
+    loop {
+        let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
+            if k.buffers[b].scope != Scope::Fragment || demoted[b] {
+                None
+            } else {
+                Some(mma[b].unwrap_or(Layout::Strided))
+            }
+        };
+        let mut changed = false;
+        walk(&k.body, &mut |s| {
+            let mut regs: Vec<BufId> = Vec::new();
+            match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Parallel { .. },
+                    body,
+                    ..
+                } => {
+                    walk(body, &mut |t| {
+                        for_each_access(t, &mut |a| {
+                            if let Target::Buffer(b) = a.target {
+                                regs.push(b)
+                            }
+                        })
+                    });
+                }
+                StmtKind::Copy {
+                    src: Tile::Buffer(a),
+                    dst: Tile::Buffer(b),
+                } => regs.extend([*a, *b]),
+                _ => {}
+            }
+            let regs: Vec<(BufId, Layout)> = regs
+                .into_iter()
+                .filter_map(|b| layout_of(b, &demoted).map(|l| (b, l)))
+                .collect();
+            if let Some(&(_, first)) = regs
+                .iter()
+                .find(|(_, l)| matches!(l, Layout::Matrix { .. }))
+                .or(regs.first())
+            {
+                for &(b, l) in &regs {
+                    if l != first && !demoted[b] {
+                        demoted[b] = true;
+                        changed = true;
+                    }
+                }
+            }
+        });
+        if !changed {
+            break;
+        }
+    }
+    (0..nbuf)
+        .map(|b| match k.buffers[b].scope {
+            Scope::Local => Storage::Local,
+            _ if demoted[b] => Storage::Shared { offset: 0 },
+            _ => {
+                let layout = mma[b].unwrap_or(Layout::Strided);
+                let n = buf_len(k, b, vals);
+                let nreg = match layout {
+                    Layout::Chunked => n.div_ceil(CHUNK * threads) * CHUNK,
+                    _ => n.div_ceil(threads),
+                };
+                Storage::Reg { layout, nreg }
+            }
+        })
+        .collect()
+}
+
+/// Fragments that stay strided because a parallel loop over them would read or write shared
+/// memory across its innermost dimension in the chunked order: a thread's consecutive
+/// elements sit side by side, so the lanes of a wave touch addresses CHUNK elements apart and
+/// collide in the banks once a row of the loop spans more than 128 bytes. One such read per
+/// element costs less than vector global copies gain (a broadcast row `b_s[j]`); a store, a
+/// second access, or one inside a nested loop (a convolution's taps) costs more. The decision
+/// spreads to every fragment a loop or a register copy ties to a strided one, so that they keep
+/// one layout.
+fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
+    let nbuf = k.buffers.len();
+    let shared = |b: BufId| k.buffers[b].scope == Scope::Shared || demoted[b];
+    let mut strided = vec![false; nbuf];
+    // Fragments tied together (same loop or register copy), to spread the decision.
+    let mut groups: Vec<Vec<BufId>> = Vec::new();
+    walk(&k.body, &mut |s| match &s.kind {
+        StmtKind::For {
+            kind: LoopKind::Parallel { extents },
+            vars,
+            body,
+        } => {
+            let ext: Vec<usize> = extents
+                .iter()
+                .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
+                .collect();
+            let (Some(&inner), Some(&e_in)) = (vars.last(), ext.last()) else {
+                return;
+            };
+            let mut frags = Vec::new();
+            let mut seen: BTreeSet<(BufId, String)> = BTreeSet::new();
+            let mut cost = 0;
+            let mut count = |a: &Access, store: bool, nested: bool| {
+                let Target::Buffer(b) = a.target else { return };
+                if k.buffers[b].scope == Scope::Fragment && !demoted[b] {
+                    frags.push(b);
+                    return;
+                }
+                let mut v = BTreeSet::new();
+                if let Some(last) = a.index.last() {
+                    expr_vars(last, &mut v);
+                }
+                let span = e_in * k.buffers[b].dtype.size_bytes();
+                if shared(b) && v.contains(&inner) && span > 128 {
+                    let key = (b, format!("{:?}{store}", a.index));
+                    if seen.insert(key) || nested {
+                        cost += 1 + usize::from(store) + usize::from(nested);
+                    }
+                }
+            };
+            // Direct statements of the body, and those in nested serial loops.
+            fn visit(stmts: &[Stmt], nested: bool, f: &mut impl FnMut(&Access, bool, bool)) {
+                for s in stmts {
+                    let target = match &s.kind {
+                        StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+                            Some(access)
+                        }
+                        _ => None,
+                    };
+                    for_each_access(s, &mut |a| {
+                        let store = target.is_some_and(|t| std::ptr::eq(t, a));
+                        f(a, store, nested)
+                    });
+                    match &s.kind {
+                        StmtKind::For { body, .. } => visit(body, true, f),
+                        StmtKind::If { then, els, .. } => {
+                            visit(then, nested, f);
+                            visit(els, nested, f);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            visit(body, false, &mut count);
+            if cost > 1 {
+                frags.iter().for_each(|&b| strided[b] = true);
+            }
+            groups.push(frags);
+        }
+        StmtKind::Copy {
+            src: Tile::Buffer(a),
+            dst: Tile::Buffer(b),
+        } => groups.push(vec![*a, *b]),
+        _ => {}
+    });
+    loop {
+        let mut changed = false;
+        for g in &groups {
+            if g.iter().any(|&b| strided[b]) {
+                for &b in g {
+                    changed |= !strided[b];
+                    strided[b] = true;
+                }
+            }
+        }
+        if !changed {
+            return strided;
+        }
+    }
+}
+
+/// The matrix-unit layout for `c += a·b`, when the target has a matrix instruction for the
+/// dtypes (f16 or bf16 operands, f32 accumulator) and the shapes fit: the threads are whole
+/// waves of the instruction's width, K is a multiple of the instruction's K, and the block tile
+/// splits over the waves into whole instruction tiles. Otherwise `gemm` uses FMA loops.
+fn matrix_layout(
+    k: &Kernel,
+    vals: &[u64],
+    a: BufId,
+    b: BufId,
+    c: BufId,
+    threads: usize,
+    target: &Gpu,
+) -> Option<Layout> {
+    let (da, dc) = (k.buffers[a].dtype, k.buffers[c].dtype);
+    if !matches!(da, Dtype::F16 | Dtype::Bf16) || dc != Dtype::F32 || k.buffers[b].dtype != da {
+        return None;
+    }
+    let (sa, sb) = (buf_shape(k, a, vals), buf_shape(k, b, vals));
+    let (m, kk, n) = (sa[0], sa[1], sb[1]);
+    let wave = target.wave as usize;
+    for &inst in Inst::of(target.matrix) {
+        let (im, in_, ik) = inst.shape();
+        // The instruction is defined over a whole wave of the target.
+        if inst.wave() != wave || threads % wave != 0 || kk % ik != 0 {
+            continue;
+        }
+        let waves = threads / wave;
+        // The most square wave grid that divides the tile.
+        let mut best: Option<(usize, usize)> = None;
+        for wm in 1..=waves {
+            if waves % wm != 0 {
+                continue;
+            }
+            let wn = waves / wm;
+            if m % (im * wm) != 0 || n % (in_ * wn) != 0 {
+                continue;
+            }
+            let score = |wm: usize, wn: usize| ((m / wm) as isize - (n / wn) as isize).abs();
+            if best.is_none_or(|(bm, bn)| score(wm, wn) < score(bm, bn)) {
+                best = Some((wm, wn));
+            }
+        }
+        if let Some((wm, wn)) = best {
+            return Some(Layout::Matrix { inst, m, n, wm, wn });
+        }
+    }
+    None
+}

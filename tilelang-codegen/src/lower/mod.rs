@@ -1,0 +1,255 @@
+//! Pass 3 (GPU backends), lower: [`crate::ir`] → HIP C++ for one (kernel, config, target),
+//! written against `include/tl.h`. The same source compiles with nvcc (NVIDIA), hipcc and clang
+//! (AMD).
+//!
+//! The tile IR carries no hardware decisions (ARCHITECTURE.md, invariant 7). They are made
+//! here, by passes that each decide one thing and record it in a [`Plan`], in this order:
+//!
+//! 1. [`layout`]: where each buffer lives and, for register fragments, how its elements map onto
+//!    threads and registers (strided, chunked, a matrix unit's accumulator layout); demotion to
+//!    shared memory where no register layout serves every access.
+//! 2. [`pipeline`]: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
+//! 3. [`shared`]: the shared-memory arena (offsets, stage copies) and which tiles are swizzled.
+//! 4. [`vectorize`]: per `parallel` loop, the thread mapping and vector width of its accesses.
+//! 5. [`sync`]: where block barriers go.
+//!
+//! [`print`] then writes the C++ and decides nothing. [`plan`] alone is what the macro needs
+//! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
+
+mod check;
+mod layout;
+mod pipeline;
+mod print;
+mod shared;
+mod sync;
+mod util;
+mod vectorize;
+
+use crate::ctxt::Diagnostic;
+use crate::ir::*;
+use crate::target::Target as Gpu;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+pub(crate) use layout::{Inst, Layout, Storage, CHUNK};
+pub(crate) use util::*;
+
+/// The header every generated source includes.
+pub const HEADER: &str = include_str!("../../include/tl.h");
+
+/// One compiled unit: a `__global__` function and what the launcher needs to call it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HipKernel {
+    /// The `extern "C"` symbol.
+    pub entry: String,
+    pub source: String,
+    pub threads: u32,
+    /// Dynamic shared memory, bytes.
+    pub shared_bytes: usize,
+}
+
+/// What the launcher needs to call a lowered (kernel, config): no source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub entry: String,
+    pub threads: u32,
+    pub shared_bytes: usize,
+}
+
+/// The symbol of a (kernel, config).
+pub fn entry_name(k: &Kernel, config: usize) -> String {
+    format!(
+        "tl_{}__{}",
+        c_name(&k.name),
+        c_name(&k.configs[config].name)
+    )
+}
+
+/// A Rust identifier as a C++ identifier: raw identifiers lose their `r#` (every name the
+/// emitter prints has a prefix or suffix, so `r#type` cannot become the keyword `type`), and
+/// characters outside ASCII (Rust allows Unicode identifiers) are written `_u<hex>_`, which
+/// every C++ compiler accepts. ASCII names print unchanged.
+pub fn c_name(i: &syn::Ident) -> String {
+    use syn::ext::IdentExt;
+    let mut out = String::new();
+    for ch in i.unraw().to_string().chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            out.push(ch);
+        } else {
+            let _ = write!(out, "_u{:x}_", ch as u32);
+        }
+    }
+    out
+}
+
+/// Every decision the passes made for one (kernel, config, target).
+pub(crate) struct Plan<'a> {
+    pub k: &'a Kernel,
+    pub target: &'a Gpu,
+    pub config: usize,
+    pub vals: &'a [u64],
+    pub threads: usize,
+    /// Per buffer ([`layout`], offsets from [`shared`]).
+    pub storage: Vec<Storage>,
+    /// Shared buffers stored as swizzled tiles ([`shared::plan_swizzle`]).
+    pub swizzled: Vec<bool>,
+    /// Copies per shared buffer ([`pipeline`]): more than one for the stages of a `pipelined`
+    /// loop lowered to asynchronous copies.
+    pub stages: Vec<usize>,
+    pub shared_bytes: usize,
+    /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`vectorize`]).
+    pub loops: BTreeMap<usize, vectorize::LoopPlan>,
+    /// Statements preceded by a block barrier ([`sync`]), by [`stmt_key`].
+    pub barriers: BTreeSet<usize>,
+}
+
+/// A statement's identity within one kernel: its address (the kernel is not changed while it
+/// is lowered). Used only to look decisions up, never to order output.
+pub(crate) fn stmt_key(s: &Stmt) -> usize {
+    std::ptr::from_ref(s) as usize
+}
+
+/// Plans one (kernel, config) for `target`: every decision, nothing printed.
+///
+/// Validation has accepted the kernel, so what can still fail are the target's limits (shared
+/// memory, registers per thread) and constructs this lowering cannot express. Both are a
+/// [`Diagnostic`]: the limits on the config's name in `configs = [..]` (naming the target and
+/// the numbers, with a hint), the others on the statement. The macro reports them as compile
+/// errors; the build script leaves such an object out and lets the macro report it.
+pub(crate) fn plan<'a>(
+    k: &'a Kernel,
+    config: usize,
+    target: &'a Gpu,
+) -> Result<Plan<'a>, Diagnostic> {
+    let vals = &k.configs[config].values;
+    let cfg = &k.configs[config];
+    let limit = |message: String, hint: String| Diagnostic {
+        span: cfg.name.span().into(),
+        message: format!(
+            "config `{}` of kernel `{}` cannot be compiled for {}: {message}",
+            cfg.name, k.name, target.arch
+        ),
+        hint: Some(hint),
+    };
+    let Some(threads) = eval_const(&k.threads, vals).filter(|t| (1..=1024).contains(t)) else {
+        return Err(limit(
+            "`threads` does not evaluate to 1..=1024".into(),
+            "validation should have said so: please report this".into(),
+        ));
+    };
+    let threads = threads as usize;
+    let storage = layout::plan_storage(k, vals, threads, target);
+    if let Some((span, what)) = check::unsupported(k, &storage) {
+        return Err(Diagnostic {
+            span,
+            message: format!(
+                "config `{}` of kernel `{}`: the {} lowering cannot express {what}",
+                cfg.name, k.name, target.arch
+            ),
+            hint: Some("validation should have rejected this: please report it; meanwhile write the statement another way".into()),
+        });
+    }
+    let regs = layout::thread_registers(k, vals, &storage);
+    if regs > target.registers_per_thread() {
+        return Err(limit(
+            format!(
+                "its fragments and local buffers need {regs} 32-bit registers per thread, and a thread of {} has {}",
+                target.arch,
+                target.registers_per_thread()
+            ),
+            format!(
+                "use more threads or smaller fragments in this config (register use: {}), or keep the tile in shared memory (`alloc_shared`)",
+                layout::register_report(k, vals, &storage)
+            ),
+        ));
+    }
+    // Pipelined loops get their stages when they fit in shared memory, else run as plain loops.
+    let mut stages = pipeline::plan_pipelines(k, vals, &storage, target);
+    let (mut storage, mut shared_bytes) = shared::arena(k, vals, &storage, &stages);
+    if shared_bytes > target.max_shared && stages.iter().any(|&n| n > 1) {
+        stages = vec![1; stages.len()];
+        (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages);
+    }
+    if shared_bytes > target.max_shared {
+        return Err(limit(
+            format!(
+                "it needs {shared_bytes} bytes of shared memory per block, and {} allows {}",
+                target.arch, target.max_shared
+            ),
+            format!(
+                "use smaller tiles in this config (shared memory: {})",
+                shared::shared_report(k, vals, &storage, &stages)
+            ),
+        ));
+    }
+    let swizzled = shared::plan_swizzle(k, vals, &storage);
+    let mut plan = Plan {
+        k,
+        target,
+        config,
+        vals,
+        threads,
+        storage,
+        swizzled,
+        stages,
+        shared_bytes,
+        loops: BTreeMap::new(),
+        barriers: BTreeSet::new(),
+    };
+    plan.loops = vectorize::plan_loops(&plan);
+    plan.barriers = sync::plan_barriers(&plan);
+    Ok(plan)
+}
+
+impl Plan<'_> {
+    pub fn launch(&self) -> Launch {
+        Launch {
+            entry: entry_name(self.k, self.config),
+            threads: self.threads as u32,
+            shared_bytes: self.shared_bytes,
+        }
+    }
+}
+
+/// What the launcher needs for one (kernel, config, target), or the diagnostic of [`plan`].
+pub fn launch(k: &Kernel, config: usize, target: &Gpu) -> Result<Launch, Diagnostic> {
+    plan(k, config, target).map(|p| p.launch())
+}
+
+/// Lowers one (kernel, config) for `target`: [`plan`], then [`print`]. `file` names the Rust
+/// source for `#line` directives.
+pub fn emit(
+    k: &Kernel,
+    config: usize,
+    target: &Gpu,
+    file: Option<&str>,
+) -> Result<HipKernel, Diagnostic> {
+    let plan = plan(k, config, target)?;
+    let source = print::kernel(&plan, file);
+    let Launch {
+        entry,
+        threads,
+        shared_bytes,
+    } = plan.launch();
+    Ok(HipKernel {
+        entry,
+        source,
+        threads,
+        shared_bytes,
+    })
+}
+
+/// The C++ type of a dtype.
+pub fn ctype(d: Dtype) -> &'static str {
+    match d {
+        Dtype::F16 => "tl::half",
+        Dtype::Bf16 => "tl::bfloat",
+        Dtype::F32 => "float",
+        Dtype::F64 => "double",
+        Dtype::I32 => "int",
+        Dtype::U32 => "unsigned int",
+        Dtype::U8 => "unsigned char",
+        Dtype::Bool => "bool",
+        Dtype::Index => "tl::index",
+    }
+}

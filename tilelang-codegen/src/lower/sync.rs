@@ -1,0 +1,164 @@
+//! Pass 5, synchronisation: between consecutive block-level statements a barrier is placed
+//! exactly when one writes a shared-resident buffer or a global tensor that the other reads or
+//! writes, including around the back edge of loops.
+
+use super::*;
+use crate::validate::walk;
+use std::collections::BTreeSet;
+
+/// The statements that a block barrier precedes, by [`stmt_key`].
+pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    block(p, &p.k.body, &mut Pending::default(), &mut out);
+    out
+}
+
+/// A block-level statement sequence entered with `pending` effects not yet separated by a
+/// barrier; records its barriers in `out`. Mirrors the structure [`super::print`] walks.
+fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usize>) {
+    for s in stmts {
+        let (r, w) = effects(p, s);
+        if pending.conflicts(&r, &w) {
+            out.insert(stmt_key(s));
+            *pending = Pending::default();
+        }
+        match &s.kind {
+            StmtKind::For {
+                kind: LoopKind::Pipelined { .. },
+                body,
+                ..
+            } if pipeline::staging(p, body).is_some() => {
+                // The staged loop orders its own loads and compute (`print::pipelined_loop`).
+                let (nloads, _) = pipeline::staging(p, body).expect("checked");
+                let (loads, compute) = body.split_at(nloads);
+                block(p, loads, &mut Pending::default(), out);
+                block(p, compute, &mut Pending::default(), out);
+                pending.add(&r, &w);
+            }
+            StmtKind::For {
+                kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
+                body,
+                ..
+            } => {
+                // Back edge: what the body leaves pending flows to its start.
+                let mut first = pending.clone();
+                block(p, body, &mut first, &mut BTreeSet::new());
+                let mut inner = pending.clone();
+                inner.union(&first);
+                block(p, body, &mut inner, out);
+                pending.union(&inner);
+            }
+            StmtKind::If { then, els, .. } => {
+                let mut pt = pending.clone();
+                block(p, then, &mut pt, out);
+                let mut pe = pending.clone();
+                block(p, els, &mut pe, out);
+                pending.union(&pt);
+                pending.union(&pe);
+            }
+            _ => pending.add(&r, &w),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Res {
+    Buf(BufId),
+    Tensor(ParamId),
+}
+
+#[derive(Default, Clone)]
+struct Pending {
+    reads: BTreeSet<Res>,
+    writes: BTreeSet<Res>,
+}
+
+impl Pending {
+    fn conflicts(&self, r: &BTreeSet<Res>, w: &BTreeSet<Res>) -> bool {
+        r.iter().any(|x| self.writes.contains(x))
+            || w.iter()
+                .any(|x| self.writes.contains(x) || self.reads.contains(x))
+    }
+    fn add(&mut self, r: &BTreeSet<Res>, w: &BTreeSet<Res>) {
+        self.reads.extend(r.iter().copied());
+        self.writes.extend(w.iter().copied());
+    }
+    fn union(&mut self, o: &Pending) {
+        self.add(&o.reads, &o.writes);
+    }
+}
+
+/// Reads and writes of shared-resident buffers and global tensors by `s`, nested included.
+fn effects(p: &Plan, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
+    let mut r = BTreeSet::new();
+    let mut w = BTreeSet::new();
+    let res = |t: Target| -> Option<Res> {
+        match t {
+            Target::Tensor(p) => Some(Res::Tensor(p)),
+            Target::Buffer(b) if matches!(p.storage[b], Storage::Shared { .. }) => {
+                Some(Res::Buf(b))
+            }
+            Target::Buffer(_) => None,
+        }
+    };
+    walk(std::slice::from_ref(s), &mut |s| {
+        // Loads anywhere in the statement are reads.
+        let mut loads = Vec::new();
+        for_each_access(s, &mut |a| loads.push(a.target));
+        match &s.kind {
+            StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+                if let Some(x) = res(access.target) {
+                    w.insert(x);
+                }
+                // The first access reported is the store target itself; count the others.
+                loads.remove(0);
+            }
+            StmtKind::Copy { src, dst } => {
+                for (t, write) in [(src, false), (dst, true)] {
+                    let x = match t {
+                        Tile::Buffer(b) => res(Target::Buffer(*b)),
+                        Tile::Region { tensor, .. } => Some(Res::Tensor(*tensor)),
+                    };
+                    if let Some(x) = x {
+                        if write {
+                            w.insert(x);
+                        } else {
+                            r.insert(x);
+                        }
+                    }
+                }
+            }
+            StmtKind::Fill { buf, .. } => {
+                if let Some(x) = res(Target::Buffer(*buf)) {
+                    w.insert(x);
+                }
+            }
+            StmtKind::Gemm { a, b, c } => {
+                for x in [a, b] {
+                    if let Some(x) = res(Target::Buffer(*x)) {
+                        r.insert(x);
+                    }
+                }
+                if let Some(x) = res(Target::Buffer(*c)) {
+                    r.insert(x);
+                    w.insert(x);
+                }
+            }
+            StmtKind::Reduce { src, dst, .. } => {
+                if let Some(x) = res(Target::Buffer(*src)) {
+                    r.insert(x);
+                }
+                if let Some(x) = res(Target::Buffer(*dst)) {
+                    w.insert(x);
+                }
+            }
+            _ => {}
+        }
+        for t in loads {
+            if let Some(x) = res(t) {
+                r.insert(x);
+            }
+        }
+    });
+    (r, w)
+}
