@@ -259,7 +259,9 @@ template <class T> TL_DEVICE auto cmpv(T a) { if constexpr (is_half_like<T>::val
 
 // ---- casts: float → int saturates (NaN → 0), int → int wraps, everything else rounds to nearest
 template <class To, class From> TL_DEVICE To cast(From x) {
-  if constexpr (is_float_like<From>::value && is_float_like<To>::value) {
+  if constexpr (__is_same(To, From)) {
+    return x;
+  } else if constexpr (is_float_like<From>::value && is_float_like<To>::value) {
     if constexpr (sizeof(From) == 8 || sizeof(To) == 8) return narrow<To>((double)wide(x));
     else return narrow<To>(wide(x));
   } else if constexpr (is_float_like<From>::value) {
@@ -356,7 +358,26 @@ struct Region {
   index dims[4];
   index off[4];
 };
+// 16 bytes, moved with one instruction by `ld128` / `st128`.
 struct alignas(16) vec16 { unsigned int x, y, z, w; };
+// One 128-bit load from global or (SHARED) shared memory. On NVIDIA as explicit PTX: NVVM splits a
+// 16-byte struct access into 32- and 64-bit ones wherever it cannot prove the alignment the
+// callers have established (by a run-time test).
+template <bool SHARED = false>
+TL_DEVICE vec16 ld128(const void* p) {
+#if defined(TL_NVIDIA)
+  vec16 v;
+  if constexpr (SHARED) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(s) : "memory");
+  } else {
+    asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  }
+  return v;
+#else
+  return *(const vec16*)p;
+#endif
+}
 
 // Chunks of 8 consecutive elements between global memory and a thread's registers (the chunked
 // layout of register fragments), in 16-byte vectors (8 bytes for 1-byte types). The caller
@@ -367,12 +388,12 @@ TL_DEVICE bool chunk_aligned(const G* p, const Region& r) {
   constexpr int A = 8 * (int)sizeof(G) >= 16 ? 16 : 8 * (int)sizeof(G);
   return (uint64_t)p % A == 0 && r.dims[3] % 8 == 0 && r.off[3] % 8 == 0;
 }
-template <class G>
+template <class G, bool SHARED = false>
 TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
   if constexpr (sizeof(G) * 8 >= 16) {
 #pragma unroll
     for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
-      const vec16 v = ((const vec16*)g)[i];
+      const vec16 v = ld128<SHARED>((const vec16*)g + i);
       __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
     }
   } else {
@@ -381,21 +402,86 @@ TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
     __builtin_memcpy(tmp, &v, 8);
   }
 }
+// The 16 bytes of elements r[0..16/sizeof(G)) as four words, assembled with shifts: going
+// through memcpy instead lets NVVM split the 128-bit store into four 32-bit ones.
+template <class G>
+TL_DEVICE vec16 pack16(const G* r) {
+  unsigned int w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(G) == 2) {
+      w[i] = (unsigned int)__builtin_bit_cast(unsigned short, r[2 * i]) |
+             ((unsigned int)__builtin_bit_cast(unsigned short, r[2 * i + 1]) << 16);
+    } else if constexpr (sizeof(G) == 4) {
+      w[i] = __builtin_bit_cast(unsigned int, r[i]);
+    } else if constexpr (sizeof(G) == 1) {
+      w[i] = (unsigned int)__builtin_bit_cast(unsigned char, r[4 * i]) |
+             ((unsigned int)__builtin_bit_cast(unsigned char, r[4 * i + 1]) << 8) |
+             ((unsigned int)__builtin_bit_cast(unsigned char, r[4 * i + 2]) << 16) |
+             ((unsigned int)__builtin_bit_cast(unsigned char, r[4 * i + 3]) << 24);
+    } else {
+      static_assert(sizeof(G) == 8, "16-byte packs of 1, 2, 4 or 8-byte elements");
+      const unsigned long long d = __builtin_bit_cast(unsigned long long, r[i / 2]);
+      w[i] = (unsigned int)(i % 2 == 0 ? d : d >> 32);
+    }
+  }
+  vec16 v;
+  v.x = w[0];
+  v.y = w[1];
+  v.z = w[2];
+  v.w = w[3];
+  return v;
+}
+// One 128-bit store. On NVIDIA as explicit PTX: a plain store of a 16-byte struct is split by
+// NVVM into four 32-bit stores wherever it cannot prove the address 16-byte aligned, which the
+// callers have checked at run time. STREAM: evict-first (write-once outputs, global memory).
+template <bool STREAM = false, bool SHARED = false>
+TL_DEVICE void st128(void* p, const vec16& v) {
+#if defined(TL_NVIDIA)
+  if constexpr (SHARED) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(s), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  } else if constexpr (STREAM) {
+    asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  } else {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  }
+#else
+  *(vec16*)p = v;
+#endif
+}
 template <class G>
 TL_DEVICE void chunk_bytes_out(const G* tmp, G* __restrict__ g) {
   if constexpr (sizeof(G) * 8 >= 16) {
 #pragma unroll
-    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
-      vec16 v;
-      __builtin_memcpy(&v, (const char*)tmp + 16 * i, 16);
-      ((vec16*)g)[i] = v;
-    }
+    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) st128((vec16*)g + i, pack16(tmp + i * 16 / (int)sizeof(G)));
   } else {
     uint64_t v;
     __builtin_memcpy(&v, tmp, 8);
     *(uint64_t*)g = v;
   }
 }
+
+// Vector accesses of chunk-wise `parallel` loops: lane l of a chunk at element p + l. The
+// caller tests `vec_aligned` per chunk and otherwise moves the lanes one by one. STREAM marks a
+// write-once output, stored with an evict-first hint on NVIDIA (st.global.cs); plainly elsewhere.
+template <class T>
+TL_DEVICE bool vec_aligned(const T* p) {
+  constexpr int A = 8 * (int)sizeof(T) >= 16 ? 16 : 8 * (int)sizeof(T);
+  return (uint64_t)p % A == 0;
+}
+template <bool SHARED, class T>
+TL_DEVICE void vload(const T* p, T* r) { chunk_bytes_in<T, SHARED>(p, r); }
+template <bool STREAM, bool SHARED, class T>
+TL_DEVICE void vstore(T* p, const T* r) {
+  if constexpr (sizeof(T) * 8 >= 16) {
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(T) * 8 / 16; ++i) st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
+  } else {
+    chunk_bytes_out(r, p);
+  }
+}
+
 template <class G, class R>
 TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
   G tmp[8];
@@ -403,12 +489,12 @@ TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
 }
-template <class R, class G>
+template <class R, class G, bool STREAM = false>
 TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
   G tmp[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) tmp[i] = cast<G, R>(r[i]);
-  chunk_bytes_out(tmp, g);
+  vstore<STREAM, false>(g, tmp);
 }
 
 // Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)
@@ -484,10 +570,10 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
           if constexpr (ASYNC) {
             cp_async16(dst, g + grow * r.dims[3] + gc);
           } else {
-            *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
+            st128<false, true>(dst, ld128(g + grow * r.dims[3] + gc));
           }
 #else
-          *(vec16*)dst = *(const vec16*)(g + grow * r.dims[3] + gc);
+          st128<false, true>(dst, ld128(g + grow * r.dims[3] + gc));
 #endif
         } else {
           for (int v = 0; v < VEC; ++v) {
@@ -510,7 +596,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
   }
 }
 
-template <class S, class D, int T0, int T1, int T2, int T3, int THREADS>
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool STREAM = false>
 TL_DEVICE void copy_s2g(const S* __restrict__ s, D* __restrict__ g, const Region& r) {
   constexpr int ROWS = T0 * T1 * T2;
   constexpr int VEC = 16 / (int)sizeof(S);
@@ -524,7 +610,7 @@ TL_DEVICE void copy_s2g(const S* __restrict__ s, D* __restrict__ g, const Region
         const index gc = r.off[3] + c;
         const S* src = s + row * T3 + c;
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
-          *(vec16*)(g + grow * r.dims[3] + gc) = *(const vec16*)src;
+          st128<STREAM>(g + grow * r.dims[3] + gc, ld128<true>(src));
         } else if (in_row) {
           for (int v = 0; v < VEC; ++v)
             if (gc + v >= 0 && gc + v < r.dims[3]) g[grow * r.dims[3] + gc + v] = src[v];

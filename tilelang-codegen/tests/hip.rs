@@ -793,7 +793,8 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::store_chunk<float, float>(b1_u + __k * 8, t_b + "),
+            // `b` is only written: its stores stream (evict-first).
+            src.contains("tl::store_chunk<float, float, true>(b1_u + __k * 8, t_b + "),
             "{arch}: {src}"
         );
         assert_eq!(
@@ -822,6 +823,83 @@ fn fragments_of_whole_chunks_move_as_vectors() {
     let fma = hip(GEMM, 0, "gfx1030");
     assert!(fma.source.contains("tl::gemm_fma<"), "{}", fma.source);
     assert!(!fma.source.contains("chunk"), "{}", fma.source);
+}
+
+const ELEMENTWISE: &str = r#"
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = 128, configs = [b(BLOCK = 1024)])]
+pub fn axpy<const BLOCK: usize>(x: &Tensor<f16, (N,)>, y: &Tensor<f16, (N,)>, t: &Tensor<f16, (N, N)>, m: &Tensor<f16, (N,)>, out: &mut Tensor<f16, (N,)>, acc: &mut Tensor<f32, (N,)>) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            let strided = t[(g, 0)];
+            let picked = if_then_else(g > 4, m[g], 0.0);
+            out[g] = x[g] + y[g] + strided + picked;
+            acc[g] = acc[g] + 1.0;
+        }
+    }
+}
+"#;
+
+/// A `parallel` loop over global tensors runs chunk-wise: unit-stride accesses move as one
+/// vector per chunk (tested for alignment at run time, else lane by lane), strided ones and
+/// those only some lanes perform (a select's arms) stay per lane, the tail guard is checked for
+/// uniformity per chunk with a lane-by-lane fallback, and a write-once output streams.
+#[test]
+fn parallel_loops_over_global_tensors_move_vectors() {
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let src = hip(ELEMENTWISE, 0, arch).source;
+        // 1024 / 8 chunks over 128 threads: one chunk each.
+        assert!(
+            src.contains("for (int __k = 0; __k < 1; ++__k) {")
+                && src.contains("const int __L = (__k * 128 + TL_TID) * 8;"),
+            "{arch}: {src}"
+        );
+        for grouped in ["t_x[", "t_y[", "t_acc["] {
+            assert!(
+                src.contains(&format!("tl::vload<false>(&{grouped}")),
+                "{arch}: {grouped}: {src}"
+            );
+        }
+        for per_lane in ["t_t[", "t_m["] {
+            assert!(
+                !src.contains(&format!("tl::vload<false>(&{per_lane}")),
+                "{arch}: {per_lane}: {src}"
+            );
+        }
+        // `out` is never read: streaming; `acc` is read: plain.
+        assert!(
+            src.contains("tl::vstore<true, false>(&t_out["),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::vstore<false, false>(&t_acc["),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("bool __u = true;") && src.contains("if (__u) {"),
+            "{arch}: {src}"
+        );
+    }
+    // A condition that reads memory cannot be checked up front: the loop stays element-wise.
+    let data = hip(
+        &ELEMENTWISE.replace("if g < N {", "if g < N && m[g] > 0.0 {"),
+        0,
+        "sm_90",
+    )
+    .source;
+    assert!(!data.contains("tl::vload("), "{data}");
+    assert!(
+        data.contains("const int __L = __r * 128 + TL_TID;"),
+        "{data}"
+    );
+    // An extent that is not a whole number of chunks: element-wise too.
+    let odd = hip(
+        &ELEMENTWISE.replace("BLOCK = 1024", "BLOCK = 1020"),
+        0,
+        "sm_90",
+    )
+    .source;
+    assert!(!odd.contains("tl::vload("), "{odd}");
 }
 
 /// tl.h's f64 `exp`, `exp2` and `log` for AMD without device libraries (pure + and *), on the

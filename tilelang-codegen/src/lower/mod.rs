@@ -20,6 +20,7 @@ mod check;
 mod layout;
 mod pipeline;
 mod print;
+mod print_vector;
 mod shared;
 mod sync;
 mod util;
@@ -99,6 +100,9 @@ pub(crate) struct Plan<'a> {
     pub shared_bytes: usize,
     /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`vectorize`]).
     pub loops: BTreeMap<usize, vectorize::LoopPlan>,
+    /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
+    /// (evict-first: nothing will read the lines again in this kernel).
+    pub write_once: Vec<bool>,
     /// Statements preceded by a block barrier ([`sync`]), by [`stmt_key`].
     pub barriers: BTreeSet<usize>,
 }
@@ -194,8 +198,10 @@ pub(crate) fn plan<'a>(
         stages,
         shared_bytes,
         loops: BTreeMap::new(),
+        write_once: Vec::new(),
         barriers: BTreeSet::new(),
     };
+    plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
     plan.barriers = sync::plan_barriers(&plan);
     Ok(plan)

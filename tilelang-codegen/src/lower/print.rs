@@ -5,17 +5,21 @@ use super::*;
 use crate::target::Target as Gpu;
 use std::fmt::Write;
 
-struct Emitter<'a> {
-    p: &'a Plan<'a>,
-    k: &'a Kernel,
+pub(super) struct Emitter<'a> {
+    pub(super) p: &'a Plan<'a>,
+    pub(super) k: &'a Kernel,
     target: &'a Gpu,
     vals: &'a [u64],
-    threads: usize,
+    pub(super) threads: usize,
     storage: &'a [Storage],
     swizzled: &'a [bool],
     /// Emitting the loads of a pipelined loop: global-to-shared copies are asynchronous.
     async_copies: bool,
     file: Option<&'a str>,
+    /// Inside a chunk-wise loop: how the lanes' values are named (`print_vector`).
+    pub(super) lane: Option<print_vector::Lanes<'a>>,
+    /// Temporaries named so far (`__v<n>`).
+    pub(super) temps: usize,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -32,6 +36,8 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         swizzled: &p.swizzled,
         async_copies: false,
         file,
+        lane: None,
+        temps: 0,
     };
     let threads = p.threads;
     let entry = entry_name(k, p.config);
@@ -79,7 +85,7 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
 }
 
 /// The coordinates of row-major element `lin` of a tile of shape `ext`.
-fn tile_coords(ext: &[usize], lin: &str) -> Vec<String> {
+pub(super) fn tile_coords(ext: &[usize], lin: &str) -> Vec<String> {
     let mut stride: usize = ext.iter().product();
     ext.iter()
         .map(|&e| {
@@ -108,29 +114,29 @@ fn region_index(r: usize) -> (String, String) {
 }
 
 impl Emitter<'_> {
-    fn tensor(&self, p: ParamId) -> String {
+    pub(super) fn tensor(&self, p: ParamId) -> String {
         format!("t_{}", c_name(&self.k.params[p].name))
     }
-    fn scalar(&self, p: ParamId) -> String {
+    pub(super) fn scalar(&self, p: ParamId) -> String {
         format!("s_{}", c_name(&self.k.params[p].name))
     }
     /// A const generic: `k_` keeps a name like `int` or `TL_TID` clear of C++ keywords and
     /// tl.h's macros.
-    fn konst(&self, i: usize) -> String {
+    pub(super) fn konst(&self, i: usize) -> String {
         format!("k_{}", c_name(&self.k.consts[i]))
     }
-    fn sym(&self, i: usize) -> String {
+    pub(super) fn sym(&self, i: usize) -> String {
         format!("n_{}", c_name(&self.k.symbols[i]))
     }
-    fn var(&self, v: VarId) -> String {
+    pub(super) fn var(&self, v: VarId) -> String {
         format!("v{}_{}", v, c_name(&self.k.vars[v].name))
     }
-    fn buf(&self, b: BufId) -> String {
+    pub(super) fn buf(&self, b: BufId) -> String {
         format!("b{}_{}", b, c_name(&self.k.buffers[b].name))
     }
 
     /// A `#line` directive naming the statement's Rust line, when the source file is known.
-    fn line(&self, s: &Stmt) -> String {
+    pub(super) fn line(&self, s: &Stmt) -> String {
         let line = s.span.start.start().line;
         match self.file {
             Some(f) if line > 0 => format!("#line {line} \"{}\"\n", f.replace('\\', "/")),
@@ -322,8 +328,11 @@ impl Emitter<'_> {
                     .iter()
                     .map(|e| eval_const(e, self.vals).unwrap_or(1) as usize)
                     .collect();
-                let layout = self.p.loops[&stmt_key(s)].layout;
-                let (head, coords) = self.mapping(layout, &ext);
+                let plan = &self.p.loops[&stmt_key(s)];
+                if let Some(v) = &plan.vector {
+                    return self.vector_loop(v, vars, body, &ext, depth);
+                }
+                let (head, coords) = self.mapping(plan.layout, &ext);
                 let mut inner = String::new();
                 for (d, v) in vars.iter().enumerate() {
                     let _ = writeln!(
@@ -448,7 +457,7 @@ impl Emitter<'_> {
     }
 
     /// A per-thread statement (inside a parallel loop, or block-level scalar code).
-    fn thread_stmt(&mut self, s: &Stmt, depth: usize) -> String {
+    pub(super) fn thread_stmt(&mut self, s: &Stmt, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         match &s.kind {
             StmtKind::Let { var, init } => format!(
@@ -502,7 +511,7 @@ impl Emitter<'_> {
         }
     }
 
-    fn place(&self, a: &Access) -> String {
+    pub(super) fn place(&self, a: &Access) -> String {
         match a.target {
             Target::Tensor(p) => {
                 let dims = self.tensor_dims(p);
@@ -625,10 +634,15 @@ impl Emitter<'_> {
                 let dt = ctype(self.tensor_dtype(*tensor));
                 match self.storage[*b] {
                     Storage::Shared { .. } => format!(
-                        "{ind}{{ {} tl::copy_s2g<{}, {dt}, {}, {t}>({}, {}, __g); }}\n",
+                        "{ind}{{ {} tl::copy_s2g<{}, {dt}, {}, {t}{}>({}, {}, __g); }}\n",
                         region(*tensor, offsets),
                         ty(*b),
                         tile4(*b),
+                        if self.p.write_once[*tensor] {
+                            ", true"
+                        } else {
+                            ""
+                        },
                         self.buf(*b),
                         self.tensor(*tensor)
                     ),
@@ -684,7 +698,7 @@ impl Emitter<'_> {
         }
     }
 
-    fn tensor_dtype(&self, p: ParamId) -> Dtype {
+    pub(super) fn tensor_dtype(&self, p: ParamId) -> Dtype {
         tensor_dtype(self.k, p)
     }
 
@@ -747,9 +761,14 @@ impl Emitter<'_> {
                 "{ind}      if ({inside}) tl::load_chunk<{gt}, {rt}>({ptr} + {lin}, {regs});\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);"
             );
         } else {
+            let stream = if self.p.write_once[tensor] {
+                ", true"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 s,
-                "{ind}      if ({inside}) tl::store_chunk<{rt}, {gt}>({regs}, {ptr} + {lin});"
+                "{ind}      if ({inside}) tl::store_chunk<{rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
             );
         }
         let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}} else {{");
@@ -798,7 +817,7 @@ impl Emitter<'_> {
         s
     }
 
-    fn expr(&self, e: &Expr) -> String {
+    pub(super) fn expr(&self, e: &Expr) -> String {
         let t = ctype(e.ty);
         match &e.kind {
             ExprKind::Int(v) => match e.ty {
@@ -830,9 +849,9 @@ impl Emitter<'_> {
             ExprKind::Const(i) => self.konst(*i),
             ExprKind::Sym(i) => self.sym(*i),
             ExprKind::Scalar(p) => self.scalar(*p),
-            ExprKind::Var(v) => self.var(*v),
+            ExprKind::Var(v) => self.lane_var(*v).unwrap_or_else(|| self.var(*v)),
             ExprKind::BlockIdx(d) => ["TL_BID_X", "TL_BID_Y", "TL_BID_Z"][*d as usize].to_string(),
-            ExprKind::Load(a) => self.place(a),
+            ExprKind::Load(a) => self.lane_load(a).unwrap_or_else(|| self.place(a)),
             ExprKind::Binary(op, a, b) => {
                 let (x, y) = (self.expr(a), self.expr(b));
                 let ot = ctype(a.ty);

@@ -1,25 +1,71 @@
-//! Pass 4, loop plans: how each `parallel` loop's iterations map onto the block's threads.
+//! Pass 4, loop plans: how each `parallel` loop's iterations map onto the block's threads, and
+//! which of its accesses move as vectors.
+//!
+//! A loop whose innermost extent is a multiple of [`CHUNK`] runs **chunk-wise** when its
+//! mapping is free (it touches no register fragment) or already chunked (the fragments it
+//! touches are): each thread takes chunks of `CHUNK` consecutive innermost iterations, its
+//! *lanes*. An access whose element index advances by exactly one per lane (affine in the
+//! innermost variable with coefficient 1, every other index lane-invariant) to a global tensor
+//! or a shared-memory buffer is **grouped**: the chunk moves it as one vector (16 bytes for
+//! 16-bit types) when its address is aligned, which the generated code tests per chunk, else
+//! lane by lane. Nothing about alignment has to be proven: a misaligned tensor is slower, never
+//! wrong.
+//!
+//! Control flow is the other condition. The lanes of a chunk run the body together, so every
+//! `if` in it must take the same branch in all lanes. Conditions that read no memory (index
+//! arithmetic: the usual tail guards `g < N`) are evaluated for every lane before the chunk
+//! runs; a chunk whose lanes disagree (the one chunk that straddles a tensor's edge) runs lane
+//! by lane through the plain body instead. Loops whose bodies need more (a condition reading
+//! memory, a local buffer) keep the element-wise mapping.
+//!
+//! Write-once outputs (tensors the kernel never reads) are stored with an evict-first hint.
 
 use super::*;
 use crate::validate::walk;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The decision for one `parallel` loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct LoopPlan {
     /// The order in which threads take the iterations: that of a register fragment the loop
     /// touches, so each thread reaches exactly the elements it holds.
     pub layout: Layout,
+    /// Present when the loop runs chunk-wise (then `layout` is [`Layout::Chunked`]).
+    pub vector: Option<VectorPlan>,
+}
+
+/// How a chunk-wise loop runs its lanes.
+#[derive(Debug, Clone)]
+pub(crate) struct VectorPlan {
+    /// The innermost loop variable: lane `l` of a chunk is its value `base + l`.
+    pub inner: VarId,
+    /// Accesses moved as one vector per chunk, by [`access_key`].
+    pub grouped: BTreeSet<usize>,
+    /// Grouped stores whose tensor the kernel never reads: stored evict-first.
+    pub streaming: BTreeSet<usize>,
+    /// Variables the body declares: one value per lane.
+    pub lane_vars: BTreeSet<VarId>,
+    /// The body's conditions (outside nested loops), which must agree across a chunk's lanes.
+    pub conditions: Vec<Expr>,
+    /// The body's `let`s that read no memory and are never reassigned, which the uniformity
+    /// check evaluates inline.
+    pub pure_lets: BTreeMap<VarId, Expr>,
+}
+
+/// An access's identity within one kernel (its address), for lookups only.
+pub(crate) fn access_key(a: &Access) -> usize {
+    std::ptr::from_ref(a) as usize
 }
 
 /// A plan for every `parallel` loop of the kernel, by [`stmt_key`].
 pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
+    let read = tensors_read(p.k);
     let mut out = BTreeMap::new();
     walk(&p.k.body, &mut |s| {
         if let StmtKind::For {
             kind: LoopKind::Parallel { extents },
+            vars,
             body,
-            ..
         } = &s.kind
         {
             let ext: Vec<usize> = extents
@@ -27,7 +73,13 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
                 .map(|e| eval_const(e, p.vals).unwrap_or(1) as usize)
                 .collect();
             let layout = loop_layout(p, body, &ext);
-            out.insert(stmt_key(s), LoopPlan { layout });
+            let vector = vector_plan(p, vars, body, &ext, layout, &read);
+            let layout = if vector.is_some() {
+                Layout::Chunked
+            } else {
+                layout
+            };
+            out.insert(stmt_key(s), LoopPlan { layout, vector });
         }
     });
     out
@@ -53,4 +105,404 @@ fn loop_layout(p: &Plan, body: &[Stmt], ext: &[usize]) -> Layout {
         })
     });
     layout
+}
+
+/// Per parameter: a mutable tensor the kernel never reads.
+pub(super) fn write_once(k: &Kernel) -> Vec<bool> {
+    let read = tensors_read(k);
+    k.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            matches!(p.kind, ParamKind::Tensor { mutable: true, .. }) && !read.contains(&i)
+        })
+        .collect()
+}
+
+/// Tensors the kernel reads anywhere (loads, copy sources).
+fn tensors_read(k: &Kernel) -> BTreeSet<ParamId> {
+    let mut read = BTreeSet::new();
+    walk(&k.body, &mut |s| {
+        let target = match &s.kind {
+            StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
+            _ => None,
+        };
+        for_each_access(s, &mut |a| {
+            if let Target::Tensor(t) = a.target {
+                // A store's own target is not a read (an atomic add is).
+                if target != Some(std::ptr::from_ref(a)) {
+                    read.insert(t);
+                }
+            }
+        });
+        if let StmtKind::Copy {
+            src: Tile::Region { tensor, .. },
+            ..
+        } = &s.kind
+        {
+            read.insert(*tensor);
+        }
+    });
+    read
+}
+
+/// What the body analysis knows about the loop's variables.
+struct Body<'a> {
+    inner: VarId,
+    /// `let`s of the body with their initialisers.
+    lets: BTreeMap<VarId, &'a Expr>,
+    /// Variables the body assigns.
+    assigned: BTreeSet<VarId>,
+    /// Variables of serial loops inside the body (lane-invariant, not pure constants).
+    serial: BTreeSet<VarId>,
+}
+
+impl Body<'_> {
+    /// The change of `e` from one lane to the next when `e` is affine in the innermost loop
+    /// variable (`Some(0)`: the same in every lane); `None` when it is not affine or depends
+    /// on something per lane that is not (a reassigned variable, a load that varies).
+    fn stride(&self, e: &Expr, vals: &[u64]) -> Option<i128> {
+        let all_zero = |xs: &[&Expr]| -> Option<i128> {
+            for x in xs {
+                if self.stride(x, vals)? != 0 {
+                    return None;
+                }
+            }
+            Some(0)
+        };
+        match &e.kind {
+            ExprKind::Var(v) if *v == self.inner => Some(1),
+            ExprKind::Var(v) if self.assigned.contains(v) => None,
+            ExprKind::Var(v) => match self.lets.get(v) {
+                Some(init) => self.stride(init, vals),
+                None => Some(0),
+            },
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Const(_)
+            | ExprKind::Sym(_)
+            | ExprKind::Scalar(_)
+            | ExprKind::BlockIdx(_) => Some(0),
+            ExprKind::Binary(BinOp::Add, a, b) if e.ty.is_int() => {
+                self.stride(a, vals)?.checked_add(self.stride(b, vals)?)
+            }
+            ExprKind::Binary(BinOp::Sub, a, b) if e.ty.is_int() => {
+                self.stride(a, vals)?.checked_sub(self.stride(b, vals)?)
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) if e.ty.is_int() => {
+                let (sa, sb) = (self.stride(a, vals)?, self.stride(b, vals)?);
+                match (sa, sb) {
+                    (0, 0) => Some(0),
+                    (s, 0) => eval_const(b, vals)?.checked_mul(s),
+                    (0, s) => eval_const(a, vals)?.checked_mul(s),
+                    _ => None,
+                }
+            }
+            // An integer cast to the index type keeps the value of the small indices here.
+            ExprKind::Cast(a) if e.ty == Dtype::Index && a.ty.is_int() => self.stride(a, vals),
+            ExprKind::Load(a) => all_zero(&a.index.iter().collect::<Vec<_>>()),
+            ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => all_zero(&[a, b]),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => all_zero(&[a]),
+            ExprKind::Math(_, args) => all_zero(&args.iter().collect::<Vec<_>>()),
+            ExprKind::Select(c, a, b) => all_zero(&[c, a, b]),
+        }
+    }
+
+    /// Whether `e` reads no memory and no variable that changes within the body other than
+    /// the loop's own and pure `let`s: what the uniformity check can evaluate up front.
+    fn pure(&self, e: &Expr) -> bool {
+        let mut ok = true;
+        each_expr(e, &mut |x| match &x.kind {
+            ExprKind::Load(_) => ok = false,
+            ExprKind::Var(v) => {
+                if self.assigned.contains(v) || self.serial.contains(v) {
+                    ok = false
+                } else if let Some(init) = self.lets.get(v) {
+                    ok &= self.pure(init)
+                }
+            }
+            _ => {}
+        });
+        ok
+    }
+}
+
+/// The vector plan for a loop, when it can run chunk-wise (module docs).
+fn vector_plan(
+    p: &Plan,
+    vars: &[VarId],
+    body: &[Stmt],
+    ext: &[usize],
+    layout: Layout,
+    read: &BTreeSet<ParamId>,
+) -> Option<VectorPlan> {
+    let (&inner, &e_in) = (vars.last()?, ext.last()?);
+    if e_in % CHUNK != 0 {
+        return None;
+    }
+    // The mapping must be free or chunked already.
+    let mut regs = false;
+    let mut locals = false;
+    walk(body, &mut |s| {
+        each_buffer(s, &mut |b| match p.storage[b] {
+            Storage::Reg { .. } => regs = true,
+            Storage::Local => locals = true,
+            Storage::Shared { .. } => {}
+        });
+        if matches!(s.kind, StmtKind::Alloc(_)) {
+            locals = true;
+        }
+    });
+    let free = layout == Layout::Strided && !regs;
+    if locals || !(free || layout == Layout::Chunked) {
+        return None;
+    }
+    let mut b = Body {
+        inner,
+        lets: BTreeMap::new(),
+        assigned: BTreeSet::new(),
+        serial: BTreeSet::new(),
+    };
+    fn collect<'a>(stmts: &'a [Stmt], b: &mut Body<'a>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Let { var, init } => {
+                    b.lets.insert(*var, init);
+                }
+                StmtKind::Assign { var, .. } => {
+                    b.assigned.insert(*var);
+                }
+                StmtKind::For { vars, body, .. } => {
+                    b.serial.extend(vars.iter().copied());
+                    collect(body, b);
+                }
+                StmtKind::If { then, els, .. } => {
+                    collect(then, b);
+                    collect(els, b);
+                }
+                _ => {}
+            }
+        }
+    }
+    collect(body, &mut b);
+    // Only the body's own variables may be assigned (a write to an outer one is a race).
+    if b.assigned.iter().any(|v| !b.lets.contains_key(v)) {
+        return None;
+    }
+    let mut plan = VectorPlan {
+        inner,
+        grouped: BTreeSet::new(),
+        streaming: BTreeSet::new(),
+        lane_vars: b.lets.keys().copied().collect(),
+        conditions: Vec::new(),
+        pure_lets: b
+            .lets
+            .iter()
+            .filter(|(v, init)| !b.assigned.contains(v) && b.pure(init))
+            .map(|(v, init)| (*v, (*init).clone()))
+            .collect(),
+    };
+    // Conditions: pure ones at the top level (checked per chunk); inside serial loops they
+    // must be the same in every lane outright.
+    fn conditions(
+        stmts: &[Stmt],
+        nested: bool,
+        b: &Body,
+        vals: &[u64],
+        out: &mut Vec<Expr>,
+    ) -> bool {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::If { cond, then, els } => {
+                    // Nested in a serial loop, a condition is evaluated per iteration: it must be
+                    // the same in every lane outright.
+                    let ok = if nested {
+                        b.stride(cond, vals) == Some(0)
+                    } else {
+                        b.pure(cond)
+                    };
+                    if !ok {
+                        return false;
+                    }
+                    if !nested {
+                        out.push(cond.clone());
+                    }
+                    if !conditions(then, nested, b, vals, out)
+                        || !conditions(els, nested, b, vals, out)
+                    {
+                        return false;
+                    }
+                }
+                StmtKind::For {
+                    kind: LoopKind::Serial { start, end },
+                    body,
+                    ..
+                } => {
+                    if b.stride(start, vals) != Some(0) || b.stride(end, vals) != Some(0) {
+                        return false;
+                    }
+                    if !conditions(body, true, b, vals, out) {
+                        return false;
+                    }
+                }
+                StmtKind::For { .. } => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+    if !conditions(body, false, &b, p.vals, &mut plan.conditions) {
+        return None;
+    }
+    // Group the unit-stride accesses to tensors and shared memory, except where only some
+    // lanes would perform them (the arms of a select, the right of `&&` / `||`).
+    let mut shared_unit = true;
+    walk(body, &mut |s| {
+        let store = match &s.kind {
+            StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
+            _ => None,
+        };
+        let atomic = match &s.kind {
+            StmtKind::AtomicAdd { access, .. } => Some(std::ptr::from_ref(access)),
+            _ => None,
+        };
+        let mut conditional = BTreeSet::new();
+        for_each_expr_of(s, &mut |e| conditional_loads(e, false, &mut conditional));
+        for_each_access(s, &mut |a| {
+            let shared = match a.target {
+                Target::Tensor(_) => false,
+                Target::Buffer(x) => match p.storage[x] {
+                    Storage::Shared { .. } => true,
+                    _ => return,
+                },
+            };
+            let unit = unit_stride(p, &b, a);
+            let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
+            if unit && !atomic && !conditional.contains(&access_key(a)) {
+                plan.grouped.insert(access_key(a));
+                if let (Some(st), Target::Tensor(t)) = (store, a.target) {
+                    if std::ptr::eq(st, a) && !read.contains(&t) {
+                        plan.streaming.insert(access_key(a));
+                    }
+                }
+            } else if shared && b.stride(&linear_index(p, a), p.vals) != Some(0) {
+                // A shared access that varies per lane but moves no vector: chunk-wise it
+                // would hit the banks CHUNK elements apart. Keep the plain mapping.
+                shared_unit = false;
+            }
+        });
+    });
+    let worth = !plan.grouped.is_empty() && (shared_unit || !free);
+    worth.then_some(plan)
+}
+
+/// Whether lane `l` of access `a` is element `l` past lane 0's.
+fn unit_stride(p: &Plan, b: &Body, a: &Access) -> bool {
+    let Some((last, lead)) = a.index.split_last() else {
+        return false;
+    };
+    lead.iter().all(|i| b.stride(i, p.vals) == Some(0)) && b.stride(last, p.vals) == Some(1)
+}
+
+/// The access's row-major element index as one expression, for stride questions only (the
+/// dimensions are stood in for by their own symbols or values).
+fn linear_index(p: &Plan, a: &Access) -> Expr {
+    let dims: Vec<Expr> = match a.target {
+        Target::Tensor(t) => match &p.k.params[t].kind {
+            ParamKind::Tensor { dims, .. } => dims
+                .iter()
+                .map(|d| {
+                    let kind = match d {
+                        DimRef::Sym(i) => ExprKind::Sym(*i),
+                        DimRef::Const(c) => ExprKind::Int(p.vals[*c] as i128),
+                    };
+                    index_expr(kind, a)
+                })
+                .collect(),
+            ParamKind::Scalar { .. } => Vec::new(),
+        },
+        Target::Buffer(x) => buf_shape(p.k, x, p.vals)
+            .iter()
+            .map(|&d| index_expr(ExprKind::Int(d as i128), a))
+            .collect(),
+    };
+    let mut lin = a.index[0].clone();
+    for (i, d) in a.index.iter().zip(&dims).skip(1) {
+        let span = lin.span;
+        let mul = Expr {
+            kind: ExprKind::Binary(BinOp::Mul, Box::new(lin), Box::new(d.clone())),
+            ty: Dtype::Index,
+            span,
+        };
+        lin = Expr {
+            kind: ExprKind::Binary(BinOp::Add, Box::new(mul), Box::new(i.clone())),
+            ty: Dtype::Index,
+            span,
+        };
+    }
+    lin
+}
+
+fn index_expr(kind: ExprKind, a: &Access) -> Expr {
+    Expr {
+        kind,
+        ty: Dtype::Index,
+        span: a.index[0].span,
+    }
+}
+
+/// Calls `f` on each top-level expression of `s` (not inside nested statements).
+fn for_each_expr_of(s: &Stmt, f: &mut impl FnMut(&Expr)) {
+    match &s.kind {
+        StmtKind::Let { init: e, .. }
+        | StmtKind::Assign { value: e, .. }
+        | StmtKind::If { cond: e, .. }
+        | StmtKind::Fill { value: e, .. } => f(e),
+        StmtKind::Store { access, value } | StmtKind::AtomicAdd { access, value } => {
+            access.index.iter().for_each(&mut *f);
+            f(value);
+        }
+        StmtKind::For { kind, .. } => match kind {
+            LoopKind::Parallel { extents } => extents.iter().for_each(f),
+            LoopKind::Serial { start, end } => {
+                f(start);
+                f(end);
+            }
+            LoopKind::Pipelined { extent, stages } => {
+                f(extent);
+                f(stages);
+            }
+        },
+        _ => {}
+    }
+}
+
+/// Collects the loads of `e` that only some lanes may perform: those in the arms of a select
+/// and on the right of `&&` / `||` (the C++ evaluates them conditionally).
+fn conditional_loads(e: &Expr, cond: bool, out: &mut BTreeSet<usize>) {
+    match &e.kind {
+        ExprKind::Load(a) => {
+            if cond {
+                out.insert(access_key(a));
+            }
+            a.index.iter().for_each(|i| conditional_loads(i, cond, out));
+        }
+        ExprKind::Select(c, a, b) => {
+            conditional_loads(c, cond, out);
+            conditional_loads(a, true, out);
+            conditional_loads(b, true, out);
+        }
+        ExprKind::Binary(BinOp::And | BinOp::Or, a, b) => {
+            conditional_loads(a, cond, out);
+            conditional_loads(b, true, out);
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
+            conditional_loads(a, cond, out);
+            conditional_loads(b, cond, out);
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => conditional_loads(a, cond, out),
+        ExprKind::Math(_, args) => args.iter().for_each(|a| conditional_loads(a, cond, out)),
+        _ => {}
+    }
 }

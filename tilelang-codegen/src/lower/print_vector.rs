@@ -1,0 +1,328 @@
+//! The printer for chunk-wise `parallel` loops ([`super::vectorize`]): per chunk, the lanes'
+//! uniformity check, the body over lane arrays with grouped accesses as single vectors, and
+//! the lane-by-lane fallback.
+
+use super::print::{tile_coords, Emitter};
+use super::vectorize::{access_key, VectorPlan};
+use super::*;
+use std::fmt::Write;
+
+/// How expressions name per-lane values inside a chunk.
+#[derive(Clone)]
+pub(super) struct Lanes<'a> {
+    plan: &'a VectorPlan,
+    /// The lane index expression (`__l` in a lane loop, `0` for lane 0).
+    idx: &'static str,
+    /// The body's `let`s are lane arrays (the vector body) or inlined (the uniformity check).
+    inline: bool,
+    /// Grouped loads already in registers: access → lane array.
+    loads: BTreeMap<usize, String>,
+}
+
+/// The innermost variable's value in lane 0 of the chunk.
+const BASE: &str = "__b";
+
+impl<'a> Emitter<'a> {
+    /// `v` as the current lane sees it, when that differs from its plain name.
+    pub(super) fn lane_var(&self, v: VarId) -> Option<String> {
+        let l = self.lane.as_ref()?;
+        if v == l.plan.inner {
+            return Some(format!("({BASE} + {})", l.idx));
+        }
+        if l.inline {
+            let init = l.plan.pure_lets.get(&v)?;
+            return Some(format!("({})", self.expr(init)));
+        }
+        l.plan
+            .lane_vars
+            .contains(&v)
+            .then(|| format!("{}[{}]", self.var(v), l.idx))
+    }
+
+    /// A grouped load already in a lane array.
+    pub(super) fn lane_load(&self, a: &Access) -> Option<String> {
+        let l = self.lane.as_ref()?;
+        let name = l.loads.get(&access_key(a))?;
+        Some(format!("{name}[{}]", l.idx))
+    }
+
+    fn set_idx(&mut self, idx: &'static str) {
+        if let Some(l) = &mut self.lane {
+            l.idx = idx;
+        }
+    }
+
+    /// `text` once per lane, with `__r` the lane's register (chunked fragments).
+    fn lanes(&self, ind: &str, text: &str) -> String {
+        format!(
+            "{ind}#pragma unroll\n{ind}for (int __l = 0; __l < {CHUNK}; ++__l) {{\n{ind}  const int __r = __k * {CHUNK} + __l; (void)__r;\n{text}{ind}}}\n"
+        )
+    }
+
+    fn elem_type(&self, a: &Access) -> &'static str {
+        ctype(match a.target {
+            Target::Tensor(t) => self.tensor_dtype(t),
+            Target::Buffer(b) => self.k.buffers[b].dtype,
+        })
+    }
+
+    /// An expression in every lane (`__l`) or in lane 0.
+    fn at(&mut self, e: &Expr, idx: &'static str) -> String {
+        self.set_idx(idx);
+        self.expr(e)
+    }
+
+    /// An access's place in every lane (`__l`) or in lane 0.
+    fn place_at(&mut self, a: &Access, idx: &'static str) -> String {
+        self.set_idx(idx);
+        self.place(a)
+    }
+
+    /// Loads the grouped loads `s` makes (other than a store's own target) into lane arrays,
+    /// one vector each where aligned.
+    fn prefetch(&mut self, s: &Stmt, ind: &str) -> String {
+        let plan = self.lane.as_ref().expect("in a chunk").plan;
+        let loads: Vec<&Access> = statement_loads(s)
+            .into_iter()
+            .filter(|a| plan.grouped.contains(&access_key(a)))
+            .collect();
+        let mut out = String::new();
+        // Nested loads (in another's index) first: `statement_loads` lists outermost first.
+        for a in loads.into_iter().rev() {
+            let key = access_key(a);
+            if self
+                .lane
+                .as_ref()
+                .is_some_and(|l| l.loads.contains_key(&key))
+            {
+                continue;
+            }
+            let name = format!("__v{}", self.temps);
+            self.temps += 1;
+            let ty = self.elem_type(a);
+            let p0 = self.place_at(a, "0");
+            let pl = self.place_at(a, "__l");
+            let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+            let sh = matches!(a.target, Target::Buffer(_));
+            let _ = writeln!(
+                out,
+                "{ind}if (tl::vec_aligned(&{p0})) tl::vload<{sh}>(&{p0}, {name});\n{ind}else {{"
+            );
+            out.push_str(&self.lanes(
+                &format!("{ind}  "),
+                &format!("{ind}    {name}[__l] = {pl};\n"),
+            ));
+            let _ = writeln!(out, "{ind}}}");
+            if let Some(l) = &mut self.lane {
+                l.loads.insert(key, name);
+            }
+        }
+        out
+    }
+
+    /// A statement of the vector body.
+    fn vstmt(&mut self, s: &Stmt, depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        let in_lane = format!("{ind}  ");
+        let mut out = self.line(s);
+        match &s.kind {
+            StmtKind::Let { var, init } => {
+                out.push_str(&self.prefetch(s, &ind));
+                let (ty, name) = (ctype(self.k.vars[*var].ty), self.var(*var));
+                let e = self.at(init, "__l");
+                let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+                out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+            }
+            StmtKind::Assign { var, value } => {
+                out.push_str(&self.prefetch(s, &ind));
+                let name = self.var(*var);
+                let e = self.at(value, "__l");
+                out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+            }
+            StmtKind::Store { access, value } => {
+                out.push_str(&self.prefetch(s, &ind));
+                let plan = self.lane.as_ref().expect("in a chunk").plan;
+                let e = self.at(value, "__l");
+                let pl = self.place_at(access, "__l");
+                if plan.grouped.contains(&access_key(access)) {
+                    let stream = plan.streaming.contains(&access_key(access));
+                    let name = format!("__v{}", self.temps);
+                    self.temps += 1;
+                    let ty = self.elem_type(access);
+                    let p0 = self.place_at(access, "0");
+                    let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+                    out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+                    let sh = matches!(access.target, Target::Buffer(_));
+                    let _ = writeln!(
+                        out,
+                        "{ind}if (tl::vec_aligned(&{p0})) tl::vstore<{stream}, {sh}>(&{p0}, {name});\n{ind}else {{"
+                    );
+                    out.push_str(
+                        &self.lanes(&in_lane, &format!("{in_lane}    {pl} = {name}[__l];\n")),
+                    );
+                    let _ = writeln!(out, "{ind}}}");
+                } else {
+                    out.push_str(&self.lanes(&ind, &format!("{in_lane}  {pl} = {e};\n")));
+                }
+            }
+            StmtKind::AtomicAdd { access, value } => {
+                out.push_str(&self.prefetch(s, &ind));
+                let e = self.at(value, "__l");
+                let pl = self.place_at(access, "__l");
+                out.push_str(
+                    &self.lanes(&ind, &format!("{in_lane}  tl::atomic_add(&{pl}, {e});\n")),
+                );
+            }
+            StmtKind::If { cond, then, els } => {
+                // The chunk's lanes agree on it (checked, or lane-invariant by the plan).
+                let c = self.at(cond, "0");
+                let saved = self.lane.clone();
+                let t = self.vblock(then, depth + 1);
+                self.lane = saved.clone();
+                let e = self.vblock(els, depth + 1);
+                self.lane = saved;
+                if els.is_empty() {
+                    let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}}");
+                } else {
+                    let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}");
+                }
+            }
+            StmtKind::For {
+                kind: LoopKind::Serial { start, end },
+                vars,
+                body,
+            } => {
+                let (a, b) = (self.at(start, "0"), self.at(end, "0"));
+                let v = self.var(vars[0]);
+                let saved = self.lane.clone();
+                let text = self.vblock(body, depth + 1);
+                self.lane = saved;
+                let _ = writeln!(
+                    out,
+                    "{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{text}{ind}}}"
+                );
+            }
+            _ => unreachable!("vectorize::vector_plan admits no other statement"),
+        }
+        out
+    }
+
+    fn vblock(&mut self, stmts: &[Stmt], depth: usize) -> String {
+        stmts.iter().map(|s| self.vstmt(s, depth)).collect()
+    }
+
+    /// A chunk-wise `parallel` loop over `ext` (see [`super::vectorize`]).
+    pub(super) fn vector_loop(
+        &mut self,
+        plan: &'a VectorPlan,
+        vars: &[VarId],
+        body: &[Stmt],
+        ext: &[usize],
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let t = self.threads;
+        let total: usize = ext.iter().product();
+        let guard = if total % (CHUNK * t) == 0 {
+            "true".to_string()
+        } else {
+            format!("__L < {total}")
+        };
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  if ({guard}) {{",
+            total.div_ceil(CHUNK * t)
+        );
+        let ind2 = format!("{ind}    ");
+        for (v, c) in vars.iter().zip(tile_coords(ext, "__L")) {
+            if *v == plan.inner {
+                let _ = writeln!(out, "{ind2}const tl::index {BASE} = {c};");
+            } else {
+                let _ = writeln!(out, "{ind2}const tl::index {} = {c};", self.var(*v));
+            }
+        }
+        // The lane-by-lane body, for chunks whose lanes disagree on a condition.
+        let fallback = |e: &mut Emitter<'a>| -> String {
+            let mut text = format!(
+                "{ind2}  const tl::index {} = {BASE} + __l;\n",
+                e.var(plan.inner)
+            );
+            for st in body {
+                text.push_str(&e.line(st));
+                text.push_str(&e.thread_stmt(st, depth + 3));
+            }
+            e.lanes(&ind2, &text)
+        };
+        self.lane = Some(Lanes {
+            plan,
+            idx: "__l",
+            inline: true,
+            loads: BTreeMap::new(),
+        });
+        let checks: Vec<String> = plan
+            .conditions
+            .iter()
+            .map(|c| {
+                let (cl, c0) = (self.at(c, "__l"), self.at(c, "0"));
+                format!("({cl}) == ({c0})")
+            })
+            .collect();
+        if let Some(l) = &mut self.lane {
+            l.inline = false;
+        }
+        let vector = self.vblock(body, depth + 2 + usize::from(!checks.is_empty()));
+        self.lane = None;
+        if checks.is_empty() {
+            out.push_str(&vector);
+        } else {
+            let _ = writeln!(
+                out,
+                "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {CHUNK}; ++__l) __u = __u && {};",
+                checks.join(" && ")
+            );
+            let _ = writeln!(out, "{ind2}if (__u) {{");
+            out.push_str(&vector);
+            let _ = writeln!(out, "{ind2}}} else {{");
+            out.push_str(&fallback(self));
+            let _ = writeln!(out, "{ind2}}}");
+        }
+        let _ = writeln!(out, "{ind}  }}\n{ind}}}");
+        out
+    }
+}
+
+/// The loads of a lane statement's expressions (a store's target is not a load), outermost
+/// first.
+fn statement_loads(s: &Stmt) -> Vec<&Access> {
+    fn expr<'s>(e: &'s Expr, out: &mut Vec<&'s Access>) {
+        match &e.kind {
+            ExprKind::Load(a) => {
+                out.push(a);
+                a.index.iter().for_each(|i| expr(i, out));
+            }
+            ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, out),
+            ExprKind::Math(_, args) => args.iter().for_each(|a| expr(a, out)),
+            ExprKind::Select(c, a, b) => {
+                expr(c, out);
+                expr(a, out);
+                expr(b, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    match &s.kind {
+        StmtKind::Let { init: e, .. } | StmtKind::Assign { value: e, .. } => expr(e, &mut out),
+        StmtKind::Store { access, value } | StmtKind::AtomicAdd { access, value } => {
+            access.index.iter().for_each(|i| expr(i, &mut out));
+            expr(value, &mut out);
+        }
+        _ => {}
+    }
+    out
+}
