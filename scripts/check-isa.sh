@@ -3,6 +3,10 @@
 #   sm_80, sm_86, sm_89, sm_90: HMMA (or HGMMA) in the SASS (cuobjdump; CUOBJDUMP is set by
 #   scripts/nvcc-env.sh);
 #   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
+# And that the memory-bound objects move memory the way the lowering intends (NVIDIA):
+#   the element-wise kernels (ch02-04) issue 128-bit global loads and stores;
+#   no memory-bound kernel (ch01-07, ch09) touches local memory (LDL/STL: spills, or register
+#   arrays indexed at run time).
 # Run after a build with those archs in TILELANG_TARGETS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +28,27 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
   for arch in sm_80 sm_86 sm_89 sm_90; do
     for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bH(G)?MMA\b' yes; done
   done
+  for arch in sm_80 sm_86 sm_89 sm_90; do
+    for k in vector_add mul_relu outer_add outer_add_staged broadcast_relu_fwd broadcast_relu_bwd; do
+      for f in "$dir"/tl_"$k"__*."$arch".bin; do
+        check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bLDG\.E[.A-Z]*\.128\b' yes
+        check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bSTG\.E[.A-Z]*\.128\b' yes
+      done
+    done
+    # Known and open (issue 10): ptxas spills a few 16-bit values of the register tile on the
+    # cold element-wise fallback of outer_add_staged's 32x256 / 16x512 configs, and 8 bytes
+    # in row_sum's reduction and online softmax's r1x4096 (fragments demoted to shared). Listed here so that any other object with local memory fails.
+    known_local="tl_softmax_online__r1x4096 tl_outer_add_staged__t32x256 tl_outer_add_staged__t16x512 tl_row_sum__r4x1024 tl_row_sum__r8x512 tl_row_sum__r16x256"
+    for k in copy_one_thread copy_one_block copy_tiled vector_add mul_relu outer_add outer_add_staged broadcast_relu_fwd broadcast_relu_bwd row_sum softmax_3pass softmax_online flash_attn_2pass flash_attn_3pass conv1d_single conv1d_multi; do
+      for f in "$dir"/tl_"$k"__*."$arch".bin; do
+        if [[ " $known_local " == *" $(basename "$f" ."$arch".bin) "* ]]; then
+          echo "$(basename "$f"): local memory known (open), not gated"
+        else
+          check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\b(LDL|STL)\b' no
+        fi
+      done
+    done
+  done
   for arch in gfx1100 gfx1151 gfx1201; do
     for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_' yes; done
   done
@@ -38,6 +63,6 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
   done
   for f in "$dir"/tl_gemm_*.gfx1030.bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_|v_mfma_' no; done
 done
-[ "$checked" -gt 0 ] || { echo "check-isa: no GEMM objects found (build with TILELANG_TARGETS)"; exit 1; }
+[ "$checked" -gt 0 ] || { echo "check-isa: no objects found (build with TILELANG_TARGETS)"; exit 1; }
 echo "check-isa: $checked objects checked"
 exit $fail

@@ -360,19 +360,25 @@ struct Region {
 };
 // 16 bytes, moved with one instruction by `ld128` / `st128`.
 struct alignas(16) vec16 { unsigned int x, y, z, w; };
-// One 128-bit load from global or (SHARED) shared memory. On NVIDIA as explicit PTX: NVVM splits a
-// 16-byte struct access into 32- and 64-bit ones wherever it cannot prove the alignment the
-// callers have established (by a run-time test).
-template <bool SHARED = false>
+// One 128-bit load. On NVIDIA through CUDA's uint4, a vector type: NVVM keeps its accesses
+// whole, where it splits the struct's into 32- and 64-bit ones wherever it cannot prove the
+// alignment the callers have established (by a run-time test). Inline PTX would keep them whole
+// too, but a memory clobber serialises a copy loop's loads behind its stores. (SHARED: the
+// pointer is in shared memory; the generic access resolves that.)
+template <bool SHARED = false, bool NC = false>
 TL_DEVICE vec16 ld128(const void* p) {
 #if defined(TL_NVIDIA)
-  vec16 v;
-  if constexpr (SHARED) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(s) : "memory");
+  uint4 u;
+  if constexpr (NC && !SHARED) {
+    u = __ldg((const uint4*)p);  // read-only for the whole kernel: the non-coherent path
   } else {
-    asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    u = *(const uint4*)p;
   }
+  vec16 v;
+  v.x = u.x;
+  v.y = u.y;
+  v.z = u.z;
+  v.w = u.w;
   return v;
 #else
   return *(const vec16*)p;
@@ -382,18 +388,19 @@ TL_DEVICE vec16 ld128(const void* p) {
 // Chunks of 8 consecutive elements between global memory and a thread's registers (the chunked
 // layout of register fragments), in 16-byte vectors (8 bytes for 1-byte types). The caller
 // checks `chunk_aligned` once for the region: then every chunk starts on a vector boundary and
-// lies entirely inside or entirely outside each row.
+// lies entirely inside or entirely outside each row. (Tested per chunk instead, the copies of
+// ch03/ch04 ran 10-30% slower on the H200: two 4-D bounds tests per chunk.)
 template <class G>
 TL_DEVICE bool chunk_aligned(const G* p, const Region& r) {
   constexpr int A = 8 * (int)sizeof(G) >= 16 ? 16 : 8 * (int)sizeof(G);
   return (uint64_t)p % A == 0 && r.dims[3] % 8 == 0 && r.off[3] % 8 == 0;
 }
-template <class G, bool SHARED = false>
+template <class G, bool SHARED = false, bool NC = false>
 TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
   if constexpr (sizeof(G) * 8 >= 16) {
 #pragma unroll
     for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
-      const vec16 v = ld128<SHARED>((const vec16*)g + i);
+      const vec16 v = ld128<SHARED, NC>((const vec16*)g + i);
       __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
     }
   } else {
@@ -432,19 +439,16 @@ TL_DEVICE vec16 pack16(const G* r) {
   v.w = w[3];
   return v;
 }
-// One 128-bit store. On NVIDIA as explicit PTX: a plain store of a 16-byte struct is split by
-// NVVM into four 32-bit stores wherever it cannot prove the address 16-byte aligned, which the
-// callers have checked at run time. STREAM: evict-first (write-once outputs, global memory).
+// One 128-bit store (as `ld128`, through uint4 on NVIDIA). STREAM: evict-first (`__stcs`,
+// st.global.cs), for write-once outputs in global memory.
 template <bool STREAM = false, bool SHARED = false>
 TL_DEVICE void st128(void* p, const vec16& v) {
 #if defined(TL_NVIDIA)
-  if constexpr (SHARED) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(s), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-  } else if constexpr (STREAM) {
-    asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  const uint4 u = make_uint4(v.x, v.y, v.z, v.w);
+  if constexpr (STREAM && !SHARED) {
+    __stcs((uint4*)p, u);
   } else {
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+    *(uint4*)p = u;
   }
 #else
   *(vec16*)p = v;
@@ -462,30 +466,55 @@ TL_DEVICE void chunk_bytes_out(const G* tmp, G* __restrict__ g) {
   }
 }
 
-// Vector accesses of chunk-wise `parallel` loops: lane l of a chunk at element p + l. The
-// caller tests `vec_aligned` per chunk and otherwise moves the lanes one by one. STREAM marks a
-// write-once output, stored with an evict-first hint on NVIDIA (st.global.cs); plainly elsewhere.
-template <class T>
+// Vector accesses of chunk-wise `parallel` loops: lane l of a chunk of N lanes at element p + l.
+// The caller tests `vec_aligned` per chunk and otherwise moves the lanes one by one. STREAM marks
+// a write-once output, stored with an evict-first hint on NVIDIA (st.global.cs); plainly
+// elsewhere. SHARED: p is in shared memory.
+template <int N, class T>
 TL_DEVICE bool vec_aligned(const T* p) {
-  constexpr int A = 8 * (int)sizeof(T) >= 16 ? 16 : 8 * (int)sizeof(T);
+  constexpr int A = N * (int)sizeof(T) >= 16 ? 16 : N * (int)sizeof(T);
   return (uint64_t)p % A == 0;
 }
-template <bool SHARED, class T>
-TL_DEVICE void vload(const T* p, T* r) { chunk_bytes_in<T, SHARED>(p, r); }
-template <bool STREAM, bool SHARED, class T>
-TL_DEVICE void vstore(T* p, const T* r) {
-  if constexpr (sizeof(T) * 8 >= 16) {
+template <bool SHARED, int N, bool NC, class T>
+TL_DEVICE void vload(const T* p, T* r) {
+  constexpr int B = N * (int)sizeof(T);
+  static_assert(B % 16 == 0 || B == 8 || B == 4, "vector of 4, 8 or a multiple of 16 bytes");
+  if constexpr (B % 16 == 0) {
 #pragma unroll
-    for (int i = 0; i < (int)sizeof(T) * 8 / 16; ++i) st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
+    for (int i = 0; i < B / 16; ++i) {
+      const vec16 v = ld128<SHARED, NC>((const vec16*)p + i);
+      __builtin_memcpy((char*)r + 16 * i, &v, 16);
+    }
+  } else if constexpr (B == 8) {
+    const uint64_t v = *(const uint64_t*)p;
+    __builtin_memcpy(r, &v, 8);
   } else {
-    chunk_bytes_out(r, p);
+    const uint32_t v = *(const uint32_t*)p;
+    __builtin_memcpy(r, &v, 4);
+  }
+}
+template <bool STREAM, bool SHARED, int N, class T>
+TL_DEVICE void vstore(T* p, const T* r) {
+  constexpr int B = N * (int)sizeof(T);
+  static_assert(B % 16 == 0 || B == 8 || B == 4, "vector of 4, 8 or a multiple of 16 bytes");
+  if constexpr (B % 16 == 0) {
+#pragma unroll
+    for (int i = 0; i < B / 16; ++i) st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
+  } else if constexpr (B == 8) {
+    uint64_t v;
+    __builtin_memcpy(&v, r, 8);
+    *(uint64_t*)p = v;
+  } else {
+    uint32_t v;
+    __builtin_memcpy(&v, r, 4);
+    *(uint32_t*)p = v;
   }
 }
 
-template <class G, class R>
+template <class G, class R, bool NC = false>
 TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
   G tmp[8];
-  chunk_bytes_in(g, tmp);
+  chunk_bytes_in<G, false, NC>(g, tmp);
 #pragma unroll
   for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
 }
@@ -494,7 +523,7 @@ TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
   G tmp[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) tmp[i] = cast<G, R>(r[i]);
-  vstore<STREAM, false>(g, tmp);
+  vstore<STREAM, false, 8>(g, tmp);
 }
 
 // Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)
@@ -551,7 +580,7 @@ TL_DEVICE void cp_async_wait() {
 // ASYNC: full 16-byte vectors move with cp.async (the caller commits and waits); the elements
 // at the edges are stored directly, which the same barrier publishes.
 template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW = false,
-          bool ASYNC = false>
+          bool ASYNC = false, bool NC = false>
 TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
   static_assert(!SW || (sizeof(D) == 2 && T3 % 8 == 0), "swizzled tiles: 16-bit, whole chunks");
   constexpr int ROWS = T0 * T1 * T2;
@@ -570,10 +599,10 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
           if constexpr (ASYNC) {
             cp_async16(dst, g + grow * r.dims[3] + gc);
           } else {
-            st128<false, true>(dst, ld128(g + grow * r.dims[3] + gc));
+            st128<false, true>(dst, ld128<false, NC>(g + grow * r.dims[3] + gc));
           }
 #else
-          st128<false, true>(dst, ld128(g + grow * r.dims[3] + gc));
+          st128<false, true>(dst, ld128<false, NC>(g + grow * r.dims[3] + gc));
 #endif
         } else {
           for (int v = 0; v < VEC; ++v) {

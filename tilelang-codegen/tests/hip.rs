@@ -133,10 +133,11 @@ fn gemm_uses_the_matrix_unit_of_each_target() {
         "{}",
         nv.source
     );
-    // Each copy appears twice (the pipeline's prologue and steady state), swizzled and async.
+    // Each copy appears twice (the pipeline's prologue and steady state), swizzled, async and
+    // from read-only tensors.
     assert_eq!(nv.source.matches("tl::copy_g2s<").count(), 4);
     assert_eq!(
-        nv.source.matches(", 128, true, true>(t_").count(),
+        nv.source.matches(", 128, true, true, true>(t_").count(),
         4,
         "{}",
         nv.source
@@ -620,19 +621,20 @@ fn only_tiles_that_copies_write_and_mma_reads_are_swizzled() {
         nv.source
     );
     assert!(
-        nv.source.contains("64, 32, 128, false, true>(t_a"),
+        nv.source.contains("64, 32, 128, false, true, true>(t_a"),
         "{}",
         nv.source
     );
     assert!(
-        nv.source.contains("32, 64, 128, true, true>(t_b"),
+        nv.source.contains("32, 64, 128, true, true, true>(t_b"),
         "{}",
         nv.source
     );
     // AMD matrix units read operands element-wise: nothing is swizzled there.
     for arch in ["gfx1100", "gfx942", "gfx1030"] {
         let k = hip(GEMM, 0, arch);
-        assert!(!k.source.contains(", true>"), "{arch}: {}", k.source);
+        // (The flag after the thread count is the swizzle; the last one, read-only, is set.)
+        assert!(!k.source.contains(", 128, true"), "{arch}: {}", k.source);
     }
 }
 
@@ -789,7 +791,7 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::load_chunk<tl::half, tl::half>(t_a + "),
+            src.contains("tl::load_chunk<tl::half, tl::half, true>(t_a + "),
             "{arch}: {src}"
         );
         assert!(
@@ -854,25 +856,26 @@ fn parallel_loops_over_global_tensors_move_vectors() {
                 && src.contains("const int __L = (__k * 128 + TL_TID) * 8;"),
             "{arch}: {src}"
         );
-        for grouped in ["t_x[", "t_y[", "t_acc["] {
+        // Read-only inputs take the non-coherent path; `acc`, which the kernel writes, not.
+        for grouped in ["true>(&t_x[", "true>(&t_y[", "false>(&t_acc["] {
             assert!(
-                src.contains(&format!("tl::vload<false>(&{grouped}")),
+                src.contains(&format!("tl::vload<false, 8, {grouped}")),
                 "{arch}: {grouped}: {src}"
             );
         }
         for per_lane in ["t_t[", "t_m["] {
             assert!(
-                !src.contains(&format!("tl::vload<false>(&{per_lane}")),
+                !src.contains(&format!("8, true>(&{per_lane}")),
                 "{arch}: {per_lane}: {src}"
             );
         }
         // `out` is never read: streaming; `acc` is read: plain.
         assert!(
-            src.contains("tl::vstore<true, false>(&t_out["),
+            src.contains("tl::vstore<true, false, 8>(&t_out["),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::vstore<false, false>(&t_acc["),
+            src.contains("tl::vstore<false, false, 8>(&t_acc["),
             "{arch}: {src}"
         );
         assert!(

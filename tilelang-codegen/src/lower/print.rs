@@ -593,10 +593,15 @@ impl Emitter<'_> {
                         region(*tensor, offsets),
                         ty(*b),
                         tile4(*b),
-                        match (self.swizzled[*b], self.async_copies) {
-                            (sw, true) => format!(", {sw}, true"),
-                            (true, false) => ", true".to_string(),
-                            (false, false) => String::new(),
+                        match (
+                            self.swizzled[*b],
+                            self.async_copies,
+                            self.read_only(*tensor)
+                        ) {
+                            (sw, asy, true) => format!(", {sw}, {asy}, true"),
+                            (sw, true, false) => format!(", {sw}, true"),
+                            (true, false, false) => ", true".to_string(),
+                            (false, false, false) => String::new(),
                         },
                         self.tensor(*tensor),
                         self.buf(*b)
@@ -698,6 +703,15 @@ impl Emitter<'_> {
         }
     }
 
+    /// A tensor the kernel cannot write (a `&Tensor` parameter; the launcher refuses outputs
+    /// that overlap it): loads may take the read-only path.
+    pub(super) fn read_only(&self, p: ParamId) -> bool {
+        matches!(
+            self.k.params[p].kind,
+            ParamKind::Tensor { mutable: false, .. }
+        )
+    }
+
     pub(super) fn tensor_dtype(&self, p: ParamId) -> Dtype {
         tensor_dtype(self.k, p)
     }
@@ -756,9 +770,10 @@ impl Emitter<'_> {
         let (inside, lin) = region_index(r);
         let regs = format!("{name} + __k * {CHUNK}");
         if to_regs {
+            let nc = if self.read_only(tensor) { ", true" } else { "" };
             let _ = writeln!(
                 s,
-                "{ind}      if ({inside}) tl::load_chunk<{gt}, {rt}>({ptr} + {lin}, {regs});\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);"
+                "{ind}      if ({inside}) tl::load_chunk<{gt}, {rt}{nc}>({ptr} + {lin}, {regs});\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);"
             );
         } else {
             let stream = if self.p.write_once[tensor] {

@@ -54,9 +54,17 @@ impl<'a> Emitter<'a> {
 
     /// `text` once per lane, with `__r` the lane's register (chunked fragments).
     fn lanes(&self, ind: &str, text: &str) -> String {
+        Self::lanes_n(self.nlanes(), ind, text)
+    }
+
+    fn lanes_n(n: usize, ind: &str, text: &str) -> String {
         format!(
-            "{ind}#pragma unroll\n{ind}for (int __l = 0; __l < {CHUNK}; ++__l) {{\n{ind}  const int __r = __k * {CHUNK} + __l; (void)__r;\n{text}{ind}}}\n"
+            "{ind}#pragma unroll\n{ind}for (int __l = 0; __l < {n}; ++__l) {{\n{ind}  const int __r = __k * {n} + __l; (void)__r;\n{text}{ind}}}\n"
         )
+    }
+
+    fn nlanes(&self) -> usize {
+        self.lane.as_ref().map_or(CHUNK, |l| l.plan.lanes)
     }
 
     fn elem_type(&self, a: &Access) -> &'static str {
@@ -102,11 +110,13 @@ impl<'a> Emitter<'a> {
             let ty = self.elem_type(a);
             let p0 = self.place_at(a, "0");
             let pl = self.place_at(a, "__l");
-            let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+            let n = self.nlanes();
+            let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
             let sh = matches!(a.target, Target::Buffer(_));
+            let nc = matches!(a.target, Target::Tensor(t) if self.read_only(t));
             let _ = writeln!(
                 out,
-                "{ind}if (tl::vec_aligned(&{p0})) tl::vload<{sh}>(&{p0}, {name});\n{ind}else {{"
+                "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});\n{ind}else {{"
             );
             out.push_str(&self.lanes(
                 &format!("{ind}  "),
@@ -130,7 +140,7 @@ impl<'a> Emitter<'a> {
                 out.push_str(&self.prefetch(s, &ind));
                 let (ty, name) = (ctype(self.k.vars[*var].ty), self.var(*var));
                 let e = self.at(init, "__l");
-                let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+                let _ = writeln!(out, "{ind}{ty} {name}[{}];", self.nlanes());
                 out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
             }
             StmtKind::Assign { var, value } => {
@@ -150,12 +160,13 @@ impl<'a> Emitter<'a> {
                     self.temps += 1;
                     let ty = self.elem_type(access);
                     let p0 = self.place_at(access, "0");
-                    let _ = writeln!(out, "{ind}{ty} {name}[{CHUNK}];");
+                    let n = self.nlanes();
+                    let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
                     out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
                     let sh = matches!(access.target, Target::Buffer(_));
                     let _ = writeln!(
                         out,
-                        "{ind}if (tl::vec_aligned(&{p0})) tl::vstore<{stream}, {sh}>(&{p0}, {name});\n{ind}else {{"
+                        "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});\n{ind}else {{"
                     );
                     out.push_str(
                         &self.lanes(&in_lane, &format!("{in_lane}    {pl} = {name}[__l];\n")),
@@ -223,7 +234,8 @@ impl<'a> Emitter<'a> {
         let ind = "  ".repeat(depth);
         let t = self.threads;
         let total: usize = ext.iter().product();
-        let guard = if total % (CHUNK * t) == 0 {
+        let n = plan.lanes;
+        let guard = if total % (n * t) == 0 {
             "true".to_string()
         } else {
             format!("__L < {total}")
@@ -231,8 +243,8 @@ impl<'a> Emitter<'a> {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  if ({guard}) {{",
-            total.div_ceil(CHUNK * t)
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {n};\n{ind}  if ({guard}) {{",
+            total.div_ceil(n * t)
         );
         let ind2 = format!("{ind}    ");
         for (v, c) in vars.iter().zip(tile_coords(ext, "__L")) {
@@ -252,7 +264,7 @@ impl<'a> Emitter<'a> {
                 text.push_str(&e.line(st));
                 text.push_str(&e.thread_stmt(st, depth + 3));
             }
-            e.lanes(&ind2, &text)
+            Self::lanes_n(n, &ind2, &text)
         };
         self.lane = Some(Lanes {
             plan,
@@ -278,7 +290,7 @@ impl<'a> Emitter<'a> {
         } else {
             let _ = writeln!(
                 out,
-                "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {CHUNK}; ++__l) __u = __u && {};",
+                "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {n}; ++__l) __u = __u && {};",
                 checks.join(" && ")
             );
             let _ = writeln!(out, "{ind2}if (__u) {{");

@@ -39,6 +39,10 @@ pub(crate) struct LoopPlan {
 pub(crate) struct VectorPlan {
     /// The innermost loop variable: lane `l` of a chunk is its value `base + l`.
     pub inner: VarId,
+    /// Lanes per chunk: [`CHUNK`], or for a free mapping with vectors in shared memory fewer,
+    /// 16 bytes of the widest such element (a wave's vectors then sit side by side in the
+    /// banks; 8 lanes of f32 would put each lane's 16 bytes 32 bytes apart, a 2-way conflict).
+    pub lanes: usize,
     /// Accesses moved as one vector per chunk, by [`access_key`].
     pub grouped: BTreeSet<usize>,
     /// Grouped stores whose tensor the kernel never reads: stored evict-first.
@@ -292,6 +296,7 @@ fn vector_plan(
     }
     let mut plan = VectorPlan {
         inner,
+        lanes: CHUNK,
         grouped: BTreeSet::new(),
         streaming: BTreeSet::new(),
         lane_vars: b.lets.keys().copied().collect(),
@@ -358,6 +363,8 @@ fn vector_plan(
     // Group the unit-stride accesses to tensors and shared memory, except where only some
     // lanes would perform them (the arms of a select, the right of `&&` / `||`).
     let mut shared_unit = true;
+    let mut shared_grouped: Vec<usize> = Vec::new();
+    let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
     walk(body, &mut |s| {
         let store = match &s.kind {
             StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
@@ -377,10 +384,16 @@ fn vector_plan(
                     _ => return,
                 },
             };
+            if matches!(a.target, Target::Tensor(_)) {
+                tensor_accesses.insert(access_key(a));
+            }
             let unit = unit_stride(p, &b, a);
             let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
             if unit && !atomic && !conditional.contains(&access_key(a)) {
                 plan.grouped.insert(access_key(a));
+                if let (true, Target::Buffer(x)) = (shared, a.target) {
+                    shared_grouped.push(p.k.buffers[x].dtype.size_bytes());
+                }
                 if let (Some(st), Target::Tensor(t)) = (store, a.target) {
                     if std::ptr::eq(st, a) && !read.contains(&t) {
                         plan.streaming.insert(access_key(a));
@@ -393,7 +406,15 @@ fn vector_plan(
             }
         });
     });
-    let worth = !plan.grouped.is_empty() && (shared_unit || !free);
+    if free {
+        let widest = shared_grouped.iter().max().copied().unwrap_or(1);
+        plan.lanes = (16 / widest).clamp(1, CHUNK);
+    }
+    // A free loop changes its mapping only for a vector access to global memory: over shared
+    // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
+    let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k));
+    let worth =
+        !plan.grouped.is_empty() && (shared_unit || !free) && (global || !free) && plan.lanes >= 2;
     worth.then_some(plan)
 }
 

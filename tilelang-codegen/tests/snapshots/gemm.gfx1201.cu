@@ -14,8 +14,8 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
   for (int __r = 0; __r < 32; ++__r) b2_acc[__r] = tl::lit<float>(0.0);
   for (tl::index v2_k = ((tl::index)0); v2_k < tl::div_ceil<tl::index>(n_K, k_BK); ++v2_k) {
     tl::sync();
-    { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128>(t_a, __g, b0_a_s); }
-    { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128>(t_b, __g, b1_b_s); }
+    { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, false, false, true>(t_a, __g, b0_a_s); }
+    { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, false, false, true>(t_b, __g, b1_b_s); }
     tl::sync();
     tl::gemm_wmma12<tl::half, 64, 64, 32, 2, 2>(b0_a_s, b1_b_s, b2_acc);
   }

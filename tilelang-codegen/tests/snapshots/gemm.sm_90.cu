@@ -19,8 +19,8 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
         const tl::index v2_k = __s1;
         tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__s1) * 4096);
         tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__s1) * 4096);
-        { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
-        { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+        { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true, true>(t_a, __g, b0_a_s); }
+        { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true, true>(t_b, __g, b1_b_s); }
       }
       tl::cp_async_commit();
     }
@@ -33,8 +33,8 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
           const tl::index v2_k = __i1;
           tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__i1 % 2) * 4096);
           tl::half* b1_b_s = (tl::half*)(tl_smem + 8192 + (__i1 % 2) * 4096);
-          { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true>(t_a, __g, b0_a_s); }
-          { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true>(t_b, __g, b1_b_s); }
+          { tl::Region __g = {{1, 1, n_M, n_K}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v2_k, k_BK)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128, true, true, true>(t_a, __g, b0_a_s); }
+          { tl::Region __g = {{1, 1, n_K, n_N}, {0, 0, tl::mul<tl::index>(v2_k, k_BK), tl::mul<tl::index>(v0_bx, k_BN)}}; tl::copy_g2s<tl::half, tl::half, 1, 1, 32, 64, 128, true, true, true>(t_b, __g, b1_b_s); }
         }
         tl::cp_async_commit();
       }

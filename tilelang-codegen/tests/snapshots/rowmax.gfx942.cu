@@ -11,7 +11,7 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   float b2_best[1];
   for (int __r = 0; __r < 1; ++__r) b2_best[__r] = tl::neg<float>(tl::lit<float>(1e30));
   for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
-    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}}; tl::copy_g2s<float, float, 1, 1, 4, 256, 128>(t_a, __g, b0_t); }
+    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}}; tl::copy_g2s<float, float, 1, 1, 4, 256, 128, false, false, true>(t_a, __g, b0_t); }
     tl::sync();
     tl::reduce<tl::Max, float, 4, 256, 1, 128, 32>(b0_t, b1_m);
     tl::sync();
