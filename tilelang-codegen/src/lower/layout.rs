@@ -211,10 +211,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
                     vars,
                     body,
                 } => {
-                    let ext: Vec<usize> = extents
-                        .iter()
-                        .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
-                        .collect();
+                    let ext = extents_of(extents, vals);
                     visit(
                         k,
                         vals,
@@ -378,10 +375,7 @@ fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
             vars,
             body,
         } => {
-            let ext: Vec<usize> = extents
-                .iter()
-                .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
-                .collect();
+            let ext = extents_of(extents, vals);
             let (Some(&inner), Some(&e_in)) = (vars.last(), ext.last()) else {
                 return;
             };

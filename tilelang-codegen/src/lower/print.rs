@@ -324,10 +324,7 @@ impl Emitter<'_> {
                 vars,
                 body,
             } => {
-                let ext: Vec<usize> = extents
-                    .iter()
-                    .map(|e| eval_const(e, self.vals).unwrap_or(1) as usize)
-                    .collect();
+                let ext = extents_of(extents, self.vals);
                 let plan = &self.p.loops[&stmt_key(s)];
                 if let Some(v) = &plan.vector {
                     return self.vector_loop(v, vars, body, &ext, depth);

@@ -8,6 +8,14 @@ pub(crate) fn buf_len(k: &Kernel, b: BufId, vals: &[u64]) -> usize {
     buf_shape(k, b, vals).iter().product()
 }
 
+/// The extents of a `parallel` loop under a config (validation made them constant).
+pub(crate) fn extents_of(extents: &[Expr], vals: &[u64]) -> Vec<usize> {
+    extents
+        .iter()
+        .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
+        .collect()
+}
+
 pub(crate) fn buf_shape(k: &Kernel, b: BufId, vals: &[u64]) -> Vec<usize> {
     k.buffers[b]
         .shape

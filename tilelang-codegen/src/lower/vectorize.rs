@@ -72,10 +72,7 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
             body,
         } = &s.kind
         {
-            let ext: Vec<usize> = extents
-                .iter()
-                .map(|e| eval_const(e, p.vals).unwrap_or(1) as usize)
-                .collect();
+            let ext = extents_of(extents, p.vals);
             let layout = loop_layout(p, body, &ext);
             let vector = vector_plan(p, vars, body, &ext, layout, &read);
             let layout = if vector.is_some() {
