@@ -21,6 +21,8 @@ Exit status: 0 if every check passed, 1 if any failed or errored, 2 if nothing c
 
 import argparse
 import datetime
+import importlib.util
+import os
 import json
 import math
 import platform
@@ -40,6 +42,21 @@ tl = None
 K = None  # namespace of the Triton kernels, bound by _define_kernels()
 
 CHAPTERS = ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10"]
+
+
+def _load_examples():
+    """peers/examples.py (the examples crate's peers), loaded by path under a name of its own
+    so that no installed package called `examples` can stand in for it. Needs no torch."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples.py")
+    spec = importlib.util.spec_from_file_location("tilelang_peers_examples", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+EX = _load_examples()
+# --only names of the examples: `ex` selects them all.
+EXAMPLES = [f"ex:{n}" for n in EX.NAMES]
 
 # The implementations (--impls): PyTorch eager, our Triton kernels, and torch.compile of the
 # PyTorch eager implementation.
@@ -1214,7 +1231,9 @@ def _header(ctx, args, chapters, size_sets):
         "seed": ctx.seed,
         "chapters": chapters,
         "size_sets": size_sets,
-        "sizes": {c: {s: SIZES[c][s] for s in size_sets} for c in chapters if c in SIZES},
+        "sizes": {**{c: {s: SIZES[c][s] for s in size_sets} for c in chapters if c in SIZES},
+                  **{c: {s: EX.SIZES[c[3:]][s] for s in size_sets}
+                     for c in chapters if c in EXAMPLES}},
         "sm_count": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", None),
         "memory_bytes": props.total_memory,
@@ -1245,17 +1264,24 @@ def _json_safe(v):
 
 def _parse_only(text):
     if not text:
-        return CHAPTERS + ["launch"]
+        return CHAPTERS + EXAMPLES + ["launch"]
     out = []
     for part in text.split(","):
         part = part.strip().lower()
+        if part.startswith("ex:"):
+            part = part[3:]
         if part == "launch":
             out.append("launch")
         elif part.isdigit() and 1 <= int(part) <= 10:
             out.append(f"{int(part):02d}")
+        elif part in ("ex", "examples"):
+            out.extend(EXAMPLES)
+        elif part in EX.NAMES:
+            out.append(f"ex:{part}")
         else:
-            raise argparse.ArgumentTypeError(f"--only: unknown chapter {part!r} (01-10, launch)")
-    return out
+            raise argparse.ArgumentTypeError(
+                f"--only: unknown chapter {part!r} (01-10, launch, ex, {', '.join(EX.NAMES)})")
+    return list(dict.fromkeys(out))
 
 
 def _parse_impls(text):
@@ -1277,8 +1303,9 @@ def main(argv=None):
         description="Check and time PyTorch (eager and torch.compile) and Triton versions of "
                     "the ten tilelang-rs tutorials (see peers/README.md).")
     ap.add_argument("--only", type=_parse_only, default=None,
-                    help="comma-separated chapters, e.g. '08' or '01,02,launch' (default: all, "
-                         "plus launch overhead)")
+                    help="comma-separated chapters, e.g. '08' or '01,02,launch'; 'ex' for the "
+                         "examples crate's kernels, or some of them by name ("
+                         + ", ".join(EX.NAMES) + ") (default: all, plus launch overhead)")
     ap.add_argument("--impls", type=_parse_impls, default=list(IMPLS),
                     help="comma-separated implementations: pytorch, triton, torch_compile "
                          "(default: all three; torch_compile's compiles take most of the run's "
@@ -1293,7 +1320,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     global K
 
-    chapters = args.only or (CHAPTERS + ["launch"])
+    chapters = args.only or (CHAPTERS + EXAMPLES + ["launch"])
     size_sets = ["tutorial", "large"] if args.sizes == "all" else [args.sizes]
     seed = args.seed if args.seed is not None else int(time.time_ns() % 1_000_000_007)
     ctx = Ctx(seed, args.warmup, args.rep, args.impls)
@@ -1327,10 +1354,14 @@ def main(argv=None):
             continue
         for ss in size_sets:
             try:
-                CHAPTER_FNS[ch](ctx, ss)
+                if ch in EXAMPLES:
+                    EX.run(sys.modules[__name__], ctx, ch[3:], ss)
+                else:
+                    CHAPTER_FNS[ch](ctx, ss)
             except Exception as e:  # setup failed (e.g. out of memory): record, go on
                 traceback.print_exc(file=sys.stderr)
-                ctx.records.append({"record": "kernel", "chapter": ch, "variant": "*",
+                chapter, variant = (EX.CHAPTER, ch[3:]) if ch in EXAMPLES else (ch, "*")
+                ctx.records.append({"record": "kernel", "chapter": chapter, "variant": variant,
                                     "impl": "*", "size_set": ss, "passed": False,
                                     "error": f"{type(e).__name__}: {e}", "seed": seed})
                 _log(f"FAIL {ch} {ss}: {type(e).__name__}: {e}")

@@ -28,3 +28,18 @@ fn every_config_lowers_for_every_target() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `DUMP=<kernel> cargo test -p examples --test lowering dump -- --ignored --nocapture`
+/// prints the sm_90 HIP source of the kernel's first config (for reading what the emitter did).
+#[test]
+#[ignore]
+fn dump() {
+    let which = std::env::var("DUMP").unwrap_or_default();
+    let found = tilelang_build::find::kernels(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+        .expect("scan examples/src");
+    let sm90 = tilelang_codegen::target::Target::by_arch("sm_90").expect("sm_90");
+    for f in found.iter().filter(|f| f.ir.name == which.as_str()) {
+        let hip = tilelang_codegen::emit_hip::emit(&f.ir, 0, &sm90, None).expect("lowers");
+        println!("{}", hip.source);
+    }
+}

@@ -46,11 +46,14 @@ export TILELANG_TEST_DEVICE=gpu
 if [ "$phase" = all ] || [ "$phase" = check ]; then
   step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
   step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
+  step "examples' tests on the GPU (every kernel and config, odd sizes)" "$here/bin/examples-tests" --test-threads=1
   step "tutorials at tutorial size, every config" "$here/bin/tutorials" --scale tutorial --all-configs
 fi
 if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
   step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
+  step "compute-sanitizer memcheck (examples)" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
+  step "compute-sanitizer racecheck (examples)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
 fi
 case "$phase" in
   bench|bench-ours|bench-peers|bench-compile)

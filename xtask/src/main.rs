@@ -123,12 +123,15 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--bins",
         "--message-format=json",
     ]);
+    // The tutorials' and the examples' tests (`kernels-tests`, `examples-tests`).
     let mut tests = cargo();
     tests.args([
         "test",
         "--release",
         "-p",
         "kernels",
+        "-p",
+        "examples",
         "--lib",
         "--no-run",
         "--message-format=json",

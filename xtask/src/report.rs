@@ -640,6 +640,12 @@ impl Table {
                 self.gemm_ceiling_impl.as_deref().unwrap_or("?")
             )),
         );
+        if self.rows.iter().any(|r| r.chapter == "ex") {
+            s.push_str(
+                "Rows `ex` are the `examples` crate's kernels (`examples/README.md`); their \
+                 tutorial size is their small size.\n\n",
+            );
+        }
         for size in ["tutorial", "large", "smoke"] {
             let rows: Vec<&Row> = self.rows.iter().filter(|r| r.size_set == size).collect();
             if rows.is_empty() {
@@ -1227,5 +1233,46 @@ mod tests {
         }
         let svg = t.svg();
         assert!(svg.contains("torch.compile"));
+    }
+
+    /// The examples' records (chapter `ex`) make rows of their own, matched with the peers'
+    /// eager and torch.compile records of the same name and bytes.
+    #[test]
+    fn example_rows_meet_their_peers() {
+        let ours = OURS.replace(
+            "\n]",
+            r#",
+{"record":"result","chapter":"ex","title":"examples","variant":"rmsnorm","impl":"tilelang","size_set":"large","shape":[16384,8192],"config":"r1x1024","config_role":"default","median_ms":0.2,"bytes":536887296,"passed":true},
+{"record":"result","chapter":"ex","title":"examples","variant":"layernorm","impl":"tilelang","size_set":"large","shape":[16384,8192],"config":"r1x1024","config_role":"default","median_ms":0.25,"bytes":536903680,"passed":true}
+]"#,
+        );
+        let peers = r#"[
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"pytorch","size_set":"large","median_ms":0.4,"bytes":536887296,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"pytorch","size_set":"large","median_ms":0.9,"bytes":536887296,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"torch_compile","size_set":"large","median_ms":0.3,"bytes":536887296,"passed":true,"mode":"max-autotune-no-cudagraphs","mode_requested":"max-autotune-no-cudagraphs"},
+{"record":"kernel","chapter":"ex","variant":"layernorm","impl":"torch_compile","size_set":"large","median_ms":0.5,"bytes":536903680,"passed":true}
+]"#;
+        let t = merge(&parse(&ours).unwrap(), &parse(peers).unwrap());
+        let rms = row(&t, "ex", "rmsnorm", "large");
+        // The fastest of the two eager records; nothing of layernorm's.
+        assert_eq!(rms.pytorch.as_ref().unwrap().median_ms, Some(0.4));
+        assert_eq!(rms.torch_compile.as_ref().unwrap().median_ms, Some(0.3));
+        let ln = row(&t, "ex", "layernorm", "large");
+        assert!(ln.pytorch.is_none());
+        assert_eq!(ln.torch_compile.as_ref().unwrap().median_ms, Some(0.5));
+        let md = t.markdown();
+        assert!(
+            md.contains("Rows `ex` are the `examples` crate's kernels"),
+            "{md}"
+        );
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| ex | rmsnorm |"))
+            .unwrap();
+        assert!(line.contains("2.00×") && line.contains("1.50×"), "{line}");
+        // After the chapters, in the large table.
+        let large = md.find("## Large sizes").unwrap();
+        assert!(md.find("| ex | rmsnorm |").unwrap() > large);
+        assert!(md.find("| ex | rmsnorm |").unwrap() > md.find("| 08 | gemm pipelined |").unwrap());
     }
 }
