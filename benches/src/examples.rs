@@ -242,6 +242,20 @@ fn transpose(r: &mut Runner, size: SizeSet) -> Result<()> {
         &against(&want, 0.0, 0.0),
         &mut |cfg, y| tr::transpose::launch(&dev, cfg, &x, y),
     );
+    let s = sp(
+        "transpose padded",
+        size,
+        vec![m, n],
+        "f16",
+        2.0 * 2.0 * (m * n) as f64,
+    );
+    r.kernel(
+        &s,
+        &tr::transpose_padded::KERNEL,
+        &mut y,
+        &against(&want, 0.0, 0.0),
+        &mut |cfg, y| tr::transpose_padded::launch(&dev, cfg, &x, y),
+    );
     Ok(())
 }
 

@@ -68,15 +68,15 @@ mod tests {
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
         // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 2; 07: 2; 08: 4; 09: 2; 10: 1 = 21,
-        // the 5 examples, plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 26);
-        assert_eq!(count("default"), 27);
+        // the 6 examples' kernels, plus the launch-latency record (role default).
+        assert_eq!(count("tuned"), 27);
+        assert_eq!(count("default"), 28);
         assert_eq!(
             results
                 .iter()
                 .filter(|r| r["chapter"] == "ex" && r["config_role"] == "tuned")
                 .count(),
-            5
+            6
         );
         assert!(results
             .iter()

@@ -1,6 +1,6 @@
 //! Everyday tile kernels that the tutorials do not have, written from `README.md` and
 //! `docs/language.md` the way a new user of the language would: the normalisations, activation
-//! and loss of an LLM, and a transpose. Each module explains its kernel, holds a float64
+//! and loss of an LLM, and a transpose (plain, and with a padded shared tile). Each module explains its kernel, holds a float64
 //! reference with a tolerance derived in its comment, and tests every config on the CPU
 //! backend at odd sizes with poisoned outputs. [`KERNELS`] lists them for the code that goes
 //! over all kernels (the benches; `tests/kernel_list.rs` checks it against the sources).
@@ -20,6 +20,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &layer_norm::layer_norm::KERNEL,
     &silu_mul::silu_mul::KERNEL,
     &transpose::transpose::KERNEL,
+    &transpose::transpose_padded::KERNEL,
     &cross_entropy::cross_entropy::KERNEL,
 ];
 

@@ -42,6 +42,42 @@ pub fn transpose<const BM: usize, const BN: usize, const THREADS: usize>(
     copy(&t, y.at_mut((c0, r0)));
 }
 
+/// [`transpose`] with the shared tile 2 columns wider than the block's tile: what a CUDA
+/// programmer tries next when a transposed read of shared memory conflicts in the banks
+/// (`examples/README.md`, "What in the language got in the way"). In [`transpose`]'s sm_90
+/// code the threads of a warp read, at each step, 8 rows of the tile that are 8 apart in one
+/// column pair: with rows of 64 halves (32 words) that is one bank, an 8-way conflict. Rows
+/// of `BN + 2` halves (an odd number of words) spread those 8 rows over 4 banks (2-way). The
+/// price: the copy, shaped like the tile, reads 2 more columns of `x` (the next block's, or
+/// zeros past `N`), and a tile row that is not a whole number of 16-byte vectors makes the
+/// global-to-shared copy move 2-byte elements instead of 16-byte vectors. (Padding by 8, which
+/// keeps the vectors, keeps the conflict: 8 rows × a multiple of 4 words is 0 mod 32 banks.)
+/// Benched beside [`transpose`] to measure which cost is larger.
+#[tile_kernel(
+    grid = [N.div_ceil(BN), M.div_ceil(BM)],
+    threads = THREADS,
+    configs = [
+        t64x64(BM = 64, BN = 64, THREADS = 256),
+        t32x32(BM = 32, BN = 32, THREADS = 128),
+        t64x128(BM = 64, BN = 128, THREADS = 256),
+        t24x40(BM = 24, BN = 40, THREADS = 64),
+    ],
+    defaults = [sm_90 = t64x64, cpu = t64x64],
+)]
+pub fn transpose_padded<const BM: usize, const BN: usize, const THREADS: usize>(
+    x: &Tensor<f16, (M, N)>,
+    y: &mut Tensor<f16, (N, M)>,
+) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut s = alloc_shared::<f16>((BM, BN + 2));
+    let mut t = alloc_fragment::<f16, (BN, BM)>();
+    copy(x.at((r0, c0)), &mut s);
+    for (j, i) in parallel(BN, BM) {
+        t[(j, i)] = s[(i, j)];
+    }
+    copy(&t, y.at_mut((c0, r0)));
+}
+
 /// The reference: `x` is `[m, n]` row-major; the result `[n, m]`.
 pub fn reference<T: Copy>(x: &[T], m: usize, n: usize) -> Vec<T> {
     (0..n * m).map(|k| x[(k % m) * n + k / m]).collect()
@@ -73,9 +109,20 @@ mod tests {
             let want = to_f64(&reference(&xv, m, n));
             let x = dev.upload(&xv, &[m, n]).unwrap();
             let mut y = dev.alloc::<f16>(&[n, m]).unwrap();
-            for cfg in transpose::CONFIGS {
+            let plain = transpose::CONFIGS.iter().map(|c| (*c, false));
+            let padded = transpose_padded::CONFIGS.iter().map(|c| (*c, true));
+            for (cfg, pad) in plain.chain(padded) {
                 y.poison().unwrap();
-                transpose::launch(&dev, cfg, &x, &mut y).unwrap();
+                if pad {
+                    transpose_padded::launch(&dev, cfg, &x, &mut y).unwrap();
+                } else {
+                    transpose::launch(&dev, cfg, &x, &mut y).unwrap();
+                }
+                let cfg = if pad {
+                    format!("padded {cfg}")
+                } else {
+                    cfg.to_string()
+                };
                 check::assert_close(
                     &format!("transpose[{cfg}] {m}x{n}"),
                     &y,
