@@ -132,7 +132,7 @@ pub fn tolerance(x: &[f16], t: &[i32], v: usize, bn: usize) -> f64 {
     1.001 * e
 }
 
-/// The chunk width of a config of [`cross_entropy`].
+/// The chunk width of a config of [`cross_entropy()`].
 pub fn bn(config: &str) -> usize {
     cross_entropy::KERNEL
         .config(config)

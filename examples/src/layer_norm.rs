@@ -148,7 +148,7 @@ pub fn tolerance(x: &[f64], w: &[f64], b: &[f64], n: usize, bn: usize, eps: f64)
     (1.001 * e + 2f64.powi(-25), 2f64.powi(-11))
 }
 
-/// The chunk width of a config of [`layer_norm`].
+/// The chunk width of a config of [`layer_norm()`].
 pub fn bn(config: &str) -> usize {
     layer_norm::KERNEL
         .config(config)

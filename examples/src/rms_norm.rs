@@ -109,7 +109,7 @@ pub fn tolerance(n: usize, bn: usize) -> (f64, f64) {
     (2f64.powi(-25), 2f64.powi(-11) + 1.001 * e)
 }
 
-/// The chunk width of a config of [`rms_norm`].
+/// The chunk width of a config of [`rms_norm()`].
 pub fn bn(config: &str) -> usize {
     rms_norm::KERNEL
         .config(config)

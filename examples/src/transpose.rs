@@ -42,9 +42,9 @@ pub fn transpose<const BM: usize, const BN: usize, const THREADS: usize>(
     copy(&t, y.at_mut((c0, r0)));
 }
 
-/// [`transpose`] with the shared tile 2 columns wider than the block's tile: what a CUDA
+/// [`transpose()`] with the shared tile 2 columns wider than the block's tile: what a CUDA
 /// programmer tries next when a transposed read of shared memory conflicts in the banks
-/// (`examples/README.md`, "What in the language got in the way"). In [`transpose`]'s sm_90
+/// (`examples/README.md`, "What in the language got in the way"). In [`transpose()`]'s sm_90
 /// code the threads of a warp read, at each step, 8 rows of the tile that are 8 apart in one
 /// column pair: with rows of 64 halves (32 words) that is one bank, an 8-way conflict. Rows
 /// of `BN + 2` halves (an odd number of words) spread those 8 rows over 4 banks (2-way). The
@@ -52,7 +52,7 @@ pub fn transpose<const BM: usize, const BN: usize, const THREADS: usize>(
 /// zeros past `N`), and a tile row that is not a whole number of 16-byte vectors makes the
 /// global-to-shared copy move 2-byte elements instead of 16-byte vectors. (Padding by 8, which
 /// keeps the vectors, keeps the conflict: 8 rows × a multiple of 4 words is 0 mod 32 banks.)
-/// Benched beside [`transpose`] to measure which cost is larger.
+/// Benched beside [`transpose()`] to measure which cost is larger.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
     threads = THREADS,
