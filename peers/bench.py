@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch and Triton peers of the ten tilelang-rs tutorials, checked and timed side by side.
+"""PyTorch, torch.compile and Triton peers of the ten tilelang-rs tutorials, checked and timed
+side by side.
 
 For every tutorial (01-10) and variant this script runs a PyTorch version (idiomatic eager
-ops) and a Triton version (kernels written here, below), at the tutorial sizes and at large
+ops), torch.compile of that version (mode max-autotune-no-cudagraphs, fullgraph, static
+shapes; see measure_compiled) and a Triton version (kernels written here, below), at the
+tutorial sizes and at large
 sizes far past the H200's 50 MB L2. Each one is first checked against a float64 reference
 computed on the GPU from the same (rounded) inputs, with the output poisoned with NaN
 beforehand, then timed with triton.testing.do_bench (L2 flushed between repetitions, median
@@ -18,6 +21,8 @@ Exit status: 0 if every check passed, 1 if any failed or errored, 2 if nothing c
 
 import argparse
 import datetime
+import importlib.util
+import os
 import json
 import math
 import platform
@@ -37,6 +42,32 @@ tl = None
 K = None  # namespace of the Triton kernels, bound by _define_kernels()
 
 CHAPTERS = ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10"]
+
+
+def _load_examples():
+    """peers/examples.py (the examples crate's peers), loaded by path under a name of its own
+    so that no installed package called `examples` can stand in for it. Needs no torch."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples.py")
+    spec = importlib.util.spec_from_file_location("tilelang_peers_examples", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+EX = _load_examples()
+# --only names of the examples: `ex` selects them all.
+EXAMPLES = [f"ex:{n}" for n in EX.NAMES]
+
+# The implementations (--impls): PyTorch eager, our Triton kernels, and torch.compile of the
+# PyTorch eager implementation.
+IMPLS = ["pytorch", "triton", "torch_compile"]
+
+# torch.compile's mode: max-autotune (inductor benchmarks its kernel configs and, for GEMMs,
+# its Triton templates against cuBLAS) without CUDA graphs, since every other implementation is
+# timed as plain launches. The default mode is used only when this one fails to compile; each
+# record says which mode ran.
+COMPILE_MODE = "max-autotune-no-cudagraphs"
+COMPILE_FALLBACK_MODE = "default"
 
 # Problem sizes. "tutorial": the tutorials' own sizes (shared/seed-notes.md). "large": working
 # sets far past the 50 MB L2 of an H200 (listed with their footprints in peers/README.md).
@@ -382,10 +413,11 @@ def _define_kernels():
 # --------------------------------------------------------------------------------------------
 
 class Ctx:
-    def __init__(self, seed, warmup, rep):
+    def __init__(self, seed, warmup, rep, impls=None):
         self.seed = seed
         self.warmup = warmup
         self.rep = rep
+        self.impls = list(impls or IMPLS)
         self.records = []
 
 
@@ -500,19 +532,48 @@ def bench(ctx, fn):
     }
 
 
-def measure(ctx, base, fn, ref, tol, out=None):
-    """Checks `fn` (poisoning `out` with NaN first), then times it if the check passed.
-
-    `fn()` launches the implementation and returns its output tensor: `out` itself when the
-    implementation writes into a preallocated tensor, or a tensor the op allocated.
-    """
+def _new_record(ctx, base):
     rec = {"record": "kernel", "config": None, "note": None}
     rec.update(base)
     rec.update(median_ms=None, min_ms=None, max_ms=None, max_abs_err=None, max_rel_err=None,
                passed=False, error=None, seed=ctx.seed)
+    return rec
+
+
+def _poison_free_blocks(numel):
+    """Before checking an op that allocates its output: NaN-filled blocks in the caching
+    allocator where that output will most likely land.
+
+    The allocator hands out the smallest cached free block that fits, and a block freed by an
+    earlier run of the same problem (the eager op's output, torch.compile's warm-up call) holds
+    correct values: an implementation that left elements unwritten would pass on them. So the
+    cache is emptied, then two blocks each of the output's size in f16 and in f32 (numel * 2 and
+    numel * 4 bytes) are filled with 0xFF bytes (NaN in either dtype) and freed back into it.
+    """
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    blocks = [torch.full((nbytes,), 0xFF, device="cuda", dtype=torch.uint8)
+              for nbytes in (2 * numel, 2 * numel, 4 * numel, 4 * numel)]
+    torch.cuda.synchronize()
+    del blocks
+
+
+def measure(ctx, base, fn, ref, tol, out=None):
+    """Checks `fn` (poisoning `out` with NaN first), then times it if the check passed.
+
+    `fn()` launches the implementation and returns its output tensor: `out` itself when the
+    implementation writes into a preallocated tensor, or a tensor the op allocated (then the
+    allocator's likely blocks are poisoned instead, `_poison_free_blocks`). Implementations not
+    selected with --impls are skipped (no record).
+    """
+    if base.get("impl") not in ctx.impls:
+        return None
+    rec = _new_record(ctx, base)
     try:
         if out is not None:
             out.fill_(float("nan"))
+        else:
+            _poison_free_blocks(ref.numel())
         got = fn()
         torch.cuda.synchronize()
         rec.update(compare(got, ref, **tol))
@@ -533,6 +594,56 @@ def measure(ctx, base, fn, ref, tol, out=None):
     return rec
 
 
+def measure_compiled(ctx, base, fn, args, ref, tol):
+    """torch.compile of `fn(*args)`, checked and timed like `measure` (impl `torch_compile`).
+
+    `fn` is the eager implementation in functional form (it returns its output; no `out=`,
+    which is not torch.compile's idiom). It is compiled with fullgraph=True (a graph break is an
+    error, never a silent fall back to eager) and dynamic=False (shapes static), in
+    COMPILE_MODE; only if that fails, dynamo is reset and COMPILE_FALLBACK_MODE is tried. The
+    record says which mode ran (`mode`, with `mode_requested` and, after a fall back, the first
+    error in `mode_error`). Compiling happens on a first call with the real inputs, outside the
+    timing (its wall time goes to stderr and `compile_s`); the check and the timing then run
+    with dynamo's error_on_recompile set, so a recompile would be an error, not a timed compile.
+    Dynamo is reset before each compile: one compiled graph per (kernel, shape). A failure to
+    compile is a record with passed false and the error(s); the run goes on.
+    """
+    base = {**base, "impl": "torch_compile"}
+    if "torch_compile" not in ctx.impls:
+        return None
+    errors = []
+    compiled = mode = compile_s = None
+    for m in (COMPILE_MODE, COMPILE_FALLBACK_MODE):
+        torch._dynamo.reset()
+        try:
+            c = torch.compile(fn, fullgraph=True, dynamic=False, mode=m)
+            t0 = time.perf_counter()
+            c(*args)
+            torch.cuda.synchronize()
+            compiled, mode, compile_s = c, m, time.perf_counter() - t0
+            break
+        except Exception as e:
+            errors.append(f"torch.compile mode={m}: {type(e).__name__}: {e}")
+            traceback.print_exc(file=sys.stderr)
+            _log(f"     {base['chapter']} {base['variant']} {base['size_set']}: "
+                 f"{errors[-1][:300]}")
+    extra = {"mode": mode, "mode_requested": COMPILE_MODE, "compile_s": compile_s,
+             "fullgraph": True, "dynamic": False}
+    if errors and compiled is not None:
+        extra["mode_error"] = errors[0][:4000]
+    base = {**base, **extra}
+    if compiled is None:
+        rec = _new_record(ctx, base)
+        rec["error"] = " | ".join(e[:2000] for e in errors)
+        ctx.records.append(rec)
+        _log_record(rec)
+        return rec
+    _log(f"     compiled {base['chapter']} {base['variant']} {base['size_set']} in "
+         f"{compile_s:.1f} s (mode {mode})")
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        return measure(ctx, base, lambda: compiled(*args), ref, tol)
+
+
 def _log_record(rec):
     perf = ""
     if rec.get("median_ms") is not None:
@@ -547,7 +658,7 @@ def _log_record(rec):
     extra = f"  [{rec['config']}]" if rec.get("config") else ""
     if rec.get("error"):
         extra += f"  {rec['error'][:200]}"
-    _log(f"{status} {rec['chapter']} {rec['variant']:<9} {rec['impl']:<8} {rec['size_set']:<8} "
+    _log(f"{status} {rec['chapter']} {rec['variant']:<9} {rec['impl']:<13} {rec['size_set']:<8} "
          f"{perf:<40} {err}{extra}")
 
 
@@ -577,6 +688,8 @@ def ch01_copy(ctx, ss):
     mk = lambda impl: _base("01", "copy", impl, ss, f"N={n}", "f16", bytes=2 * 2 * n)
     measure(ctx, {**mk("pytorch"), "note": "out.copy_(a)"}, lambda: out.copy_(a), ref, TOL_EXACT,
             out=out)
+    measure_compiled(ctx, {**mk("torch_compile"), "note": "torch.compile(a.clone())"},
+                     lambda a: a.clone(), (a,), ref, TOL_EXACT)
     BLOCK = 1024
     measure(ctx, {**mk("triton"), "config": "BLOCK=1024 num_warps=4"},
             _launch(K.copy_kernel, (triton.cdiv(n, BLOCK),), out, a, out, n, BLOCK=BLOCK,
@@ -598,6 +711,8 @@ def ch02_vector_add(ctx, ss):
     ref = a64 + b64
     measure(ctx, {**mk("add", "pytorch"), "note": "torch.add(a, b, out=c)"},
             lambda: torch.add(a, b, out=out), ref, TOL_F16_ELEMENTWISE, out=out)
+    measure_compiled(ctx, {**mk("add", "torch_compile"), "note": "torch.compile(a + b)"},
+                     lambda a, b: a + b, (a, b), ref, TOL_F16_ELEMENTWISE)
     measure(ctx, {**mk("add", "triton"), "config": cfg},
             _launch(K.add_kernel, grid, out, a, b, out, n, BLOCK=BLOCK, num_warps=4),
             ref, TOL_F16_ELEMENTWISE, out=out)
@@ -606,6 +721,9 @@ def ch02_vector_add(ctx, ss):
     ref = (a64 * b64).clamp_min(0.0)
     measure(ctx, {**mk("mul_relu", "pytorch"), "note": "torch.relu(a * b): two eager kernels"},
             lambda: torch.relu(a * b), ref, TOL_F16_ELEMENTWISE)
+    measure_compiled(ctx, {**mk("mul_relu", "torch_compile"),
+                           "note": "torch.compile(torch.relu(a * b))"},
+                     lambda a, b: torch.relu(a * b), (a, b), ref, TOL_F16_ELEMENTWISE)
     measure(ctx, {**mk("mul_relu", "triton"), "config": cfg, "note": "fused, one pass"},
             _launch(K.mul_relu_kernel, grid, out, a, b, out, n, BLOCK=BLOCK, num_warps=4),
             ref, TOL_F16_ELEMENTWISE, out=out)
@@ -622,6 +740,8 @@ def ch03_outer_add(ctx, ss):
                             bytes=2 * (m + n + m * n))
     measure(ctx, {**mk("pytorch"), "note": "torch.add(a[:, None], b[None, :], out=c)"},
             lambda: torch.add(a[:, None], b[None, :], out=out), ref, TOL_F16_ELEMENTWISE, out=out)
+    measure_compiled(ctx, {**mk("torch_compile"), "note": "torch.compile(a[:, None] + b[None, :])"},
+                     lambda a, b: a[:, None] + b[None, :], (a, b), ref, TOL_F16_ELEMENTWISE)
     BM, BN = 32, 256
     measure(ctx, {**mk("triton"), "config": "BM=32 BN=256 num_warps=4"},
             _launch(K.outer_add_kernel, (triton.cdiv(n, BN), triton.cdiv(m, BM)), out,
@@ -647,6 +767,9 @@ def ch04_broadcast_relu(ctx, ss):
     fwd_bytes, bwd_bytes = 2 * (2 * m * n + n), 2 * (3 * m * n + n)
     measure(ctx, {**mk("fwd", "pytorch", fwd_bytes), "note": "torch.relu(a * b)"},
             lambda: torch.relu(a * b), ref, TOL_F16_ELEMENTWISE)
+    measure_compiled(ctx, {**mk("fwd", "torch_compile", fwd_bytes),
+                           "note": "torch.compile(torch.relu(a * b))"},
+                     lambda a, b: torch.relu(a * b), (a, b), ref, TOL_F16_ELEMENTWISE)
     measure(ctx, {**mk("fwd", "triton", fwd_bytes), "config": cfg},
             _launch(K.bcast_relu_fwd_kernel, grid, out, a, b, out, m, n, BM=BM, BN=BN,
                     num_warps=8), ref, TOL_F16_ELEMENTWISE, out=out)
@@ -660,6 +783,10 @@ def ch04_broadcast_relu(ctx, ss):
     measure(ctx, {**mk("bwd", "pytorch", bwd_bytes),
                   "note": "torch.where(a * b > 0, dc * b, 0.0)"},
             lambda: torch.where(a * b > 0, dc * b, 0.0), ref, TOL_F16_ELEMENTWISE)
+    measure_compiled(ctx, {**mk("bwd", "torch_compile", bwd_bytes),
+                           "note": "torch.compile(torch.where(a * b > 0, dc * b, 0.0))"},
+                     lambda a, b, dc: torch.where(a * b > 0, dc * b, 0.0), (a, b, dc), ref,
+                     TOL_F16_ELEMENTWISE)
     measure(ctx, {**mk("bwd", "triton", bwd_bytes), "config": cfg},
             _launch(K.bcast_relu_bwd_kernel, grid, out, a, b, dc, out, m, n, BM=BM, BN=BN,
                     num_warps=8), ref, TOL_F16_ELEMENTWISE, out=out)
@@ -675,6 +802,8 @@ def ch05_row_sum(ctx, ss):
                             bytes=4 * (m * n + m))
     measure(ctx, {**mk("pytorch"), "note": "torch.sum(a, dim=1, out=b)"},
             lambda: torch.sum(a, dim=1, out=out), ref, TOL_ROW_SUM, out=out)
+    measure_compiled(ctx, {**mk("torch_compile"), "note": "torch.compile(torch.sum(a, dim=1))"},
+                     lambda a: torch.sum(a, dim=1), (a,), ref, TOL_ROW_SUM)
     BLOCK = 2048
     measure(ctx, {**mk("triton"), "config": "BLOCK=2048 num_warps=8"},
             _launch(K.row_sum_kernel, (m,), out, a, out, n, BLOCK=BLOCK, num_warps=8),
@@ -690,6 +819,9 @@ def ch06_softmax(ctx, ss):
     mk = lambda v, impl: _base("06", v, impl, ss, f"[{m},{n}]", "f32", bytes=2 * 4 * m * n)
     measure(ctx, {**mk("softmax", "pytorch"), "note": "torch.softmax(a, dim=1)"},
             lambda: torch.softmax(a, dim=1), ref, TOL_SOFTMAX)
+    measure_compiled(ctx, {**mk("softmax", "torch_compile"),
+                           "note": "torch.compile(torch.softmax(a, dim=1))"},
+                     lambda a: torch.softmax(a, dim=1), (a,), ref, TOL_SOFTMAX)
     BLOCK = 2048
     cfg = "BLOCK=2048 num_warps=8"
     measure(ctx, {**mk("3-pass", "triton"), "config": cfg},
@@ -714,6 +846,9 @@ def ch07_flash_attention(ctx, ss):
                   "note": "torch.mul(torch.softmax(q * k, dim=1), v, out=o): unfused, S and P "
                           "materialised"},
             lambda: torch.mul(torch.softmax(q * k, dim=1), v, out=out), ref, TOL_SOFTMAX, out=out)
+    measure_compiled(ctx, {**mk("flash", "torch_compile"),
+                           "note": "torch.compile(torch.softmax(q * k, dim=1) * v)"},
+                     lambda q, k, v: torch.softmax(q * k, dim=1) * v, (q, k, v), ref, TOL_SOFTMAX)
     BLOCK = 2048
     cfg = "BLOCK=2048 num_warps=8"
     measure(ctx, {**mk("3-pass", "triton"), "config": cfg},
@@ -779,6 +914,10 @@ def ch08_gemm(ctx, ss):
                   "note": "torch.matmul(a, b, out=c) (cuBLAS), fp16 reduced-precision "
                           "reduction disabled"},
             lambda: torch.matmul(a, b, out=out), ref, tol, out=out)
+    measure_compiled(ctx, {**mk("torch_compile"),
+                           "note": "torch.compile(torch.matmul(a, b)); max-autotune picks among "
+                                   "cuBLAS and inductor's Triton GEMM templates"},
+                     lambda a, b: torch.matmul(a, b), (a, b), ref, tol)
     for cfg in GEMM_CONFIGS:
         meta = dict(cfg)
         grid = (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]),)
@@ -818,6 +957,11 @@ def ch09_conv1d(ctx, ss):
     w_torch = w.view(1, 1, kw)
     measure(ctx, {**mk("pytorch"), "note": f"F.conv1d(x[:, None], w[1,1,{kw}], padding={pad})"},
             lambda: F.conv1d(x[:, None, :], w_torch, padding=pad)[:, 0, :], ref, tol)
+    measure_compiled(ctx, {**mk("torch_compile"),
+                           "note": f"torch.compile(F.conv1d(x[:, None], w[1,1,{kw}], "
+                                   f"padding={pad})[:, 0])"},
+                     lambda x, w: F.conv1d(x[:, None, :], w, padding=pad)[:, 0, :],
+                     (x, w_torch), ref, tol)
     BL = 1024
     measure(ctx, {**mk("triton"), "config": "BL=1024 num_warps=4"},
             _launch(K.conv1d_single_kernel, (triton.cdiv(sl, BL), sn), out, x, w, out, sl,
@@ -846,6 +990,12 @@ def ch09_conv1d(ctx, ss):
     measure(ctx, {**mk("pytorch"),
                   "note": "F.conv1d (channel-first [N,F,L]) + copy to channel-last O[N,L,F]"},
             torch_multi, ref, tol, out=out)
+    # Functional: the channel-last result must be materialised (.contiguous()), as eager's
+    # copy into O does; a permuted view would skip the layout change the semantics ask for.
+    measure_compiled(ctx, {**mk("torch_compile"),
+                           "note": "torch.compile(F.conv1d(..).permute(0, 2, 1).contiguous())"},
+                     lambda x, w: F.conv1d(x[:, None, :], w, padding=pad).permute(0, 2, 1)
+                     .contiguous(), (x, w_torch), ref, tol)
     BL = 128
     measure(ctx, {**mk("triton"), "config": "BL=128 num_warps=4"},
             _launch(K.conv1d_multi_kernel, (triton.cdiv(ml, BL), mn), out, x, w, out, ml,
@@ -881,6 +1031,15 @@ def ch10_w4a16(ctx, ss):
     measure(ctx, {**mk("pytorch"),
                   "note": "dequantize (stack nibbles, to f16, -8) then torch.matmul(out=c)"},
             torch_w4a16, ref, tol, out=out)
+
+    def w4a16_functional(a, bp):
+        w = torch.stack((bp & 0xF, bp >> 4), dim=-1).reshape(k, n)
+        return torch.matmul(a, w.to(torch.float16) - 8.0)
+
+    measure_compiled(ctx, {**mk("torch_compile"),
+                           "note": "torch.compile(dequantize (stack nibbles, to f16, -8) then "
+                                   "torch.matmul)"},
+                     w4a16_functional, (a, bp), ref, tol)
     for cfg in W4A16_CONFIGS:
         meta = dict(cfg)
         grid = (triton.cdiv(m, meta["BM"]) * triton.cdiv(n // 2, meta["BNP"]),)
@@ -939,7 +1098,18 @@ def launch_overhead(ctx, calls=10000, trials=7, batch=100):
         "pytorch": lambda: torch.add(x, y, out=out),
         "triton": lambda: K.add_one_kernel[(1,)](x, y, out),
     }
+    compiled_add = None
+    if "torch_compile" in ctx.impls:
+        # torch.compile's per-call cost (guards, wrapper) on the same add, eager variant only.
+        def add_into(x, y, out):
+            return out.copy_(x + y)
+
+        torch._dynamo.reset()
+        compiled_add = torch.compile(add_into, fullgraph=True, dynamic=False, mode=COMPILE_MODE)
+        impls["torch_compile"] = lambda: compiled_add(x, y, out)
     for impl, fn in impls.items():
+        if impl not in ctx.impls:
+            continue
         variants = [
             ("eager", "N back-to-back launches, then synchronize", lambda: (fn, 1)),
             ("graph_replay", "CUDA graph of 1 launch, replayed N times",
@@ -947,11 +1117,16 @@ def launch_overhead(ctx, calls=10000, trials=7, batch=100):
             (f"graph_x{batch}", f"CUDA graph of {batch} launches, replayed; per kernel",
              lambda: (_capture(fn, batch).replay, batch)),
         ]
+        if impl == "torch_compile":
+            variants = variants[:1]
         for variant, note, make in variants:
             rec = {"record": "launch", "chapter": "launch", "variant": variant, "impl": impl,
                    "size_set": "tiny", "shape": "1 element", "dtype": "f32", "note": note,
                    "config": None, "bytes": None, "flops": None, "median_ms": None,
                    "passed": False, "error": None, "seed": ctx.seed}
+            if impl == "torch_compile":
+                rec.update(mode=COMPILE_MODE, fullgraph=True, dynamic=False,
+                           note=note + "; torch.compile(out.copy_(x + y))")
             try:
                 fn()  # compile / warm
                 torch.cuda.synchronize()
@@ -986,11 +1161,47 @@ def launch_overhead(ctx, calls=10000, trials=7, batch=100):
 def _import_gpu_libs():
     global torch, F, triton, tl
     import torch as _torch
+    import torch._dynamo  # noqa: F401  (torch.compile's frontend and its config)
+    import torch._inductor.config  # noqa: F401
     import torch.nn.functional as _F
     import triton as _triton
     import triton.language as _tl
     import triton.testing  # noqa: F401  (do_bench)
     torch, F, triton, tl = _torch, _F, _triton, _tl
+
+
+def _configure_compile():
+    """Dynamo and inductor settings for the torch_compile records; returns them for the header.
+
+    * Recompiles never happen inside a timing (measure_compiled resets dynamo before each
+      compile and times under error_on_recompile); the cache limits are raised anyway, so
+      that no limit can send a frame back to eager, and automatic dynamic shapes are off (with
+      dynamic=False every shape is compiled static).
+    * suppress_errors off: a compile error is raised (and recorded), never run eagerly instead.
+    * inductor's emulate_precision_casts on: eager PyTorch rounds every f16 op's result to f16,
+      and the semantics here are eager's (04's backward tests the forward's product *as rounded
+      to f16* against 0); a fused kernel would otherwise keep the intermediates in f32 and
+      compute a different function on the few elements where rounding decides.
+    """
+    dyn = torch._dynamo.config
+    ind = torch._inductor.config
+    settings = {}
+
+    def put(mod, prefix, name, value):
+        if hasattr(mod, name):
+            setattr(mod, name, value)
+            settings[f"{prefix}.{name}"] = value
+
+    for name in ("recompile_limit", "cache_size_limit"):
+        put(dyn, "torch._dynamo.config", name, 64)
+    for name in ("accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        put(dyn, "torch._dynamo.config", name, 4096)
+    put(dyn, "torch._dynamo.config", "automatic_dynamic_shapes", False)
+    put(dyn, "torch._dynamo.config", "suppress_errors", False)
+    put(ind, "torch._inductor.config", "emulate_precision_casts", True)
+    return {"mode": COMPILE_MODE, "fallback_mode": COMPILE_FALLBACK_MODE, "fullgraph": True,
+            "dynamic": False, "compiled": "the eager implementation in functional form, "
+            "compiled once per (kernel, shape) before timing", "settings": settings}
 
 
 def _driver_version():
@@ -1020,7 +1231,9 @@ def _header(ctx, args, chapters, size_sets):
         "seed": ctx.seed,
         "chapters": chapters,
         "size_sets": size_sets,
-        "sizes": {c: {s: SIZES[c][s] for s in size_sets} for c in chapters if c in SIZES},
+        "sizes": {**{c: {s: SIZES[c][s] for s in size_sets} for c in chapters if c in SIZES},
+                  **{c: {s: EX.SIZES[c[3:]][s] for s in size_sets}
+                     for c in chapters if c in EXAMPLES}},
         "sm_count": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", None),
         "memory_bytes": props.total_memory,
@@ -1029,6 +1242,8 @@ def _header(ctx, args, chapters, size_sets):
                    "do_bench clears L2 by writing a 256 MB buffer before each repetition"),
         "bytes_and_flops": "bytes: each input read once + each output written once; "
                            "flops: 2*M*N*K",
+        "impls": ctx.impls,
+        "torch_compile": ctx.compile_settings,
         "settings": {
             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
                 torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
@@ -1049,26 +1264,52 @@ def _json_safe(v):
 
 def _parse_only(text):
     if not text:
-        return CHAPTERS + ["launch"]
+        return CHAPTERS + EXAMPLES + ["launch"]
     out = []
     for part in text.split(","):
         part = part.strip().lower()
+        if part.startswith("ex:"):
+            part = part[3:]
         if part == "launch":
             out.append("launch")
         elif part.isdigit() and 1 <= int(part) <= 10:
             out.append(f"{int(part):02d}")
+        elif part in ("ex", "examples"):
+            out.extend(EXAMPLES)
+        elif part in EX.NAMES:
+            out.append(f"ex:{part}")
         else:
-            raise argparse.ArgumentTypeError(f"--only: unknown chapter {part!r} (01-10, launch)")
+            raise argparse.ArgumentTypeError(
+                f"--only: unknown chapter {part!r} (01-10, launch, ex, {', '.join(EX.NAMES)})")
+    return list(dict.fromkeys(out))
+
+
+def _parse_impls(text):
+    out = []
+    for part in text.split(","):
+        part = part.strip().lower().replace(".", "_").replace("-", "_")
+        part = {"torch": "pytorch", "eager": "pytorch", "compile": "torch_compile",
+                "inductor": "torch_compile"}.get(part, part)
+        if part not in IMPLS:
+            raise argparse.ArgumentTypeError(
+                f"--impls: unknown implementation {part!r} ({', '.join(IMPLS)})")
+        if part not in out:
+            out.append(part)
     return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        description="Check and time PyTorch and Triton versions of the ten tilelang-rs "
-                    "tutorials (see peers/README.md).")
+        description="Check and time PyTorch (eager and torch.compile) and Triton versions of "
+                    "the ten tilelang-rs tutorials (see peers/README.md).")
     ap.add_argument("--only", type=_parse_only, default=None,
-                    help="comma-separated chapters, e.g. '08' or '01,02,launch' (default: all, "
-                         "plus launch overhead)")
+                    help="comma-separated chapters, e.g. '08' or '01,02,launch'; 'ex' for the "
+                         "examples crate's kernels, or some of them by name ("
+                         + ", ".join(EX.NAMES) + ") (default: all, plus launch overhead)")
+    ap.add_argument("--impls", type=_parse_impls, default=list(IMPLS),
+                    help="comma-separated implementations: pytorch, triton, torch_compile "
+                         "(default: all three; torch_compile's compiles take most of the run's "
+                         "time, so it may be run on its own)")
     ap.add_argument("--sizes", choices=["tutorial", "large", "all"], default="all",
                     help="size sets to run (default: all)")
     ap.add_argument("--seed", type=int, default=None,
@@ -1079,10 +1320,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     global K
 
-    chapters = args.only or (CHAPTERS + ["launch"])
+    chapters = args.only or (CHAPTERS + EXAMPLES + ["launch"])
     size_sets = ["tutorial", "large"] if args.sizes == "all" else [args.sizes]
     seed = args.seed if args.seed is not None else int(time.time_ns() % 1_000_000_007)
-    ctx = Ctx(seed, args.warmup, args.rep)
+    ctx = Ctx(seed, args.warmup, args.rep, args.impls)
+    ctx.compile_settings = None
     _log(f"seed = {seed}  (replay with --seed {seed})")
 
     records = []
@@ -1093,6 +1335,8 @@ def main(argv=None):
         K = _define_kernels()
         # The semantics say f32 accumulation: keep cuBLAS from reducing f16 GEMMs in f16.
         torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        if "torch_compile" in ctx.impls:
+            ctx.compile_settings = _configure_compile()
         header = _header(ctx, args, chapters, size_sets)
     except Exception as e:
         traceback.print_exc(file=sys.stderr)
@@ -1110,10 +1354,14 @@ def main(argv=None):
             continue
         for ss in size_sets:
             try:
-                CHAPTER_FNS[ch](ctx, ss)
+                if ch in EXAMPLES:
+                    EX.run(sys.modules[__name__], ctx, ch[3:], ss)
+                else:
+                    CHAPTER_FNS[ch](ctx, ss)
             except Exception as e:  # setup failed (e.g. out of memory): record, go on
                 traceback.print_exc(file=sys.stderr)
-                ctx.records.append({"record": "kernel", "chapter": ch, "variant": "*",
+                chapter, variant = (EX.CHAPTER, ch[3:]) if ch in EXAMPLES else (ch, "*")
+                ctx.records.append({"record": "kernel", "chapter": chapter, "variant": variant,
                                     "impl": "*", "size_set": ss, "passed": False,
                                     "error": f"{type(e).__name__}: {e}", "seed": seed})
                 _log(f"FAIL {ch} {ss}: {type(e).__name__}: {e}")

@@ -7,6 +7,8 @@
 //! that they are tested on the CPU backend (`cargo test -p benches`).
 
 pub mod dequant;
+/// The `examples` crate's kernels as the suite's chapter `ex`.
+pub mod examples;
 pub mod record;
 /// rocBLAS and MIOpen baselines, loaded at run time (feature `rocm`; never run on AMD hardware).
 #[cfg(feature = "rocm")]
@@ -66,9 +68,16 @@ mod tests {
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
         // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 2; 07: 2; 08: 4; 09: 2; 10: 1 = 21,
-        // plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 21);
-        assert_eq!(count("default"), 22);
+        // the 6 examples' kernels, plus the launch-latency record (role default).
+        assert_eq!(count("tuned"), 27);
+        assert_eq!(count("default"), 28);
+        assert_eq!(
+            results
+                .iter()
+                .filter(|r| r["chapter"] == "ex" && r["config_role"] == "tuned")
+                .count(),
+            6
+        );
         assert!(results
             .iter()
             .any(|r| r["chapter"] == "launch" && r["us_per_launch"].as_f64().is_some()));

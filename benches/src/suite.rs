@@ -49,12 +49,31 @@ pub fn run_all(r: &mut Runner) {
             }
         }
     }
-    // With every chapter selected, every kernel of the one list must have been benched.
+    // The examples crate's kernels (benches/src/examples.rs), as one more "chapter", `ex`.
+    if r.opts.wants(crate::examples::CHAPTER) {
+        for &size in &sizes {
+            eprintln!("examples, {} sizes", size.name());
+            if let Err(e) = crate::examples::run(r, size) {
+                r.failures
+                    .push(format!("examples ({} sizes): {e}", size.name()));
+            }
+        }
+    }
+    // With every chapter selected, every kernel of the one list must have been benched; so
+    // must every kernel of examples::KERNELS.
     if r.opts.chapters.is_none() && sizes.iter().any(|&s| s != SizeSet::Large) {
         for k in kernels::KERNELS {
             if !r.benched.contains(&k.name) {
                 r.failures.push(format!(
                     "kernel `{}` (kernels::KERNELS) is benched by no chapter of benches/src/suite.rs",
+                    k.name
+                ));
+            }
+        }
+        for k in examples::KERNELS {
+            if !r.benched.contains(&k.name) {
+                r.failures.push(format!(
+                    "kernel `{}` (examples::KERNELS) is benched by no example of benches/src/examples.rs",
                     k.name
                 ));
             }
@@ -157,7 +176,7 @@ pub mod sizes {
 // ---------------------------------------------------------------------------------------------
 // Helpers: parallel input generation and comparison (the large sizes have up to 5·10⁸ elements).
 
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(32)
@@ -182,7 +201,7 @@ pub fn par_vec<T: Element>(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<T> {
 }
 
 /// Random finite f16 bit patterns (every exponent, subnormals and ±0 included), in parallel.
-fn par_finite_f16(seed: u64, n: usize) -> Vec<f16> {
+pub(crate) fn par_finite_f16(seed: u64, n: usize) -> Vec<f16> {
     let mut v = vec![f16::ZERO; n];
     let chunk = n.div_ceil(threads()).max(1 << 16);
     std::thread::scope(|s| {
@@ -197,7 +216,7 @@ fn par_finite_f16(seed: u64, n: usize) -> Vec<f16> {
 }
 
 /// Widens to f64 in parallel.
-fn par_f64<T: Element>(v: &[T]) -> Vec<f64> {
+pub(crate) fn par_f64<T: Element>(v: &[T]) -> Vec<f64> {
     let mut out = vec![0.0; v.len()];
     let chunk = v.len().div_ceil(threads()).max(1 << 16);
     std::thread::scope(|s| {
@@ -242,13 +261,17 @@ pub fn par_compare<T: Element>(got: &[T], want: &[f64], atol: f64, rtol: f64) ->
 }
 
 /// A check against a full float64 reference.
-fn against<T: Element>(want: &[f64], atol: f64, rtol: f64) -> impl Fn(&[T]) -> Verdict + '_ {
+pub(crate) fn against<T: Element>(
+    want: &[f64],
+    atol: f64,
+    rtol: f64,
+) -> impl Fn(&[T]) -> Verdict + '_ {
     move |got: &[T]| {
         Verdict::from_comparison(&par_compare(got, want, atol, rtol), "float64 reference")
     }
 }
 
-fn spec(
+pub(crate) fn spec(
     chapter: &'static str,
     title: &'static str,
     variant: &str,

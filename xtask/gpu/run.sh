@@ -5,16 +5,19 @@
 # again under compute-sanitizer memcheck and racecheck. Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
-#   bash run.sh bench|bench-ours|bench-peers
+#   bash run.sh bench|bench-ours|bench-peers|bench-compile
 #
 # `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
 # configs, cuBLAS, cuBLASLt, cuDNN, the copy ceiling, launch latency eager and as graph
 # replays; $OUT/ours.json, criterion's data in $OUT/criterion, the tune cache in
-# $OUT/tune.tsv) and the peers (peers/bench.py: PyTorch and Triton; $OUT/peers.json), makes
-# the table and chart ($OUT/perf.md, $OUT/perf.svg, with bin/report = `cargo xtask report`)
-# and prints a one-line summary. `bench-ours` / `bench-peers` run one side only (each fits a
-# 10-minute call on its own); then, on the development machine:
-#   cargo xtask report $OUT/ours.json $OUT/peers.json --out docs/perf/<date>-<gpu>
+# $OUT/tune.tsv) and the peers (peers/bench.py: PyTorch eager and Triton, $OUT/peers.json;
+# torch.compile of the eager code, $OUT/peers-compile.json), makes the table and chart
+# ($OUT/perf.md, $OUT/perf.svg, with bin/report = `cargo xtask report`) and prints a one-line
+# summary. `bench-ours` / `bench-peers` / `bench-compile` run one part only (torch.compile's
+# max-autotune compiles take minutes, so they are a part of their own; PEERS_ONLY passes
+# `--only` to the peers, e.g. PEERS_ONLY=01,02,03 to split a part further); then, on the
+# development machine:
+#   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
 # TILELANG_BENCH_SIZES, _ONLY, _MS and _FLUSH_MB pass through (see benches/README.md).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -43,14 +46,17 @@ export TILELANG_TEST_DEVICE=gpu
 if [ "$phase" = all ] || [ "$phase" = check ]; then
   step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
   step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
+  step "examples' tests on the GPU (every kernel and config, odd sizes)" "$here/bin/examples-tests" --test-threads=1
   step "tutorials at tutorial size, every config" "$here/bin/tutorials" --scale tutorial --all-configs
 fi
 if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
   step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
+  step "compute-sanitizer memcheck (examples)" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
+  step "compute-sanitizer racecheck (examples)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
 fi
 case "$phase" in
-  bench|bench-ours|bench-peers)
+  bench|bench-ours|bench-peers|bench-compile)
     # The vendor libraries come from the image's Python packages (pip `nvidia-*` wheels, which
     # PyTorch's CUDA 13 wheels bring): find libcublas, libcublasLt and libcudnn (cuDNN 9, whose
     # libcudnn_*.so.9 sub-libraries sit beside it) under the `nvidia` namespace package, whatever
@@ -98,22 +104,31 @@ if [ "$phase" = bench ] || [ "$phase" = bench-ours ]; then
   export TILELANG_BENCH_JSON="$out/ours.json" TILELANG_TUNE_CACHE="$out/tune.tsv" CRITERION_HOME="$out/criterion"
   step "benches: ours (default + tuned), cuBLAS, copy ceiling, launch latency" "$here/bin/bench-tutorials" --bench
 fi
-if [ "$phase" = bench ] || [ "$phase" = bench-peers ]; then
-  if [ -f "$here/peers/bench.py" ]; then
-    step "peers: PyTorch and Triton" python3 "$here/peers/bench.py" --out "$out/peers.json"
-  else
+peers_only=()
+[ -n "${PEERS_ONLY:-}" ] && peers_only=(--only "$PEERS_ONLY")
+for part in peers compile; do
+  [ "$phase" = bench ] || [ "$phase" = "bench-$part" ] || continue
+  if [ ! -f "$here/peers/bench.py" ]; then
     echo "peers: no peers/bench.py in the bundle" | tee -a "$log"
     status=1
+    continue
   fi
-fi
+  if [ "$part" = peers ]; then
+    step "peers: PyTorch eager and Triton" python3 "$here/peers/bench.py" --impls pytorch,triton ${peers_only[@]+"${peers_only[@]}"} --out "$out/peers.json"
+  else
+    step "peers: torch.compile (max-autotune-no-cudagraphs)" python3 "$here/peers/bench.py" --impls torch_compile ${peers_only[@]+"${peers_only[@]}"} --out "$out/peers-compile.json"
+  fi
+done
 if [ "$phase" = bench ] && [ -x "$here/bin/report" ] && [ -f "$out/ours.json" ]; then
-  peers_json="$out/peers.json"; [ -f "$peers_json" ] || peers_json=none
+  peers_json=()
+  for f in "$out/peers.json" "$out/peers-compile.json"; do [ -f "$f" ] && peers_json+=("$f"); done
+  [ ${#peers_json[@]} -gt 0 ] || peers_json=(none)
   # The table and chart (perf.md, perf.svg) beside the JSON; the table also goes to the log.
-  step "report: perf.md and perf.svg" "$here/bin/report" report "$out/ours.json" "$peers_json" --out "$out"
+  step "report: perf.md and perf.svg" "$here/bin/report" report "$out/ours.json" "${peers_json[@]}" --out "$out"
 fi
 if [[ "$phase" == bench* ]]; then
   count() { if [ -f "$1" ]; then grep -Eo "$2" "$1" | wc -l; else echo 0; fi; }
-  echo "bench summary: ours $(count "$out/ours.json" '"record": ?"result"') records, $(count "$out/ours.json" '"passed": ?false') failed; peers $(count "$out/peers.json" '"record": ?"(kernel|launch)"') records, $(count "$out/peers.json" '"passed": ?false') failed; JSON in $out" | tee -a "$log"
+  echo "bench summary: ours $(count "$out/ours.json" '"record": ?"result"') records, $(count "$out/ours.json" '"passed": ?false') failed; peers $(count "$out/peers.json" '"record": ?"(kernel|launch)"') records, $(count "$out/peers.json" '"passed": ?false') failed; torch.compile $(count "$out/peers-compile.json" '"record": ?"(kernel|launch)"') records, $(count "$out/peers-compile.json" '"passed": ?false') failed; JSON in $out" | tee -a "$log"
 fi
 if [ -d "$here/objects" ] && { [ "$phase" = all ] || [ "$phase" = check ]; }; then
   for f in "$here"/objects/tl_gemm_{tiled,fragment,w4a16}__*.bin; do

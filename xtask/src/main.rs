@@ -11,7 +11,7 @@
 //! bash .gpu/run.sh bench          # the benchmarks: $OUT/{ours,peers}.json, perf.md, perf.svg
 //! ```
 //!
-//! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: the performance table
+//! `cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]`: the performance table
 //! (markdown on stdout, `perf.md`, `perf.svg`), see `report.rs`.
 //!
 //! `cargo xtask test [ARGS..]`: the README's test command. Installs what the tests need when
@@ -24,7 +24,7 @@ mod tools;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [--out docs/perf]";
+const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -123,12 +123,15 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--bins",
         "--message-format=json",
     ]);
+    // The tutorials' and the examples' tests (`kernels-tests`, `examples-tests`).
     let mut tests = cargo();
     tests.args([
         "test",
         "--release",
         "-p",
         "kernels",
+        "-p",
+        "examples",
         "--lib",
         "--no-run",
         "--message-format=json",

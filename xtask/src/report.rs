@@ -1,7 +1,9 @@
 //! `cargo xtask report <ours.json> <peers.json> [--out docs/perf]`: merges the benches' JSON
 //! (ours and the vendor baselines: cuBLAS, cuBLASLt, cuDNN, the copy ceiling) with the peers'
-//! (PyTorch, Triton) into the performance table, printed as markdown and written to `perf.md`,
-//! with a bar chart `perf.svg`.
+//! (PyTorch eager, `torch.compile` of it, Triton) into the performance table, printed as
+//! markdown and written to `perf.md`, with a bar chart `perf.svg`. More than one peers file may
+//! be given (the peers run in parts, e.g. `--impls torch_compile` on its own): their records
+//! are merged.
 //!
 //! Rows are our kernels' variants per size set. A peer's record is matched to a row by chapter,
 //! size set and variant name: an exact match (ignoring case and punctuation) wins, else a
@@ -37,6 +39,12 @@ pub struct Rec {
     pub passed: Option<bool>,
     pub max_rel_err: Option<f64>,
     pub us_per_launch: Option<f64>,
+    /// `torch.compile`'s mode as run, and as asked for (the peers fall back to the default
+    /// mode only when the asked one fails); empty for other implementations.
+    pub mode: String,
+    pub mode_requested: String,
+    /// The record's error message, if any.
+    pub error: String,
 }
 
 /// A parsed file: header fields and records.
@@ -44,6 +52,16 @@ pub struct Rec {
 pub struct Doc {
     pub header: BTreeMap<String, String>,
     pub recs: Vec<Rec>,
+}
+
+impl Doc {
+    /// Adds another file's records; its header fills in only the fields this one lacks.
+    pub fn extend(&mut self, other: Doc) {
+        for (k, v) in other.header {
+            self.header.entry(k).or_insert(v);
+        }
+        self.recs.extend(other.recs);
+    }
 }
 
 fn text(v: &Value) -> String {
@@ -76,7 +94,10 @@ pub fn chapter(v: &Value) -> String {
 fn normalize_impl(s: &str) -> String {
     let s = s.trim().to_ascii_lowercase();
     match s.as_str() {
-        "torch" => "pytorch".into(),
+        "torch" | "eager" => "pytorch".into(),
+        "torch.compile" | "torch-compile" | "torchcompile" | "compile" | "inductor" => {
+            "torch_compile".into()
+        }
         "ours" | "tilelang-rs" => "tilelang".into(),
         _ => s,
     }
@@ -106,6 +127,9 @@ fn rec(o: &Value) -> Option<Rec> {
         passed: get(o, &["passed"]).and_then(Value::as_bool),
         max_rel_err: number(o, &["max_rel_err"]),
         us_per_launch: number(o, &["us_per_launch"]),
+        mode: text(get(o, &["mode"]).unwrap_or(&Value::Null)),
+        mode_requested: text(get(o, &["mode_requested"]).unwrap_or(&Value::Null)),
+        error: text(get(o, &["error"]).unwrap_or(&Value::Null)),
     })
 }
 
@@ -228,6 +252,8 @@ pub struct Row {
     pub default: Option<Rec>,
     pub tuned: Option<Rec>,
     pub pytorch: Option<Rec>,
+    /// `torch.compile` of the PyTorch eager implementation.
+    pub torch_compile: Option<Rec>,
     pub triton: Option<Rec>,
     /// Every vendor library's best-fitting record ([`VENDORS`] order).
     pub vendors: Vec<Rec>,
@@ -292,6 +318,11 @@ pub struct Table {
     pub gemm_ceiling_impl: Option<String>,
     pub ours_header: BTreeMap<String, String>,
     pub peers_header: BTreeMap<String, String>,
+    /// The peers' records whose check failed or that could not run (a `torch.compile` graph
+    /// break, say): listed under the tables, since a row shows only timed records.
+    pub peer_failures: Vec<Rec>,
+    /// `torch.compile` records per mode that ran.
+    pub compile_modes: BTreeMap<String, usize>,
 }
 
 /// The implementations that are vendor baselines.
@@ -334,6 +365,7 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
                 default: None,
                 tuned: None,
                 pytorch: None,
+                torch_compile: None,
                 triton: None,
                 vendors: Vec::new(),
             });
@@ -351,8 +383,20 @@ pub fn merge(ours: &Doc, peers: &Doc) -> Table {
         };
         let m = |imp: &str| best_match(&all, &key, imp).cloned();
         row.pytorch = m("pytorch");
+        row.torch_compile = m("torch_compile");
         row.triton = m("triton");
         row.vendors = VENDORS.iter().filter_map(|v| m(v)).collect();
+    }
+    t.peer_failures = peers
+        .recs
+        .iter()
+        .filter(|r| r.passed == Some(false))
+        .cloned()
+        .collect();
+    for r in peers.recs.iter().filter(|r| r.imp == "torch_compile") {
+        if !r.mode.is_empty() {
+            *t.compile_modes.entry(r.mode.clone()).or_default() += 1;
+        }
     }
     for r in all.iter().filter(|r| r.chapter == "launch") {
         if let Some(us) = r.us_per_launch.or(r.median_ms.map(|m| m * 1e3)) {
@@ -498,7 +542,7 @@ impl Table {
     /// The report as markdown.
     pub fn markdown(&self) -> String {
         let mut s = String::from(
-            "# Performance: tilelang-rs vs PyTorch, Triton and the vendor libraries\n\n",
+            "# Performance: tilelang-rs vs PyTorch, torch.compile, Triton and the vendor libraries\n\n",
         );
         let h = &self.ours_header;
         let field = |k: &str| {
@@ -554,6 +598,20 @@ impl Table {
             .collect();
             let _ = writeln!(s, "Peers: {}.", peers.join(", "));
         }
+        if !self.compile_modes.is_empty() {
+            let modes: Vec<String> = self
+                .compile_modes
+                .iter()
+                .map(|(m, n)| format!("`{m}` ({n} records)"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "torch.compile: the PyTorch eager implementation compiled with `fullgraph=True`, \
+                 static shapes, once per kernel and shape before timing; mode {}. A row whose \
+                 compile fell back from the requested mode is marked ↓.",
+                modes.join(", ")
+            );
+        }
         s.push_str(
             "Made by `cargo xtask gpu-bundle` (on a machine without a GPU), then `bash .gpu/run.sh \
              bench` on the GPU machine (our benches, `peers/bench.py`, then this report from their \
@@ -582,27 +640,42 @@ impl Table {
                 self.gemm_ceiling_impl.as_deref().unwrap_or("?")
             )),
         );
+        if self.rows.iter().any(|r| r.chapter == "ex") {
+            s.push_str(
+                "Rows `ex` are the `examples` crate's kernels (`examples/README.md`); their \
+                 tutorial size is their small size.\n\n",
+            );
+        }
         for size in ["tutorial", "large", "smoke"] {
             let rows: Vec<&Row> = self.rows.iter().filter(|r| r.size_set == size).collect();
             if rows.is_empty() {
                 continue;
             }
             let _ = writeln!(s, "## {} sizes\n", capitalise(size));
-            s.push_str("| # | variant | shape | PyTorch ms | Triton ms | vendor ms | ours default ms | ours tuned ms | ours throughput | % of ceiling | vs PyTorch | vs Triton | vs vendor |\n");
-            s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            s.push_str("| # | variant | shape | PyTorch ms | torch.compile ms | Triton ms | vendor ms | ours default ms | ours tuned ms | ours throughput | % of ceiling | vs PyTorch | vs torch.compile | vs Triton | vs vendor |\n");
+            s.push_str(
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            );
             for r in &rows {
                 let ours = r.ours();
                 let vendor = match r.vendor() {
                     Some(v) => format!("{} ({})", ms(&Some(v.clone())), v.imp),
                     None => "—".into(),
                 };
+                let compiled = match &r.torch_compile {
+                    Some(c) if !c.mode_requested.is_empty() && c.mode != c.mode_requested => {
+                        format!("{} ↓", ms(&r.torch_compile))
+                    }
+                    _ => ms(&r.torch_compile),
+                };
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     r.chapter,
                     r.variant,
                     r.shape,
                     ms(&r.pytorch),
+                    compiled,
                     ms(&r.triton),
                     vendor,
                     with_config(&r.default),
@@ -611,6 +684,7 @@ impl Table {
                     self.percent_of_ceiling(r)
                         .map_or("—".into(), |p| format!("{p:.0}%")),
                     speedup(r.pytorch.as_ref(), ours),
+                    speedup(r.torch_compile.as_ref(), ours),
                     speedup(r.triton.as_ref(), ours),
                     speedup(r.vendor(), ours),
                 );
@@ -661,14 +735,37 @@ impl Table {
                     .join(", ")
             );
         }
+        if !self.peer_failures.is_empty() {
+            s.push_str("**Peers that failed a check or could not run** (not in the tables):\n\n");
+            for r in &self.peer_failures {
+                let error = if r.error.is_empty() {
+                    "check failed".to_string()
+                } else {
+                    let e: String = r.error.chars().take(300).collect();
+                    e.replace(['\n', '|'], " ")
+                };
+                let config = if r.config.is_empty() {
+                    String::new()
+                } else {
+                    format!(" `{}`", r.config)
+                };
+                let _ = writeln!(
+                    s,
+                    "- {} {} {}{} ({}): {}",
+                    r.chapter, r.variant, r.imp, config, r.size_set, error
+                );
+            }
+            s.push('\n');
+        }
         s
     }
 
     /// A grouped horizontal bar chart: per row with at least one other implementation, the
     /// throughput of each implementation relative to the best of the row.
     pub fn svg(&self) -> String {
-        const SERIES: [(&str, &str); 5] = [
+        const SERIES: [(&str, &str); 6] = [
             ("PyTorch", "#e45756"),
+            ("torch.compile", "#f58518"),
             ("Triton", "#4c78a8"),
             ("vendor", "#9d755d"),
             ("ours (default)", "#a0d99b"),
@@ -678,7 +775,12 @@ impl Table {
         let rows: Vec<&Row> = self
             .rows
             .iter()
-            .filter(|r| r.pytorch.is_some() || r.triton.is_some() || !r.vendors.is_empty())
+            .filter(|r| {
+                r.pytorch.is_some()
+                    || r.torch_compile.is_some()
+                    || r.triton.is_some()
+                    || !r.vendors.is_empty()
+            })
             .collect();
         let mut body = String::new();
         let mut y = 60.0;
@@ -695,10 +797,17 @@ impl Table {
                 y += 10.0;
             }
             let vendor = r.vendor().cloned();
-            let bars = [&r.pytorch, &r.triton, &vendor, &r.default, &r.tuned];
+            let bars = [
+                &r.pytorch,
+                &r.torch_compile,
+                &r.triton,
+                &vendor,
+                &r.default,
+                &r.tuned,
+            ];
             let rates: Vec<Option<f64>> = bars.iter().map(|b| b.as_ref().and_then(rate)).collect();
             let best = rates.iter().flatten().copied().fold(0.0, f64::max);
-            let group_h = bar_h * 5.0;
+            let group_h = bar_h * SERIES.len() as f64;
             let _ = writeln!(
                 body,
                 r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
@@ -768,8 +877,12 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The subcommand: reads both files, prints the markdown, writes `perf.md`, `perf.svg` and
-/// copies of the two JSON files (the raw data beside the table) into `out`.
+const USAGE: &str =
+    "usage: cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]";
+
+/// The subcommand: reads the files (ours, then one or more of the peers', merged), prints the
+/// markdown, writes `perf.md`, `perf.svg` and copies of the JSON files (the raw data beside the
+/// table) into `out`.
 pub fn report(args: &[String]) -> Result<(), String> {
     let mut files = Vec::new();
     let mut out = "docs/perf".to_string();
@@ -781,19 +894,21 @@ pub fn report(args: &[String]) -> Result<(), String> {
             files.push(a.clone());
         }
     }
-    let [ours_path, peers_path] = &files[..] else {
-        return Err("usage: cargo xtask report <ours.json> <peers.json> [--out docs/perf]".into());
+    let [ours_path, peers_paths @ ..] = &files[..] else {
+        return Err(USAGE.into());
     };
+    if peers_paths.is_empty() {
+        return Err(USAGE.into());
+    }
     let read = |p: &str| -> Result<Doc, String> {
         let src = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
         parse(&src).map_err(|e| format!("{p}: {e}"))
     };
     let ours = read(ours_path)?;
-    let peers = if peers_path == "none" {
-        Doc::default()
-    } else {
-        read(peers_path)?
-    };
+    let mut peers = Doc::default();
+    for p in peers_paths.iter().filter(|p| *p != "none") {
+        peers.extend(read(p)?);
+    }
     let table = merge(&ours, &peers);
     let md = table.markdown();
     print!("{md}");
@@ -805,7 +920,20 @@ pub fn report(args: &[String]) -> Result<(), String> {
     };
     write("perf.md", &md)?;
     write("perf.svg", &table.svg())?;
-    for (src, name) in [(ours_path, "ours.json"), (peers_path, "peers.json")] {
+    let mut copies = vec![(ours_path.clone(), "ours.json".to_string())];
+    for (i, p) in peers_paths.iter().enumerate() {
+        // The first peers file is `peers.json`; more keep their own names where they can.
+        let own = Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let name = match own {
+            _ if i == 0 => "peers.json".to_string(),
+            Some(n) if n.ends_with(".json") && n != "ours.json" && n != "peers.json" => n,
+            _ => format!("peers-{}.json", i + 1),
+        };
+        copies.push((p.clone(), name));
+    }
+    for (src, name) in &copies {
         let dest = out.join(name);
         // Copying a file onto itself would truncate it: compare the resolved paths.
         let same = std::fs::canonicalize(src)
@@ -1033,10 +1161,118 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("08 gemm pipelined"));
         assert_eq!(
-            svg.matches("<rect").count() - 1 - 5,
+            svg.matches("<rect").count() - 1 - 6,
             svg.matches("% of the best").count()
         );
         // Every row here has a peer or vendor, so every row is drawn.
         assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 5);
+    }
+
+    /// A second peers file (torch.compile run on its own): its records fill the torch.compile
+    /// column and its ratio, a fall back from the requested mode is marked, and a compile that
+    /// failed (a graph break) is listed under the tables.
+    const COMPILED: &str = r#"[
+{"record":"header","torch":"2.11.0","impls":["torch_compile"],"seed":"7"},
+{"record":"kernel","chapter":"01","variant":"copy","impl":"torch_compile","size_set":"large","median_ms":0.3,"bytes":1073741824,"passed":true,"mode":"max-autotune-no-cudagraphs","mode_requested":"max-autotune-no-cudagraphs"},
+{"record":"kernel","chapter":"06","variant":"softmax","impl":"torch_compile","size_set":"tutorial","median_ms":0.125,"bytes":536870912,"passed":true,"mode":"default","mode_requested":"max-autotune-no-cudagraphs","mode_error":"boom"},
+{"record":"kernel","chapter":"04","variant":"bwd","impl":"torch_compile","size_set":"tutorial","median_ms":null,"bytes":201338880,"passed":false,"mode":null,"mode_requested":"max-autotune-no-cudagraphs","error":"torch.compile mode=max-autotune-no-cudagraphs: Unsupported: graph break | torch.compile mode=default: Unsupported: graph break"}
+]"#;
+
+    #[test]
+    fn torch_compile_is_a_column_with_its_ratio() {
+        let mut peers = parse(PEERS).unwrap();
+        peers.extend(parse(COMPILED).unwrap());
+        // The first file's header wins; the second only fills in.
+        assert_eq!(peers.header["torch"], "2.9.0");
+        assert_eq!(peers.header["seed"], "7");
+        let t = merge(&parse(OURS).unwrap(), &peers);
+        let copy = row(&t, "01", "copy", "large");
+        assert_eq!(copy.torch_compile.as_ref().unwrap().median_ms, Some(0.3));
+        assert_eq!(copy.pytorch.as_ref().unwrap().median_ms, Some(0.5));
+        let sm = row(&t, "06", "softmax online", "tutorial");
+        assert_eq!(sm.torch_compile.as_ref().unwrap().mode, "default");
+        assert!(row(&t, "08", "gemm pipelined", "large")
+            .torch_compile
+            .is_none());
+        assert_eq!(t.compile_modes.len(), 2);
+        assert_eq!(t.peer_failures.len(), 1);
+
+        let md = t.markdown();
+        assert!(
+            md.contains("| PyTorch ms | torch.compile ms | Triton ms |")
+                && md.contains("| vs PyTorch | vs torch.compile | vs Triton |"),
+            "{md}"
+        );
+        // 01 copy large: ours 0.25 ms, torch.compile 0.3 ms → 1.20×, in its column (after
+        // PyTorch's 2.00×, before Triton's 1.60×).
+        let line = md.lines().find(|l| l.starts_with("| 01 | copy |")).unwrap();
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(cells[5], "0.3000", "{line}");
+        assert_eq!(&cells[12..15], ["2.00×", "1.20×", "1.60×"], "{line}");
+        // 06: compiled in the default mode after the requested one failed: marked.
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| 06 | softmax online |"))
+            .unwrap();
+        assert!(
+            line.contains("0.1250 ↓") && line.contains("1.25×"),
+            "{line}"
+        );
+        assert!(
+            md.contains("`max-autotune-no-cudagraphs` (1 records)")
+                && md.contains("`default` (1 records)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- 04 bwd torch_compile (tutorial): torch.compile mode=max-autotune"),
+            "{md}"
+        );
+        // No row lacks a cell: every table line has the header's 15 columns.
+        for l in md.lines().filter(|l| l.starts_with("| 0")) {
+            assert_eq!(l.matches('|').count(), 16, "{l}");
+        }
+        let svg = t.svg();
+        assert!(svg.contains("torch.compile"));
+    }
+
+    /// The examples' records (chapter `ex`) make rows of their own, matched with the peers'
+    /// eager and torch.compile records of the same name and bytes.
+    #[test]
+    fn example_rows_meet_their_peers() {
+        let ours = OURS.replace(
+            "\n]",
+            r#",
+{"record":"result","chapter":"ex","title":"examples","variant":"rmsnorm","impl":"tilelang","size_set":"large","shape":[16384,8192],"config":"r1x1024","config_role":"default","median_ms":0.2,"bytes":536887296,"passed":true},
+{"record":"result","chapter":"ex","title":"examples","variant":"layernorm","impl":"tilelang","size_set":"large","shape":[16384,8192],"config":"r1x1024","config_role":"default","median_ms":0.25,"bytes":536903680,"passed":true}
+]"#,
+        );
+        let peers = r#"[
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"pytorch","size_set":"large","median_ms":0.4,"bytes":536887296,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"pytorch","size_set":"large","median_ms":0.9,"bytes":536887296,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"rmsnorm","impl":"torch_compile","size_set":"large","median_ms":0.3,"bytes":536887296,"passed":true,"mode":"max-autotune-no-cudagraphs","mode_requested":"max-autotune-no-cudagraphs"},
+{"record":"kernel","chapter":"ex","variant":"layernorm","impl":"torch_compile","size_set":"large","median_ms":0.5,"bytes":536903680,"passed":true}
+]"#;
+        let t = merge(&parse(&ours).unwrap(), &parse(peers).unwrap());
+        let rms = row(&t, "ex", "rmsnorm", "large");
+        // The fastest of the two eager records; nothing of layernorm's.
+        assert_eq!(rms.pytorch.as_ref().unwrap().median_ms, Some(0.4));
+        assert_eq!(rms.torch_compile.as_ref().unwrap().median_ms, Some(0.3));
+        let ln = row(&t, "ex", "layernorm", "large");
+        assert!(ln.pytorch.is_none());
+        assert_eq!(ln.torch_compile.as_ref().unwrap().median_ms, Some(0.5));
+        let md = t.markdown();
+        assert!(
+            md.contains("Rows `ex` are the `examples` crate's kernels"),
+            "{md}"
+        );
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| ex | rmsnorm |"))
+            .unwrap();
+        assert!(line.contains("2.00×") && line.contains("1.50×"), "{line}");
+        // After the chapters, in the large table.
+        let large = md.find("## Large sizes").unwrap();
+        assert!(md.find("| ex | rmsnorm |").unwrap() > large);
+        assert!(md.find("| ex | rmsnorm |").unwrap() > md.find("| 08 | gemm pipelined |").unwrap());
     }
 }

@@ -1,0 +1,309 @@
+//! The benchmarks of the `examples` crate's kernels (`examples/src`), as the suite's chapter
+//! `ex` (`TILELANG_BENCH_ONLY=ex`): every kernel at a small size (the `tutorial` size set; a
+//! working set of 4 to 64 MiB) and at LLM-sized large ones (`large`: hundreds of MiB, far past
+//! the H200's L2), each in its default and autotuned config, checked against float64 first.
+//! All five are memory-bound: the records count bytes (each input read once, each output
+//! written once). `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
+//! problems (same variant names, sizes and byte counts).
+
+use crate::record::{SizeSet, Spec, Work};
+use crate::runner::Runner;
+use crate::suite::{against, par_f64, par_finite_f16, par_vec, spec, threads};
+use examples::transpose as tr;
+use examples::{cross_entropy as ce, layer_norm as ln, rms_norm as rms, silu_mul as silu};
+use kernels::check::Rng;
+use tilelang::{f16, Result};
+
+/// The chapter name of the examples' records.
+pub const CHAPTER: &str = "ex";
+const TITLE: &str = "examples";
+
+/// Problem sizes per size set; `examples/README.md`'s table and `peers/examples.py`'s `SIZES`.
+pub mod sizes {
+    use super::SizeSet::{self, *};
+
+    /// RMSNorm and LayerNorm: `(rows, hidden)`.
+    pub fn norm(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (2048, 4096),
+            Large => (16_384, 8192),
+            Smoke => (5, 1000),
+        }
+    }
+    /// SiLU-gate: `(tokens, intermediate)`; 14336 is LLaMA-3 8B's MLP width.
+    pub fn silu_mul(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (2048, 4096),
+            Large => (16_384, 14_336),
+            Smoke => (17, 300),
+        }
+    }
+    /// Transpose: `(M, N)` of the input.
+    pub fn transpose(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (2048, 4096),
+            Large => (8192, 8192),
+            Smoke => (67, 130),
+        }
+    }
+    /// Cross-entropy: `(tokens, vocabulary)`; 32000 is LLaMA-2's vocabulary, 128256 LLaMA-3's.
+    pub fn cross_entropy(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (1024, 32_000),
+            Large => (4096, 128_256),
+            Smoke => (9, 5000),
+        }
+    }
+}
+
+fn sp(variant: &str, size: SizeSet, shape: Vec<usize>, dtype: &'static str, bytes: f64) -> Spec {
+    spec(
+        CHAPTER,
+        TITLE,
+        variant,
+        size,
+        shape,
+        dtype,
+        Work::Bytes(bytes),
+    )
+}
+
+/// `f` over the rows `0..rows`, in parallel chunks of whole rows, the results concatenated.
+fn par_rows(rows: usize, f: impl Fn(std::ops::Range<usize>) -> Vec<f64> + Sync) -> Vec<f64> {
+    let per = rows.div_ceil(threads()).max(1);
+    let parts: Vec<Vec<f64>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..rows)
+            .step_by(per)
+            .map(|r0| {
+                let f = &f;
+                s.spawn(move || f(r0..(r0 + per).min(rows)))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("reference"))
+            .collect()
+    });
+    parts.into_iter().flatten().collect()
+}
+
+/// The loosest of a tolerance over the configs of a kernel (the bounds depend on the chunk
+/// width): one check for the default and the tuned config alike.
+fn loosest(configs: &[&str], tol: impl Fn(&str) -> (f64, f64)) -> (f64, f64) {
+    configs
+        .iter()
+        .map(|c| tol(c))
+        .fold((0.0, 0.0), |(a, r), (a2, r2)| (a.max(a2), r.max(r2)))
+}
+
+/// Every example at one size set.
+pub fn run(r: &mut Runner, size: SizeSet) -> Result<()> {
+    rms_norm(r, size)?;
+    layer_norm(r, size)?;
+    silu_mul(r, size)?;
+    transpose(r, size)?;
+    cross_entropy(r, size)
+}
+
+fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::norm(size);
+    let dev = r.dev.clone();
+    let xv = par_vec::<f16>(r.opts.seed ^ 101, m * n, -4.0, 4.0);
+    let wv = Rng::new(r.opts.seed ^ 102).vec::<f16>(n, -2.0, 2.0);
+    let (x64, w64) = (par_f64(&xv), par_f64(&wv));
+    let want = par_rows(m, |rows| {
+        rms::reference(&x64[rows.start * n..rows.end * n], &w64, n, rms::EPS as f64)
+    });
+    drop(x64);
+    let x = dev.upload(&xv, &[m, n])?;
+    let w = dev.upload(&wv, &[n])?;
+    drop(xv);
+    let mut y = dev.alloc::<f16>(&[m, n])?;
+    let (atol, rtol) = loosest(rms::rms_norm::KERNEL.config_names, |c| {
+        rms::tolerance(n, rms::bn(c))
+    });
+    let s = sp(
+        "rmsnorm",
+        size,
+        vec![m, n],
+        "f16, f32 accumulate",
+        2.0 * (2 * m * n + n) as f64,
+    );
+    r.kernel(
+        &s,
+        &rms::rms_norm::KERNEL,
+        &mut y,
+        &against(&want, atol, rtol),
+        &mut |cfg, y| rms::rms_norm::launch(&dev, cfg, &x, &w, y, rms::EPS),
+    );
+    Ok(())
+}
+
+fn layer_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::norm(size);
+    let dev = r.dev.clone();
+    let xv = par_vec::<f16>(r.opts.seed ^ 103, m * n, -4.0, 4.0);
+    let mut rng = Rng::new(r.opts.seed ^ 104);
+    let (wv, bv) = (rng.vec::<f16>(n, -2.0, 2.0), rng.vec::<f16>(n, -1.0, 1.0));
+    let (x64, w64, b64) = (par_f64(&xv), par_f64(&wv), par_f64(&bv));
+    let want = par_rows(m, |rows| {
+        ln::reference(
+            &x64[rows.start * n..rows.end * n],
+            &w64,
+            &b64,
+            n,
+            ln::EPS as f64,
+        )
+    });
+    let (atol, rtol) = loosest(ln::layer_norm::KERNEL.config_names, |c| {
+        // Per row, in parallel: the bound is a maximum over rows.
+        let per_row = par_rows(m, |rows| {
+            let x = &x64[rows.start * n..rows.end * n];
+            let (a, r) = ln::tolerance(x, &w64, &b64, n, ln::bn(c), ln::EPS as f64);
+            vec![a, r]
+        });
+        per_row.chunks_exact(2).fold((0.0, 0.0), |(a, r), p| {
+            (f64::max(a, p[0]), f64::max(r, p[1]))
+        })
+    });
+    drop(x64);
+    let x = dev.upload(&xv, &[m, n])?;
+    let w = dev.upload(&wv, &[n])?;
+    let b = dev.upload(&bv, &[n])?;
+    drop(xv);
+    let mut y = dev.alloc::<f16>(&[m, n])?;
+    let s = sp(
+        "layernorm",
+        size,
+        vec![m, n],
+        "f16, f32 accumulate",
+        2.0 * (2 * m * n + 2 * n) as f64,
+    );
+    r.kernel(
+        &s,
+        &ln::layer_norm::KERNEL,
+        &mut y,
+        &against(&want, atol, rtol),
+        &mut |cfg, y| ln::layer_norm::launch(&dev, cfg, &x, &w, &b, y, ln::EPS),
+    );
+    Ok(())
+}
+
+fn silu_mul(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::silu_mul(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 105, m * n, -4.0, 4.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 106, m * n, -4.0, 4.0);
+    let (a64, b64) = (par_f64(&av), par_f64(&bv));
+    let want = par_rows(m, |rows| {
+        let e = rows.start * n..rows.end * n;
+        silu::reference(&a64[e.clone()], &b64[e])
+    });
+    drop((a64, b64));
+    let a = dev.upload(&av, &[m, n])?;
+    let b = dev.upload(&bv, &[m, n])?;
+    drop((av, bv));
+    let mut out = dev.alloc::<f16>(&[m, n])?;
+    let s = sp(
+        "silu_mul",
+        size,
+        vec![m, n],
+        "f16, f32 math",
+        2.0 * 3.0 * (m * n) as f64,
+    );
+    r.kernel(
+        &s,
+        &silu::silu_mul::KERNEL,
+        &mut out,
+        &against(&want, silu::ATOL, silu::RTOL),
+        &mut |cfg, o| silu::silu_mul::launch(&dev, cfg, &a, &b, o),
+    );
+    Ok(())
+}
+
+fn transpose(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, n) = sizes::transpose(size);
+    let dev = r.dev.clone();
+    let xv = par_finite_f16(r.opts.seed ^ 107, m * n);
+    let want = par_f64(&tr::reference(&xv, m, n));
+    let x = dev.upload(&xv, &[m, n])?;
+    drop(xv);
+    let mut y = dev.alloc::<f16>(&[n, m])?;
+    let s = sp(
+        "transpose",
+        size,
+        vec![m, n],
+        "f16",
+        2.0 * 2.0 * (m * n) as f64,
+    );
+    r.kernel(
+        &s,
+        &tr::transpose::KERNEL,
+        &mut y,
+        &against(&want, 0.0, 0.0),
+        &mut |cfg, y| tr::transpose::launch(&dev, cfg, &x, y),
+    );
+    let s = sp(
+        "transpose padded",
+        size,
+        vec![m, n],
+        "f16",
+        2.0 * 2.0 * (m * n) as f64,
+    );
+    r.kernel(
+        &s,
+        &tr::transpose_padded::KERNEL,
+        &mut y,
+        &against(&want, 0.0, 0.0),
+        &mut |cfg, y| tr::transpose_padded::launch(&dev, cfg, &x, y),
+    );
+    Ok(())
+}
+
+fn cross_entropy(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (m, v) = sizes::cross_entropy(size);
+    let dev = r.dev.clone();
+    let xv = par_vec::<f16>(r.opts.seed ^ 108, m * v, -4.0, 4.0);
+    let mut rng = Rng::new(r.opts.seed ^ 109);
+    let tv: Vec<i32> = (0..m)
+        .map(|i| {
+            if i % 16 == 5 {
+                ce::IGNORE
+            } else {
+                (rng.next_u64() % v as u64) as i32
+            }
+        })
+        .collect();
+    let want = par_rows(m, |rows| {
+        ce::reference(&xv[rows.start * v..rows.end * v], &tv[rows.clone()], v)
+    });
+    let (atol, _) = loosest(ce::cross_entropy::KERNEL.config_names, |c| {
+        let per_row = par_rows(m, |rows| {
+            vec![ce::tolerance(
+                &xv[rows.start * v..rows.end * v],
+                &tv[rows],
+                v,
+                ce::bn(c),
+            )]
+        });
+        (per_row.into_iter().fold(0.0, f64::max), 0.0)
+    });
+    let x = dev.upload(&xv, &[m, v])?;
+    let t = dev.upload(&tv, &[m])?;
+    drop(xv);
+    let mut loss = dev.alloc::<f32>(&[m])?;
+    let s = sp(
+        "cross_entropy",
+        size,
+        vec![m, v],
+        "f16 logits, i32 targets, f32 loss",
+        (2 * m * v + 4 * m + 4 * m) as f64,
+    );
+    r.kernel(
+        &s,
+        &ce::cross_entropy::KERNEL,
+        &mut loss,
+        &against(&want, atol, 0.0),
+        &mut |cfg, l| ce::cross_entropy::launch(&dev, cfg, &x, &t, l),
+    );
+    Ok(())
+}

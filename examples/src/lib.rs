@@ -1,0 +1,30 @@
+//! Everyday tile kernels that the tutorials do not have, written from `README.md` and
+//! `docs/language.md` the way a new user of the language would: the normalisations, activation
+//! and loss of an LLM, and a transpose (plain, and with a padded shared tile). Each module explains its kernel, holds a float64
+//! reference with a tolerance derived in its comment, and tests every config on the CPU
+//! backend at odd sizes with poisoned outputs. [`KERNELS`] lists them for the code that goes
+//! over all kernels (the benches; `tests/kernel_list.rs` checks it against the sources).
+//! `examples/README.md` says what each one is and what in the language got in the way.
+
+pub mod cross_entropy;
+pub mod layer_norm;
+pub mod rms_norm;
+pub mod silu_mul;
+pub mod transpose;
+
+use tilelang::KernelInfo;
+
+/// Every kernel of this crate, in the order of `examples/README.md`.
+pub const KERNELS: &[&KernelInfo] = &[
+    &rms_norm::rms_norm::KERNEL,
+    &layer_norm::layer_norm::KERNEL,
+    &silu_mul::silu_mul::KERNEL,
+    &transpose::transpose::KERNEL,
+    &transpose::transpose_padded::KERNEL,
+    &cross_entropy::cross_entropy::KERNEL,
+];
+
+/// The kernel named `name` in [`KERNELS`].
+pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
+    KERNELS.iter().copied().find(|k| k.name == name)
+}
