@@ -3,17 +3,17 @@
 //! (AMD).
 //!
 //! The tile IR carries no hardware decisions (ARCHITECTURE.md, invariant 7). They are made
-//! here, by passes that each decide one thing and record it in a [`Plan`], in this order:
+//! here, by passes that each decide one thing and record it in a `Plan`, in this order:
 //!
-//! 1. [`layout`]: where each buffer lives and, for register fragments, how its elements map onto
+//! 1. `layout`: where each buffer lives and, for register fragments, how its elements map onto
 //!    threads and registers (strided, chunked, a matrix unit's accumulator layout); demotion to
 //!    shared memory where no register layout serves every access.
-//! 2. [`pipeline`]: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
-//! 3. [`shared`]: the shared-memory arena (offsets, stage copies) and which tiles are swizzled.
-//! 4. [`vectorize`]: per `parallel` loop, the thread mapping and vector width of its accesses.
-//! 5. [`sync`]: where block barriers go.
+//! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
+//! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled.
+//! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses.
+//! 5. `sync`: where block barriers go.
 //!
-//! [`print`] then writes the C++ and decides nothing. [`plan`] alone is what the macro needs
+//! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
 
 mod check;
@@ -217,12 +217,12 @@ impl Plan<'_> {
     }
 }
 
-/// What the launcher needs for one (kernel, config, target), or the diagnostic of [`plan`].
+/// What the launcher needs for one (kernel, config, target), or the diagnostic of `plan`.
 pub fn launch(k: &Kernel, config: usize, target: &Gpu) -> Result<Launch, Diagnostic> {
     plan(k, config, target).map(|p| p.launch())
 }
 
-/// Lowers one (kernel, config) for `target`: [`plan`], then [`print`]. `file` names the Rust
+/// Lowers one (kernel, config) for `target`: `plan`, then `print`. `file` names the Rust
 /// source for `#line` directives.
 pub fn emit(
     k: &Kernel,
