@@ -348,6 +348,53 @@ TL_DEVICE void reduce(const T* src, T* dst) {
   }
 }
 
+// Reduction of a register tile's rows into a row fragment (lower/rows.rs). Result register j
+// folds source registers [j*PER, (j+1)*PER) of this thread (a tree: independent operations),
+// then the WIDTH consecutive threads that share its row: a butterfly of shuffles within the
+// wave and, when WIDTH spans several waves, one partial per wave through `scratch` and one
+// barrier. Every thread of a group ends with the same bits (each butterfly step combines the
+// same two values in both partners, and Sum and Max are commutative; the exchange folds the
+// waves in one order), so the result stays replicated across the group.
+template <class OP, class T, int NREG, int PER, int WIDTH, int WAVE, int THREADS>
+TL_DEVICE void reduce_rows(const T* src, T* dst, T* scratch) {
+  constexpr int LANES = WIDTH < WAVE ? WIDTH : WAVE;
+#pragma unroll
+  for (int j = 0; j < NREG; ++j) {
+    T v[PER];
+#pragma unroll
+    for (int e = 0; e < PER; ++e) v[e] = src[j * PER + e];
+#pragma unroll
+    for (int s = 1; s < PER; s <<= 1) {
+#pragma unroll
+      for (int e = 0; e + s < PER; e += 2 * s) v[e] = OP::apply(v[e], v[e + s]);
+    }
+    T acc = v[0];
+#pragma unroll
+    for (int m = LANES / 2; m >= 1; m >>= 1) acc = OP::apply(acc, shfl_xor(acc, m));
+    dst[j] = acc;
+  }
+  if constexpr (WIDTH > WAVE) {
+    constexpr int NW = WIDTH / WAVE, G = THREADS / WIDTH;
+    const int tid = TL_TID;
+    const int w = (tid % WIDTH) / WAVE, g = tid / WIDTH;
+    if (tid % WAVE == 0) {
+#pragma unroll
+      for (int j = 0; j < NREG; ++j) scratch[(j * G + g) * NW + w] = dst[j];
+    }
+    sync();
+#pragma unroll
+    for (int j = 0; j < NREG; ++j) {
+      const T* p = scratch + (j * G + g) * NW;
+      T acc = p[0];
+#pragma unroll
+      for (int i = 1; i < NW; ++i) acc = OP::apply(acc, p[i]);
+      dst[j] = acc;
+    }
+  } else {
+    (void)scratch;
+  }
+}
+
 // ---- tile copies ------------------------------------------------------------------------------
 // Every region is padded to rank 4 (leading extents 1). A global region is the tensor's dims
 // and the tile's element offset; the tile's shape T0..T3 is static. Out-of-bounds reads give 0;
@@ -524,6 +571,41 @@ TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) tmp[i] = cast<G, R>(r[i]);
   vstore<STREAM, false, 8>(g, tmp);
+}
+
+// A chunk between a shared tile and a chunked fragment's registers, in 16-byte accesses. A
+// quarter-warp's eight lanes sit 32 bytes apart for 4-byte elements, so the halves of their
+// chunks are taken in an order that alternates with the lane's quad: in one order lanes l and
+// l + 4 would hit the same banks (2-way), alternating they cover the 32 banks once.
+template <class S, class R>
+TL_DEVICE void lds_chunk(const S* s, R* r) {
+  S tmp[8];
+  if constexpr (sizeof(S) == 4) {
+    const bool swap = (TL_TID >> 2) & 1;
+    const vec16 a = ld128<true>((const vec16*)s + (swap ? 1 : 0));
+    const vec16 b = ld128<true>((const vec16*)s + (swap ? 0 : 1));
+    const vec16 lo = swap ? b : a, hi = swap ? a : b;
+    __builtin_memcpy(tmp, &lo, 16);
+    __builtin_memcpy(tmp + 4, &hi, 16);
+  } else {
+    chunk_bytes_in<S, true>(s, tmp);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) r[i] = cast<R, S>(tmp[i]);
+}
+template <class R, class S>
+TL_DEVICE void sts_chunk(const R* r, S* s) {
+  S tmp[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) tmp[i] = cast<S, R>(r[i]);
+  if constexpr (sizeof(S) == 4) {
+    const bool swap = (TL_TID >> 2) & 1;
+    const vec16 lo = pack16(tmp), hi = pack16(tmp + 4);
+    st128<false, true>((vec16*)s + (swap ? 1 : 0), swap ? hi : lo);
+    st128<false, true>((vec16*)s + (swap ? 0 : 1), swap ? lo : hi);
+  } else {
+    vstore<false, true, 8>(s, tmp);
+  }
 }
 
 // Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)

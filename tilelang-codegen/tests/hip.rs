@@ -593,16 +593,91 @@ fn barriers_separate_writers_from_readers_and_nothing_else() {
 }
 
 #[test]
-fn reductions_use_whole_waves_of_the_target() {
-    // 4 rows over 128 threads: 32 lanes per row on a wave-32 target, the same on wave 64
-    // (limited by 128 / 4), and the reduced buffers live in shared memory.
-    for (arch, g) in [("sm_90", 32), ("gfx1100", 32), ("gfx942", 32)] {
-        let src = hip(ROWMAX, 0, arch).source;
+fn reductions_run_in_registers_with_whole_waves() {
+    // 4 rows of 256 over 128 threads, chunked: 32 consecutive threads share a row, 8 source
+    // registers per row register, each thread holding one row of `m` and `best` (a row
+    // layout), on wave 32 and wave 64 alike; no shared memory, and the final copy is made by
+    // one thread per group.
+    for (arch, wave) in [("sm_90", 32), ("gfx1100", 32), ("gfx942", 64)] {
+        let k = hip(ROWMAX, 0, arch);
+        let src = &k.source;
         assert!(
-            src.contains(&format!("tl::reduce<tl::Max, float, 4, 256, 1, 128, {g}>")),
+            src.contains(&format!(
+                "tl::reduce_rows<tl::Max, float, 1, 8, 32, {wave}, 128>(b0_t, b1_m, nullptr);"
+            )),
             "{arch}: {src}"
         );
+        assert_eq!(k.shared_bytes, 0, "{arch}: {src}");
+        assert!(
+            src.contains("float b1_m[1];") && src.contains("float b2_best[1];"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("const int __L = __r * 4 + TL_TID / 32;"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("if (TL_TID % 32 == 0) { if (("),
+            "{arch}: {src}"
+        );
+        assert!(!src.contains("tl::sync"), "{arch}: {src}");
     }
+}
+
+#[test]
+fn rows_across_waves_exchange_through_shared_memory_once() {
+    // One row of 1024 over 128 threads: every thread meets the row, the four waves' partials
+    // meet in 16 bytes of shared memory. In the loop, the exchange area the previous
+    // iteration read is written again: one barrier before the reduction, none elsewhere.
+    let one_row = ROWMAX.replace("r4(BM = 4, BN = 256)", "r1(BM = 1, BN = 1024)");
+    let k = hip(&one_row, 0, "sm_90");
+    let src = &k.source;
+    assert!(
+        src.contains("tl::reduce_rows<tl::Max, float, 1, 8, 128, 32, 128>(b0_t, b1_m, (float*)(tl_smem + 0));"),
+        "{src}"
+    );
+    assert_eq!(k.shared_bytes, 16, "{src}");
+    let body: Vec<&str> = src
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("#line"))
+        .collect();
+    let at = body
+        .iter()
+        .position(|l| l.starts_with("tl::reduce_rows"))
+        .unwrap();
+    assert_eq!(body[at - 1], "tl::sync();", "{src}");
+    assert_eq!(
+        body.iter().filter(|l| l.starts_with("tl::sync")).count(),
+        1,
+        "{src}"
+    );
+    // The broadcast form: a row read inside a loop over the tile is register `__r / 8` of
+    // the row fragment (8 registers per chunk, one chunk of the row per thread).
+    let bcast = one_row.replace(
+        "        reduce_max(&t, &mut m, 1);",
+        "        reduce_max(&t, &mut m, 1);\n        for (i, j) in parallel(BM, BN) {\n            t[(i, j)] = t[(i, j)] - m[i];\n        }",
+    );
+    assert_ne!(bcast, one_row);
+    let src = hip(&bcast, 0, "sm_90").source;
+    assert!(src.contains("b1_m[__r / 8]"), "{src}");
+}
+
+#[test]
+fn row_fragments_without_a_register_parent_fall_back_to_shared_memory() {
+    // `m` is read in a loop over global tensors only: no register tile decides where its rows
+    // are, so it (and the tile it reduces) are demoted, and the reduction reads shared memory.
+    let free = ROWMAX.replace(
+        "        for i in parallel(BM) {\n            best[i] = max(best[i], m[i]);\n        }",
+        "        for (i, j) in parallel(BM, BN) {\n            out[row0 + i] = m[i] + a[(row0 + i, c * BN + j)];\n        }",
+    );
+    assert_ne!(free, ROWMAX);
+    let src = hip(&free, 0, "sm_90").source;
+    assert!(
+        src.contains("tl::reduce<tl::Max, float, 4, 256, 1, 128, 32>"),
+        "{src}"
+    );
+    assert!(!src.contains("reduce_rows"), "{src}");
 }
 
 #[test]

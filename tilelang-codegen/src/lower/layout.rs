@@ -2,10 +2,12 @@
 //! threads and registers.
 //!
 //! * **Storage.** Shared buffers live in (dynamic) shared memory. A fragment lives in registers
-//!   when every access to it is owner-only: `parallel` loops over exactly its shape indexed by
-//!   the loop variables, `copy`, `fill`, and as a `gemm` accumulator. Otherwise (a reduction
-//!   reads it, a loop broadcasts it, a `gemm` reads it) it is *demoted* to shared memory, which
-//!   is always correct.
+//!   when every access to it is owner-only (`parallel` loops over exactly its shape indexed by
+//!   the loop variables, `copy`, `fill`, a `gemm` accumulator, the source of a reduction along
+//!   its last dimension) or, for the results of such reductions and fragments read as row
+//!   broadcasts, when [`super::rows`] finds one row layout for all their uses. Otherwise (an
+//!   index of another form, a `gemm` operand, uses that disagree) it is *demoted* to shared
+//!   memory, which is always correct.
 //! * **Layouts.** A register fragment is strided (element `L` = register `L / T` of thread
 //!   `L % T`), matching the thread mapping of `parallel` loops, or, as the accumulator of a
 //!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
@@ -42,6 +44,12 @@ pub(crate) enum Layout {
         wm: usize,
         wn: usize,
     },
+    /// A *row fragment* ([`super::rows`]): the result of reducing a register tile along its
+    /// last dimension, or a fragment read as a broadcast (`m[i]` in a loop over `(i, j)`).
+    /// The block's threads form `groups` groups of `width` consecutive threads; element `i`
+    /// is register `i / groups` of every thread of group `i % groups`, replicated across the
+    /// group: exactly where the threads of a strided or chunked `(.., W)` tile need row `i`.
+    Rows { groups: usize, width: usize },
 }
 
 /// A matrix instruction `gemm` can lower to (f16 or bf16 operands, f32 accumulators), with the
@@ -123,6 +131,16 @@ pub(crate) enum Storage {
     Local,
 }
 
+impl Storage {
+    /// The register layout (strided for buffers not in registers).
+    pub(crate) fn layout(self) -> Layout {
+        match self {
+            Storage::Reg { layout, .. } => layout,
+            _ => Layout::Strided,
+        }
+    }
+}
+
 /// 32-bit registers per thread that register fragments and local buffers take.
 pub(super) fn thread_registers(k: &Kernel, vals: &[u64], storage: &[Storage]) -> usize {
     (0..k.buffers.len())
@@ -169,105 +187,127 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
             demoted[b] = true;
         }
     }
-    // Owner-only access analysis.
-    #[allow(clippy::too_many_arguments)] // a recursive walk's state; the layout pass will own it
-    fn visit(
-        k: &Kernel,
-        vals: &[u64],
-        stmts: &[Stmt],
-        ploop: Option<(&[VarId], &[usize])>,
-        demoted: &mut [bool],
+    // Owner-only access analysis; row-fragment uses are gathered for `rows::assign`.
+    let mut uses = rows::Uses::default();
+    struct Walk<'a> {
+        k: &'a Kernel,
+        vals: &'a [u64],
         threads: usize,
-        target: &Gpu,
+        target: &'a Gpu,
+    }
+    /// The enclosing parallel loop: its variables, extents and fragments of its own shape.
+    type Ploop<'p> = Option<(&'p [VarId], &'p [usize], &'p [BufId])>;
+    fn visit(
+        w: &Walk,
+        stmts: &[Stmt],
+        ploop: Ploop,
+        demoted: &mut [bool],
         mma: &mut [Option<Option<Layout>>],
+        uses: &mut rows::Uses,
     ) {
+        let k = w.k;
         for s in stmts {
-            let check_access = |a: &Access, demoted: &mut [bool]| {
-                if let Target::Buffer(b) = a.target {
-                    if k.buffers[b].scope != Scope::Fragment {
-                        return;
-                    }
-                    let shape = buf_shape(k, b, vals);
-                    let direct = match ploop {
-                        Some((vars, ext)) => {
-                            ext == shape.as_slice()
-                                && a.index
-                                    .iter()
-                                    .zip(vars)
-                                    .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
-                                && a.index.len() == vars.len()
-                        }
-                        None => false,
-                    };
-                    if !direct {
-                        demoted[b] = true;
-                    }
+            let store = match &s.kind {
+                StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+                    Some(std::ptr::from_ref(access))
+                }
+                _ => None,
+            };
+            let mut check_access = |a: &Access| {
+                let Target::Buffer(b) = a.target else { return };
+                if k.buffers[b].scope != Scope::Fragment {
+                    return;
+                }
+                let shape = buf_shape(k, b, w.vals);
+                let is_vars = |vars: &[VarId]| {
+                    a.index.len() == vars.len()
+                        && a.index
+                            .iter()
+                            .zip(vars)
+                            .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
+                };
+                let Some((vars, ext, full)) = ploop else {
+                    demoted[b] = true;
+                    return;
+                };
+                if ext == shape.as_slice() && is_vars(vars) {
+                    return;
+                }
+                // A read of the loop's leading variables: a row broadcast.
+                let r = a.index.len();
+                if store != Some(std::ptr::from_ref(a))
+                    && r + 1 == vars.len()
+                    && shape == ext[..r]
+                    && is_vars(&vars[..r])
+                {
+                    uses.broadcasts.push((b, ext.to_vec(), full.to_vec()));
+                } else {
+                    demoted[b] = true;
                 }
             };
-            for_each_access(s, &mut |a| check_access(a, demoted));
+            for_each_access(s, &mut check_access);
             match &s.kind {
                 StmtKind::For {
                     kind: LoopKind::Parallel { extents },
                     vars,
                     body,
                 } => {
-                    let ext = extents_of(extents, vals);
-                    visit(
-                        k,
-                        vals,
-                        body,
-                        Some((vars, &ext)),
-                        demoted,
-                        threads,
-                        target,
-                        mma,
-                    );
+                    let ext = extents_of(extents, w.vals);
+                    let full = rows::full_shape(k, w.vals, body, &ext);
+                    visit(w, body, Some((vars, &ext, &full)), demoted, mma, uses);
                 }
-                StmtKind::For { body, .. } => {
-                    visit(k, vals, body, ploop, demoted, threads, target, mma)
-                }
+                StmtKind::For { body, .. } => visit(w, body, ploop, demoted, mma, uses),
                 StmtKind::If { then, els, .. } => {
-                    visit(k, vals, then, ploop, demoted, threads, target, mma);
-                    visit(k, vals, els, ploop, demoted, threads, target, mma);
+                    visit(w, then, ploop, demoted, mma, uses);
+                    visit(w, els, ploop, demoted, mma, uses);
                 }
                 StmtKind::Gemm { a, b, c } => {
                     for x in [a, b] {
                         demoted[*x] = true;
                     }
-                    let l = matrix_layout(k, vals, *a, *b, *c, threads, target);
+                    let l = matrix_layout(k, w.vals, *a, *b, *c, w.threads, w.target);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
                         _ => Some(l),
                     };
                 }
-                StmtKind::Reduce { src, dst, .. } => {
-                    demoted[*src] = true;
-                    demoted[*dst] = true;
+                StmtKind::Reduce { src, dst, dim, .. } => {
+                    let (ss, ds) = (buf_shape(k, *src, w.vals), buf_shape(k, *dst, w.vals));
+                    let frag = |b: BufId| k.buffers[b].scope == Scope::Fragment;
+                    let memory = |b: BufId| frag(b) || k.buffers[b].scope == Scope::Shared;
+                    if memory(*src)
+                        && frag(*dst)
+                        && ss.len() >= 2
+                        && *dim + 1 == ss.len()
+                        && ds == ss[..*dim]
+                    {
+                        uses.reduces.push((*src, *dst));
+                    } else {
+                        demoted[*src] = true;
+                        demoted[*dst] = true;
+                    }
                 }
                 _ => {}
             }
         }
     }
-    visit(
+    let w = Walk {
         k,
         vals,
-        &k.body,
-        None,
-        &mut demoted,
         threads,
         target,
-        &mut mma,
-    );
+    };
+    visit(&w, &k.body, None, &mut demoted, &mut mma, &mut uses);
     // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
     // register fragments whose rows are whole chunks are chunked, unless a loop over them
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).
     let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
     let strided_only = chunk_conflicts(k, vals, &demoted);
-    let mma: Vec<Option<Layout>> = mma
+    let base: Vec<Layout> = mma
         .into_iter()
         .enumerate()
         .map(|(b, l)| {
-            l.flatten().or_else(|| {
+            l.flatten().unwrap_or_else(|| {
                 let shape = buf_shape(k, b, vals);
                 let chunked =
                     // Every thread gets whole chunks (no idle registers, no tail guard).
@@ -275,65 +315,32 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
                         && !strided_only[b]
                         && shape.last().is_some_and(|&d| d % CHUNK == 0)
                         && buf_len(k, b, vals) % (CHUNK * threads) == 0;
-                Some(if chunked {
+                if chunked {
                     Layout::Chunked
                 } else {
                     Layout::Strided
-                })
+                }
             })
         })
         .collect();
 
-    // Layout agreement: a parallel loop or copy touching a matrix-unit fragment iterates in its
-    // layout; any other register fragment it touches must share that layout, or is demoted.
+    // Row layouts, then layout agreement, until neither demotes anything more.
+    let ties = rows::ties(k, vals);
+    let wave = target.wave as usize;
+    let mut layouts = base.clone();
     loop {
-        let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
-            if k.buffers[b].scope != Scope::Fragment || demoted[b] {
-                None
-            } else {
-                Some(mma[b].unwrap_or(Layout::Strided))
-            }
-        };
-        let mut changed = false;
-        walk(&k.body, &mut |s| {
-            let mut regs: Vec<BufId> = Vec::new();
-            match &s.kind {
-                StmtKind::For {
-                    kind: LoopKind::Parallel { .. },
-                    body,
-                    ..
-                } => {
-                    walk(body, &mut |t| {
-                        for_each_access(t, &mut |a| {
-                            if let Target::Buffer(b) = a.target {
-                                regs.push(b)
-                            }
-                        })
-                    });
-                }
-                StmtKind::Copy {
-                    src: Tile::Buffer(a),
-                    dst: Tile::Buffer(b),
-                } => regs.extend([*a, *b]),
-                _ => {}
-            }
-            let regs: Vec<(BufId, Layout)> = regs
-                .into_iter()
-                .filter_map(|b| layout_of(b, &demoted).map(|l| (b, l)))
-                .collect();
-            if let Some(&(_, first)) = regs
-                .iter()
-                .find(|(_, l)| matches!(l, Layout::Matrix { .. }))
-                .or(regs.first())
-            {
-                for &(b, l) in &regs {
-                    if l != first && !demoted[b] {
-                        demoted[b] = true;
-                        changed = true;
-                    }
-                }
-            }
-        });
+        layouts.clone_from(&base);
+        let mut changed = rows::assign(
+            k,
+            vals,
+            threads,
+            wave,
+            &uses,
+            &ties,
+            &mut layouts,
+            &mut demoted,
+        );
+        changed |= agree(k, vals, &layouts, &mut demoted);
         if !changed {
             break;
         }
@@ -343,16 +350,58 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
             Scope::Local => Storage::Local,
             _ if demoted[b] => Storage::Shared { offset: 0 },
             _ => {
-                let layout = mma[b].unwrap_or(Layout::Strided);
+                let layout = layouts[b];
                 let n = buf_len(k, b, vals);
                 let nreg = match layout {
                     Layout::Chunked => n.div_ceil(CHUNK * threads) * CHUNK,
+                    Layout::Rows { groups, .. } => n.div_ceil(groups),
                     _ => n.div_ceil(threads),
                 };
                 Storage::Reg { layout, nreg }
             }
         })
         .collect()
+}
+
+/// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
+/// iterates in its layout; any other register fragment it touches in the loop's own shape must
+/// share that layout, or is demoted. Returns whether it demoted anything.
+fn agree(k: &Kernel, vals: &[u64], layouts: &[Layout], demoted: &mut [bool]) -> bool {
+    let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
+        (k.buffers[b].scope == Scope::Fragment && !demoted[b]).then_some(layouts[b])
+    };
+    let mut changed = false;
+    walk(&k.body, &mut |s| {
+        let regs: Vec<BufId> = match &s.kind {
+            StmtKind::For {
+                kind: LoopKind::Parallel { extents },
+                body,
+                ..
+            } => rows::full_shape(k, vals, body, &extents_of(extents, vals)),
+            StmtKind::Copy {
+                src: Tile::Buffer(a),
+                dst: Tile::Buffer(b),
+            } => vec![*a, *b],
+            _ => Vec::new(),
+        };
+        let regs: Vec<(BufId, Layout)> = regs
+            .into_iter()
+            .filter_map(|b| layout_of(b, demoted).map(|l| (b, l)))
+            .collect();
+        if let Some(&(_, first)) = regs
+            .iter()
+            .find(|(_, l)| matches!(l, Layout::Matrix { .. }))
+            .or(regs.first())
+        {
+            for &(b, l) in &regs {
+                if l != first && !demoted[b] {
+                    demoted[b] = true;
+                    changed = true;
+                }
+            }
+        }
+    });
+    changed
 }
 
 /// Fragments that stay strided because a parallel loop over them would read or write shared

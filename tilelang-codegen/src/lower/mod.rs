@@ -6,10 +6,12 @@
 //! here, by passes that each decide one thing and record it in a `Plan`, in this order:
 //!
 //! 1. `layout`: where each buffer lives and, for register fragments, how its elements map onto
-//!    threads and registers (strided, chunked, a matrix unit's accumulator layout); demotion to
-//!    shared memory where no register layout serves every access.
+//!    threads and registers (strided, chunked, a matrix unit's accumulator layout, and with
+//!    `rows` the row layout of reduction results and row broadcasts); demotion to shared memory
+//!    where no register layout serves every access.
 //! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
-//! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled.
+//! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled;
+//!    `rows` then places the exchange areas of reductions that run in registers.
 //! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses.
 //! 5. `sync`: where block barriers go.
 //!
@@ -21,6 +23,7 @@ mod layout;
 mod pipeline;
 mod print;
 mod print_vector;
+mod rows;
 mod shared;
 mod sync;
 mod util;
@@ -105,6 +108,8 @@ pub(crate) struct Plan<'a> {
     pub write_once: Vec<bool>,
     /// Statements preceded by a block barrier ([`sync`]), by [`stmt_key`].
     pub barriers: BTreeSet<usize>,
+    /// Reductions that run in registers ([`rows`]), by [`stmt_key`].
+    pub reduces: BTreeMap<usize, rows::ReducePlan>,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -174,6 +179,14 @@ pub(crate) fn plan<'a>(
         stages = vec![1; stages.len()];
         (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages);
     }
+    let reduces = rows::plan_reduces(
+        k,
+        vals,
+        threads,
+        target.wave as usize,
+        &storage,
+        &mut shared_bytes,
+    );
     if shared_bytes > target.max_shared {
         return Err(limit(
             format!(
@@ -200,6 +213,7 @@ pub(crate) fn plan<'a>(
         loops: BTreeMap::new(),
         write_once: Vec::new(),
         barriers: BTreeSet::new(),
+        reduces,
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);

@@ -20,6 +20,12 @@ pub(super) struct Emitter<'a> {
     pub(super) lane: Option<print_vector::Lanes<'a>>,
     /// Temporaries named so far (`__v<n>`).
     pub(super) temps: usize,
+    /// Inside a loop over row fragments, whose iterations every thread of a group runs: the
+    /// condition that picks one thread per group for stores outside registers.
+    lead: Option<String>,
+    /// Inside a loop over a strided or chunked tile: its rank and the divisor from its
+    /// register index to that of the row fragments it reads ([`super::rows::rows_of`]).
+    pub(super) bcast: Option<(usize, usize)>,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -38,6 +44,8 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         file,
         lane: None,
         temps: 0,
+        lead: None,
+        bcast: None,
     };
     let threads = p.threads;
     let entry = entry_name(k, p.config);
@@ -326,9 +334,14 @@ impl Emitter<'_> {
             } => {
                 let ext = extents_of(extents, self.vals);
                 let plan = &self.p.loops[&stmt_key(s)];
+                let wave = self.target.wave as usize;
+                self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
                 if let Some(v) = &plan.vector {
-                    return self.vector_loop(v, vars, body, &ext, depth);
+                    let out = self.vector_loop(v, vars, body, &ext, depth);
+                    self.bcast = None;
+                    return out;
                 }
+                self.lead = lead(plan.layout);
                 let (head, coords) = self.mapping(plan.layout, &ext);
                 let mut inner = String::new();
                 for (d, v) in vars.iter().enumerate() {
@@ -343,6 +356,7 @@ impl Emitter<'_> {
                     inner.push_str(&self.line(st));
                     inner.push_str(&self.thread_stmt(st, depth + 2));
                 }
+                (self.lead, self.bcast) = (None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
             StmtKind::Copy { src, dst } => self.copy(src, dst, depth),
@@ -386,6 +400,42 @@ impl Emitter<'_> {
                     Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn)),
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
                     _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
+                }
+            }
+            StmtKind::Reduce { op, src, dst, .. } if self.p.reduces.contains_key(&stmt_key(s)) => {
+                let r = self.p.reduces[&stmt_key(s)];
+                let opn = match op {
+                    ReduceOp::Sum => "tl::Sum",
+                    ReduceOp::Max => "tl::Max",
+                };
+                let ty = ctype(self.k.buffers[*src].dtype);
+                let scratch = match r.scratch {
+                    Some(off) => format!("({ty}*)(tl_smem + {off})"),
+                    None => "nullptr".into(),
+                };
+                let call = |src: &str| {
+                    format!(
+                        "tl::reduce_rows<{opn}, {ty}, {}, {}, {}, {}, {t}>({src}, {}, {scratch});",
+                        r.nreg,
+                        r.per,
+                        r.width,
+                        self.target.wave,
+                        self.buf(*dst)
+                    )
+                };
+                match r.gather {
+                    None => format!("{ind}{}\n", call(&self.buf(*src))),
+                    Some(l) => {
+                        // This thread's elements of the shared tile, in the order the rows need.
+                        let (head, _) = self.mapping(l, &buf_shape(self.k, *src, self.vals));
+                        let head = head.replace('\n', &format!("\n{ind}"));
+                        format!(
+                            "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
+                            r.nreg * r.per,
+                            self.buf(*src),
+                            call("__red")
+                        )
+                    }
                 }
             }
             StmtKind::Reduce { op, src, dst, dim } => {
@@ -441,6 +491,22 @@ impl Emitter<'_> {
                 CHUNK,
                 format!("((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK}"),
             ),
+            Layout::Rows { groups, width } => {
+                // Every thread of a group runs its group's rows.
+                let total: usize = ext.iter().product();
+                let l = if groups == 1 {
+                    "__r".to_string()
+                } else {
+                    format!("__r * {groups} + TL_TID / {width}")
+                };
+                let guard = if total % groups == 0 {
+                    "true".to_string()
+                } else {
+                    format!("__L < {total}")
+                };
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {}; ++__r) {{\n  const int __L = {l};\n  if ({guard}) {{", total.div_ceil(groups));
+                (head, tile_coords(ext, "__L"))
+            }
             Layout::Matrix { inst, m, n, wm, wn } => {
                 // Each thread holds m·n / t elements, each held by exactly one (thread, register).
                 let nreg = m * n / t;
@@ -466,13 +532,19 @@ impl Emitter<'_> {
             StmtKind::Assign { var, value } => {
                 format!("{ind}{} = {};\n", self.var(*var), self.expr(value))
             }
-            StmtKind::Store { access, value } => {
-                format!("{ind}{} = {};\n", self.place(access), self.expr(value))
-            }
-            StmtKind::AtomicAdd { access, value } => format!(
-                "{ind}tl::atomic_add(&{}, {});\n",
-                self.place(access),
-                self.expr(value)
+            StmtKind::Store { access, value } => self.by_lead(
+                access,
+                format!("{} = {};", self.place(access), self.expr(value)),
+                &ind,
+            ),
+            StmtKind::AtomicAdd { access, value } => self.by_lead(
+                access,
+                format!(
+                    "tl::atomic_add(&{}, {});",
+                    self.place(access),
+                    self.expr(value)
+                ),
+                &ind,
             ),
             StmtKind::Alloc(_) => self.block_stmt(s, depth),
             StmtKind::If { cond, then, els } => {
@@ -508,6 +580,16 @@ impl Emitter<'_> {
         }
     }
 
+    /// A store, by one thread per group inside a loop over row fragments when it leaves the
+    /// registers.
+    fn by_lead(&self, a: &Access, stmt: String, ind: &str) -> String {
+        let in_regs = matches!(a.target, Target::Buffer(b) if !matches!(self.storage[b], Storage::Shared { .. }));
+        match &self.lead {
+            Some(c) if !in_regs => format!("{ind}if ({c}) {stmt}\n"),
+            _ => format!("{ind}{stmt}\n"),
+        }
+    }
+
     pub(super) fn place(&self, a: &Access) -> String {
         match a.target {
             Target::Tensor(p) => {
@@ -522,6 +604,13 @@ impl Emitter<'_> {
                 )
             }
             Target::Buffer(b) => match self.storage[b] {
+                Storage::Reg {
+                    layout: Layout::Rows { .. },
+                    ..
+                } if self.bcast.is_some_and(|(rank, _)| a.index.len() < rank) => {
+                    let (_, div) = self.bcast.expect("checked");
+                    format!("{}[__r / {div}]", self.buf(b))
+                }
                 Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
                 _ => {
                     let dims: Vec<String> = buf_shape(self.k, b, self.vals)
@@ -678,12 +767,20 @@ impl Emitter<'_> {
             }
             (Tile::Buffer(a), Tile::Buffer(b)) => {
                 let n = buf_len(self.k, *a, self.vals);
+                let same_shape =
+                    buf_shape(self.k, *a, self.vals) == buf_shape(self.k, *b, self.vals);
                 match (self.storage[*a], self.storage[*b]) {
                     (Storage::Shared { .. }, Storage::Shared { .. }) => format!("{ind}tl::copy_s2s<{}, {}, {n}, {t}>({}, {});\n", ty(*a), ty(*b), self.buf(*a), self.buf(*b)),
                     (Storage::Reg { .. }, Storage::Reg { .. }) => format!(
                         "{ind}for (int __r = 0; __r < {}; ++__r) {}[__r] = tl::cast<{}, {}>({}[__r]);\n",
                         self.nreg(*b), self.buf(*b), ty(*b), ty(*a), self.buf(*a)
                     ),
+                    (Storage::Shared { .. }, Storage::Reg { layout: Layout::Chunked, nreg }) if same_shape => {
+                        self.shared_chunks(nreg, *b, &format!("tl::lds_chunk<{}, {}>({} + __L, {} + __k * {CHUNK});", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
+                    }
+                    (Storage::Reg { layout: Layout::Chunked, nreg }, Storage::Shared { .. }) if same_shape => {
+                        self.shared_chunks(nreg, *a, &format!("tl::sts_chunk<{}, {}>({} + __k * {CHUNK}, {} + __L);", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
+                    }
                     (Storage::Shared { .. }, _) => self.reg_copy(*b, "", |_, _| format!("{{DST}} = tl::cast<{}, {}>({}[__e]);", ty(*b), ty(*a), self.buf(*a)), depth, false),
                     (_, Storage::Shared { .. }) => self.reg_copy(*a, "", |_, _| format!("{}[__e] = tl::cast<{}, {}>({{SRC}});", self.buf(*b), ty(*b), ty(*a)), depth, false),
                     _ => unreachable!("check::unsupported rejects copies of local buffers"),
@@ -691,6 +788,23 @@ impl Emitter<'_> {
             }
             _ => unreachable!("check::unsupported rejects copies between global tensors"),
         }
+    }
+
+    /// A copy between a shared tile and the chunked fragment `frag` of its shape, chunk by
+    /// chunk: `stmt` with `__L` the chunk's first element and `__k` its register chunk.
+    fn shared_chunks(&self, nreg: usize, frag: BufId, stmt: &str, depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        let t = self.threads;
+        let total = buf_len(self.k, frag, self.vals);
+        let guard = if total % (CHUNK * t) == 0 {
+            String::new()
+        } else {
+            format!("if (__L < {total}) ")
+        };
+        format!(
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  {guard}{stmt}\n{ind}}}\n",
+            nreg / CHUNK
+        )
     }
 
     fn nreg(&self, b: BufId) -> usize {
@@ -821,7 +935,16 @@ impl Emitter<'_> {
         } else {
             ("true".into(), "__e".into())
         };
-        let stmt = body(&inside, &lin)
+        let stmt = body(&inside, &lin);
+        // A copy out of a row fragment: one thread per group stores what the group holds.
+        let stmt = match self.storage[b] {
+            Storage::Reg { layout, .. } if stmt.contains("{SRC}") => match lead(layout) {
+                Some(c) => format!("if ({c}) {{ {stmt} }}"),
+                None => stmt,
+            },
+            _ => stmt,
+        };
+        let stmt = stmt
             .replace("{DST}", &format!("{}[__r]", self.buf(b)))
             .replace("{SRC}", &format!("{}[__r]", self.buf(b)));
         let _ = writeln!(s, "{ind}    {stmt}");
@@ -898,6 +1021,16 @@ impl Emitter<'_> {
                 format!("tl::div_ceil<{t}>({}, {})", self.expr(a), self.expr(b))
             }
         }
+    }
+}
+
+/// The lead-thread condition of a loop in `layout`, when its iterations run in every thread
+/// of a group (row fragments).
+fn lead(layout: Layout) -> Option<String> {
+    match layout {
+        Layout::Rows { groups: 1, .. } => Some("TL_TID == 0".into()),
+        Layout::Rows { width, .. } => Some(format!("TL_TID % {width} == 0")),
+        _ => None,
     }
 }
 

@@ -1,6 +1,8 @@
 //! Pass 5, synchronisation: between consecutive block-level statements a barrier is placed
 //! exactly when one writes a shared-resident buffer or a global tensor that the other reads or
-//! writes, including around the back edge of loops.
+//! writes, including around the back edge of loops. A reduction that exchanges partial results
+//! across waves ([`super::rows`]) writes its exchange area, passes a barrier of its own and
+//! reads the area: after it only that read is pending.
 
 use super::*;
 use crate::validate::walk;
@@ -56,6 +58,10 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
                 pending.union(&pt);
                 pending.union(&pe);
             }
+            StmtKind::Reduce { .. } if exchanges(p, s) => {
+                *pending = Pending::default();
+                pending.reads.insert(Res::Scratch(stmt_key(s)));
+            }
             _ => pending.add(&r, &w),
         }
     }
@@ -65,6 +71,15 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
 enum Res {
     Buf(BufId),
     Tensor(ParamId),
+    /// The exchange area of a register reduction, by [`stmt_key`].
+    Scratch(usize),
+}
+
+/// A reduction in registers whose rows span several waves (with a barrier inside).
+fn exchanges(p: &Plan, s: &Stmt) -> bool {
+    p.reduces
+        .get(&stmt_key(s))
+        .is_some_and(|r| r.scratch.is_some())
 }
 
 #[derive(Default, Clone)]
@@ -142,6 +157,12 @@ fn effects(p: &Plan, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
                 if let Some(x) = res(Target::Buffer(*c)) {
                     r.insert(x);
                     w.insert(x);
+                }
+            }
+            StmtKind::Reduce { src, .. } if exchanges(p, s) => {
+                w.insert(Res::Scratch(stmt_key(s)));
+                if let Some(x) = res(Target::Buffer(*src)) {
+                    r.insert(x);
                 }
             }
             StmtKind::Reduce { src, dst, .. } => {
