@@ -592,6 +592,22 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         &check,
         &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
     );
+    let sp = spec(
+        "06",
+        "softmax",
+        "softmax whole row",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        &c06::softmax_row::KERNEL,
+        &mut b,
+        &check,
+        &mut |cfg, b| c06::softmax_row::launch(&dev, cfg, &a, b),
+    );
     // cuDNN's row softmax (the descriptor is made once, outside the timed region).
     if r.is_cuda() {
         if let Ok(dnn) = r.dnn() {

@@ -23,6 +23,10 @@
 //!   overflows either. After the last chunk `(m, s)` equal the 3-pass values up to rounding,
 //!   and one write pass finishes. The input is read twice instead of three times, which is
 //!   what matters for a bandwidth-bound kernel.
+//! * **whole row** (`softmax_row`): when a row fits one tile (`requires N <= BN`; 16384 floats
+//!   are 32 registers per thread at 512 threads) the three passes run over the registers:
+//!   the input is read once and the output written once, the least traffic there is. The
+//!   reductions and the row values `m`, `s` stay in registers too (the lowering's row layout).
 //!
 //! **Tails.** `copy` reads zeros outside the tensor and skips writes outside it, so rows past
 //! `M` cost nothing but need no guard. Columns past `N` are different: a zero would enter the
@@ -148,6 +152,43 @@ pub fn softmax_online<const BM: usize, const BN: usize, const THREADS: usize>(
     }
 }
 
+/// The whole row in registers (`requires N <= BN`): one read of the input and one write, the
+/// minimum traffic. The row is copied once into a `(BM, BN)` fragment and stays there for the
+/// maximum, the exponentials, the sum and the division. Columns past `N` are masked as in the
+/// other kernels. Rows longer than `BN` are refused at launch (the `requires`); the chunked
+/// kernels above take any length.
+#[tile_kernel(
+    grid = [M.div_ceil(BM)],
+    threads = THREADS,
+    requires = [N <= BN],
+    configs = [r1x16384t512(BM = 1, BN = 16384, THREADS = 512), r1x16384(BM = 1, BN = 16384, THREADS = 1024)],
+    defaults = [gfx1100 = r1x16384t512, gfx1151 = r1x16384t512, gfx1201 = r1x16384t512, gfx90a = r1x16384t512, gfx942 = r1x16384t512, sm_90 = r1x16384t512, cpu = r1x16384t512],
+)]
+pub fn softmax_row<const BM: usize, const BN: usize, const THREADS: usize>(
+    a: &Tensor<f32, (M, N)>,
+    b: &mut Tensor<f32, (M, N)>,
+) {
+    let row0 = block_idx(0) * BM;
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    let mut m = alloc_fragment::<f32, (BM,)>();
+    let mut s = alloc_fragment::<f32, (BM,)>();
+    copy(a.at((row0, 0)), &mut tile);
+    for (i, j) in parallel(BM, BN) {
+        tile[(i, j)] = if_then_else(j < N, tile[(i, j)], f32::NEG_INFINITY);
+    }
+    reduce_max(&tile, &mut m, 1);
+    // Masked columns hold −∞: their exp is exactly 0 (a row of only −∞ gives NaN, as the
+    // reference does).
+    for (i, j) in parallel(BM, BN) {
+        tile[(i, j)] = exp(tile[(i, j)] - m[i]);
+    }
+    reduce_sum(&tile, &mut s, 1);
+    for (i, j) in parallel(BM, BN) {
+        tile[(i, j)] = tile[(i, j)] / s[i];
+    }
+    copy(&tile, b.at_mut((row0, 0)));
+}
+
 /// The float64 reference: max-subtracted softmax of each row of the row-major `[m, n]` matrix.
 pub fn reference_softmax(a: &[f64], m: usize, n: usize) -> Vec<f64> {
     let mut out = vec![0.0; m * n];
@@ -207,6 +248,11 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
             softmax_online::launch(dev, cfg, &a, b)
         })?,
     );
+    cases.extend(
+        p.sweep(dev, "whole row", &softmax_row::KERNEL, &mut b, |cfg, b| {
+            softmax_row::launch(dev, cfg, &a, b)
+        })?,
+    );
     Ok(cases)
 }
 
@@ -237,6 +283,18 @@ mod tests {
             softmax_online::launch(&dev, cfg, &a, &mut b).unwrap();
             check::assert_close(
                 &format!("softmax_online[{cfg}] {what} {m}x{n}"),
+                &b,
+                &want,
+                ATOL,
+                RTOL,
+                seed,
+            );
+        }
+        for cfg in softmax_row::CONFIGS {
+            b.poison().unwrap();
+            softmax_row::launch(&dev, cfg, &a, &mut b).unwrap();
+            check::assert_close(
+                &format!("softmax_row[{cfg}] {what} {m}x{n}"),
                 &b,
                 &want,
                 ATOL,
@@ -301,6 +359,23 @@ mod tests {
                     softmax_online::launch(&dev, cfg, &a, b)
                 });
             }
+            for cfg in softmax_row::CONFIGS {
+                assert_close(format!("softmax_row[{cfg}] {m}x{n}"), &mut b, &|b| {
+                    softmax_row::launch(&dev, cfg, &a, b)
+                });
+            }
+        }
+    }
+
+    /// Rows longer than the tile are refused at launch, not computed wrong.
+    #[test]
+    fn whole_row_refuses_rows_longer_than_its_tile() {
+        let dev = crate::check::test_device();
+        let a = dev.alloc::<f32>(&[2, 16_385]).unwrap();
+        let mut b = dev.alloc::<f32>(&[2, 16_385]).unwrap();
+        for cfg in softmax_row::CONFIGS {
+            let e = softmax_row::launch(&dev, cfg, &a, &mut b).unwrap_err();
+            assert!(e.to_string().contains("N <= BN"), "{cfg}: {e}");
         }
     }
 

@@ -57,6 +57,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &ch05_row_sum::row_sum::KERNEL,
     &ch06_softmax::softmax_3pass::KERNEL,
     &ch06_softmax::softmax_online::KERNEL,
+    &ch06_softmax::softmax_row::KERNEL,
     &ch07_flash_attention::flash_attn_3pass::KERNEL,
     &ch07_flash_attention::flash_attn_2pass::KERNEL,
     &ch08_gemm::gemm_naive::KERNEL,

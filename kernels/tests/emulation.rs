@@ -200,6 +200,12 @@ fn cases() -> Vec<Case> {
             SOFTMAX_TOL,
         ),
         case(
+            "softmax_row",
+            &[&[("M", 1), ("N", 1)], &[("M", 3), ("N", 1537)]],
+            u4,
+            SOFTMAX_TOL,
+        ),
+        case(
             "flash_attn_3pass",
             &[&[("M", 1), ("N", 1)], &[("M", 5), ("N", 1537)]],
             u2,

@@ -666,8 +666,11 @@ template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW
 TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
   static_assert(!SW || (sizeof(D) == 2 && T3 % 8 == 0), "swizzled tiles: 16-bit, whole chunks");
   constexpr int ROWS = T0 * T1 * T2;
+  // 16 bytes of the global type per access; a converting copy (not swizzled, not
+  // asynchronous: cp.async cannot convert) stores the converted vector to shared memory.
   constexpr int VEC = 16 / (int)sizeof(S);
-  if constexpr (__is_same(S, D) && VEC > 1 && T3 % VEC == 0) {
+  constexpr bool SAME = __is_same(S, D);
+  if constexpr (VEC > 1 && T3 % VEC == 0 && (SAME || !SW) && VEC * sizeof(D) % 4 == 0) {
     if ((uint64_t)g % 16 == 0 && r.dims[3] % VEC == 0 && r.off[3] % VEC == 0) {
       constexpr int VPR = T3 / VEC;
       for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
@@ -677,6 +680,16 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         const index gc = r.off[3] + c;
         D* dst = s + sidx<SW, T3>(row, c);
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
+          if constexpr (!SAME) {
+            S tmp[VEC];
+            D out[VEC];
+            const vec16 v = ld128<false, NC>(g + grow * r.dims[3] + gc);
+            __builtin_memcpy(tmp, &v, 16);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) out[i] = cast<D>(tmp[i]);
+            vstore<false, true, VEC>(dst, out);
+            continue;
+          }
 #if defined(TL_NVIDIA)
           if constexpr (ASYNC) {
             cp_async16(dst, g + grow * r.dims[3] + gc);
@@ -689,7 +702,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         } else {
           for (int v = 0; v < VEC; ++v) {
             const bool in = in_row && gc + v >= 0 && gc + v < r.dims[3];
-            dst[v] = in ? g[grow * r.dims[3] + gc + v] : lit<D>(0.0);
+            dst[v] = in ? cast<D>(g[grow * r.dims[3] + gc + v]) : lit<D>(0.0);
           }
         }
       }
@@ -710,8 +723,9 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
 template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool STREAM = false>
 TL_DEVICE void copy_s2g(const S* __restrict__ s, D* __restrict__ g, const Region& r) {
   constexpr int ROWS = T0 * T1 * T2;
-  constexpr int VEC = 16 / (int)sizeof(S);
-  if constexpr (__is_same(S, D) && VEC > 1 && T3 % VEC == 0) {
+  // 16 bytes of the global type per access (a converting copy loads and converts first).
+  constexpr int VEC = 16 / (int)sizeof(D);
+  if constexpr (VEC > 1 && T3 % VEC == 0 && VEC * sizeof(S) % 4 == 0) {
     if ((uint64_t)g % 16 == 0 && r.dims[3] % VEC == 0 && r.off[3] % VEC == 0) {
       constexpr int VPR = T3 / VEC;
       for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
@@ -721,10 +735,19 @@ TL_DEVICE void copy_s2g(const S* __restrict__ s, D* __restrict__ g, const Region
         const index gc = r.off[3] + c;
         const S* src = s + row * T3 + c;
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
-          st128<STREAM>(g + grow * r.dims[3] + gc, ld128<true>(src));
+          if constexpr (__is_same(S, D)) {
+            st128<STREAM>(g + grow * r.dims[3] + gc, ld128<true>(src));
+          } else {
+            S tmp[VEC];
+            D out[VEC];
+            vload<true, VEC, false>(src, tmp);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) out[i] = cast<D>(tmp[i]);
+            vstore<STREAM, false, VEC>(g + grow * r.dims[3] + gc, out);
+          }
         } else if (in_row) {
           for (int v = 0; v < VEC; ++v)
-            if (gc + v >= 0 && gc + v < r.dims[3]) g[grow * r.dims[3] + gc + v] = src[v];
+            if (gc + v >= 0 && gc + v < r.dims[3]) g[grow * r.dims[3] + gc + v] = cast<D>(src[v]);
         }
       }
       return;
