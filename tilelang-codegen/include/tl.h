@@ -565,6 +565,30 @@ TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
 }
+// The element-wise form of a chunk copy, for tensors `chunk_aligned` refuses: element v of the
+// chunk is column gc + v of a row (inside the tensor when `row`), and only columns in
+// [0, cols) are read (others give 0) or written. The bounds are two small integers per chunk,
+// not a 64-bit test per element: this path is cold, but its registers count everywhere.
+TL_DEVICE void chunk_span(bool row, index gc, index cols, int& lo, int& hi) {
+  const index a = -gc, b = cols - gc;
+  lo = a <= 0 ? 0 : a >= 8 ? 8 : (int)a;
+  hi = !row || b <= 0 ? 0 : b >= 8 ? 8 : (int)b;
+}
+template <class G, class R>
+TL_DEVICE void load_chunk_tail(const G* __restrict__ g, bool row, index gc, index cols, R* r) {
+  int lo, hi;
+  chunk_span(row, gc, cols, lo, hi);
+#pragma unroll
+  for (int v = 0; v < 8; ++v) r[v] = v >= lo && v < hi ? cast<R, G>(g[v]) : lit<R>(0.0);
+}
+template <class R, class G>
+TL_DEVICE void store_chunk_tail(const R* r, G* __restrict__ g, bool row, index gc, index cols) {
+  int lo, hi;
+  chunk_span(row, gc, cols, lo, hi);
+#pragma unroll
+  for (int v = 0; v < 8; ++v)
+    if (v >= lo && v < hi) g[v] = cast<G, R>(r[v]);
+}
 template <class R, class G, bool STREAM = false>
 TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
   G tmp[8];

@@ -121,6 +121,28 @@ fn region_index(r: usize) -> (String, String) {
     (conds.join(" && "), lin)
 }
 
+/// For the chunk at tile coordinates `__c0..` of a rank-`r` tile in the region `__g`: whether
+/// its row (every dimension but the innermost) is inside the tensor, and the linear index of
+/// its first element, column `__gc`.
+fn region_row(r: usize) -> (String, String) {
+    let mut conds = Vec::new();
+    let mut lin = String::from("0");
+    for d in 0..4 {
+        let g = if d == 3 {
+            "__gc".to_string()
+        } else if d + r >= 4 {
+            format!("(__g.off[{d}] + __c{})", d + r - 4)
+        } else {
+            format!("__g.off[{d}]")
+        };
+        if d < 3 {
+            conds.push(format!("{g} >= 0 && {g} < __g.dims[{d}]"));
+        }
+        lin = format!("({lin}) * __g.dims[{d}] + {g}");
+    }
+    (conds.join(" && "), lin)
+}
+
 impl Emitter<'_> {
     pub(super) fn tensor(&self, p: ParamId) -> String {
         format!("t_{}", c_name(&self.k.params[p].name))
@@ -897,9 +919,34 @@ impl Emitter<'_> {
                 "{ind}      if ({inside}) tl::store_chunk<{rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
             );
         }
+        // Otherwise chunk by chunk, element-wise within the row's bounds.
         let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}} else {{");
-        s.push_str(&elementwise("", depth + 1));
-        let _ = writeln!(s, "{ind}}}\n{ind}}}");
+        let _ = writeln!(
+            s,
+            "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}    if ({guard}) {{",
+            nreg / CHUNK
+        );
+        for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
+            let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
+        }
+        let (row, base) = region_row(r);
+        let _ = writeln!(
+            s,
+            "{ind}      const bool __row = {row};\n{ind}      const tl::index __gc = __g.off[3] + __c{};",
+            r - 1
+        );
+        if to_regs {
+            let _ = writeln!(
+                s,
+                "{ind}      tl::load_chunk_tail<{gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "{ind}      tl::store_chunk_tail<{rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);"
+            );
+        }
+        let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}}\n{ind}}}");
         s
     }
 

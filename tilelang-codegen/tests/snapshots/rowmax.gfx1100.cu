@@ -23,17 +23,16 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
         }
       }
     } else {
-      { 
       #pragma unroll
-for (int __r = 0; __r < 8; ++__r) {
-  const int __L = ((__r / 8) * 128 + TL_TID) * 8 + __r % 8;
-  if (true) {
+      for (int __k = 0; __k < 1; ++__k) {
+        const int __L = (__k * 128 + TL_TID) * 8;
+        if (true) {
           const tl::index __c0 = (tl::index)((__L / 256) % 4);
           const tl::index __c1 = (tl::index)((__L / 1) % 256);
-          const tl::index __e = ((0) * 4 + __c0) * 256 + __c1;
-          b0_t[__r] = (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) ? tl::cast<float, float>(t_a[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)]) : tl::lit<float>(0.0);
+          const bool __row = __g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2];
+          const tl::index __gc = __g.off[3] + __c1;
+          tl::load_chunk_tail<float, float>(t_a + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + __gc), __row, __gc, __g.dims[3], b0_t + __k * 8);
         }
-      }
       }
     }
     }
