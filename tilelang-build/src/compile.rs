@@ -116,8 +116,11 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|(i, _)| *i);
     let mut manifest = String::from(
-        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\n",
+        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\n",
     );
+    // Fragments demoted to shared memory: one warning per kernel and set of fragments, with
+    // the configs and targets where it happens.
+    let mut demoted: Vec<(String, String, Vec<String>)> = Vec::new();
     for (i, r) in results {
         let job = &jobs[i];
         match r {
@@ -129,9 +132,26 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
                     );
                 }
                 manifest.push_str(&line);
+                if !job.hip.demoted.is_empty() {
+                    let names = job.hip.demoted.join("`, `");
+                    let at = format!("{} ({})", job.config, job.target.arch);
+                    match demoted
+                        .iter_mut()
+                        .find(|(k, n, _)| *k == job.kernel && *n == names)
+                    {
+                        Some((_, _, ats)) => ats.push(at),
+                        None => demoted.push((job.kernel.clone(), names, vec![at])),
+                    }
+                }
             }
             Err(e) => errors.push(e),
         }
+    }
+    for (kernel, names, ats) in demoted {
+        println!(
+            "cargo:warning=tilelang: kernel `{kernel}` keeps fragment(s) `{names}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree) in {}",
+            ats.join(", ")
+        );
     }
     write_if_changed(&dir.join("manifest.tsv"), &manifest)?;
     if errors.is_empty() {
@@ -236,14 +256,19 @@ fn compile_one(
     let mut line = String::new();
     let _ = writeln!(
         line,
-        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}\t{}",
         job.kernel,
         job.config,
         hip.entry,
         hip.threads,
         hip.shared_bytes + res.static_shared as usize,
         res.registers,
-        res.spill_bytes
+        res.spill_bytes,
+        if hip.demoted.is_empty() {
+            "-".to_string()
+        } else {
+            hip.demoted.join(",")
+        }
     );
     Ok((line, res))
 }
@@ -487,6 +512,7 @@ mod tests {
                 source: String::new(),
                 threads: 32,
                 shared_bytes: 0,
+                demoted: Vec::new(),
             },
         };
         let nvcc = format!(

@@ -608,6 +608,7 @@ fn reductions_run_in_registers_with_whole_waves() {
             "{arch}: {src}"
         );
         assert_eq!(k.shared_bytes, 0, "{arch}: {src}");
+        assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
         assert!(
             src.contains("float b1_m[1];") && src.contains("float b2_best[1];"),
             "{arch}: {src}"
@@ -672,7 +673,10 @@ fn row_fragments_without_a_register_parent_fall_back_to_shared_memory() {
         "        for (i, j) in parallel(BM, BN) {\n            out[row0 + i] = m[i] + a[(row0 + i, c * BN + j)];\n        }",
     );
     assert_ne!(free, ROWMAX);
-    let src = hip(&free, 0, "sm_90").source;
+    let k = hip(&free, 0, "sm_90");
+    // The build reports the demotion (a warning and the manifest), naming the fragments.
+    assert_eq!(k.demoted, ["t", "m"], "{}", k.source);
+    let src = k.source;
     assert!(
         src.contains("tl::reduce<tl::Max, float, 4, 256, 1, 128, 32>"),
         "{src}"

@@ -48,8 +48,15 @@ fn main() -> ExitCode {
                 );
                 match lower::emit(&f.ir, c, t, None) {
                     Ok(h) => println!(
-                        "// threads {} shared {}\n{}",
-                        h.threads, h.shared_bytes, h.source
+                        "// threads {} shared {} demoted {}\n{}",
+                        h.threads,
+                        h.shared_bytes,
+                        if h.demoted.is_empty() {
+                            "-".to_string()
+                        } else {
+                            h.demoted.join(",")
+                        },
+                        h.source
                     ),
                     Err(d) => println!("// error: {}", d.message),
                 }

@@ -50,6 +50,9 @@ pub struct HipKernel {
     pub threads: u32,
     /// Dynamic shared memory, bytes.
     pub shared_bytes: usize,
+    /// Fragments kept in shared memory because no register layout serves all their uses (the
+    /// build reports them: they cost shared memory and barriers).
+    pub demoted: Vec<String>,
 }
 
 /// What the launcher needs to call a lowered (kernel, config): no source.
@@ -222,6 +225,17 @@ pub(crate) fn plan<'a>(
 }
 
 impl Plan<'_> {
+    /// The fragments demoted to shared memory, by name.
+    pub fn demoted(&self) -> Vec<String> {
+        (0..self.k.buffers.len())
+            .filter(|&b| {
+                self.k.buffers[b].scope == Scope::Fragment
+                    && matches!(self.storage[b], Storage::Shared { .. })
+            })
+            .map(|b| self.k.buffers[b].name.to_string())
+            .collect()
+    }
+
     pub fn launch(&self) -> Launch {
         Launch {
             entry: entry_name(self.k, self.config),
@@ -246,6 +260,7 @@ pub fn emit(
 ) -> Result<HipKernel, Diagnostic> {
     let plan = plan(k, config, target)?;
     let source = print::kernel(&plan, file);
+    let demoted = plan.demoted();
     let Launch {
         entry,
         threads,
@@ -256,6 +271,7 @@ pub fn emit(
         source,
         threads,
         shared_bytes,
+        demoted,
     })
 }
 
