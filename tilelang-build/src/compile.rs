@@ -120,7 +120,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     );
     // Fragments demoted to shared memory: one warning per kernel and set of fragments, with
     // the configs and targets where it happens.
-    let mut demoted: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut demoted: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
     for (i, r) in results {
         let job = &jobs[i];
         match r {
@@ -134,7 +134,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
                 manifest.push_str(&line);
                 if !job.hip.demoted.is_empty() {
                     let names = job.hip.demoted.join("`, `");
-                    let at = format!("{} ({})", job.config, job.target.arch);
+                    let at = (job.config.clone(), job.target.arch.to_string());
                     match demoted
                         .iter_mut()
                         .find(|(k, n, _)| *k == job.kernel && *n == names)
@@ -148,9 +148,28 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
         }
     }
     for (kernel, names, ats) in demoted {
+        // Configs with the targets where they demote, configs of the same targets together.
+        let mut by_config: Vec<(String, Vec<String>)> = Vec::new();
+        for (config, arch) in ats {
+            match by_config.iter_mut().find(|(c, _)| *c == config) {
+                Some((_, archs)) => archs.push(arch),
+                None => by_config.push((config, vec![arch])),
+            }
+        }
+        let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        for (config, archs) in by_config {
+            match groups.iter_mut().find(|(_, a)| *a == archs) {
+                Some((configs, _)) => configs.push(config),
+                None => groups.push((vec![config], archs)),
+            }
+        }
+        let at: Vec<String> = groups
+            .iter()
+            .map(|(configs, archs)| format!("`{}` on {}", configs.join("`, `"), archs.join(", ")))
+            .collect();
         println!(
-            "cargo:warning=tilelang: kernel `{kernel}` keeps fragment(s) `{names}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree) in {}",
-            ats.join(", ")
+            "cargo:warning=tilelang: kernel `{kernel}` keeps fragment(s) `{names}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree): config(s) {}",
+            at.join("; ")
         );
     }
     write_if_changed(&dir.join("manifest.tsv"), &manifest)?;
