@@ -255,6 +255,11 @@ template <class T> TL_DEVICE T shl(T a, T n) { return (T)(a << ((int)n & (int)(s
 template <class T> TL_DEVICE T shr(T a, T n) { return (T)(a >> ((int)n & (int)(sizeof(T) * 8 - 1))); }
 
 // ---- comparisons on half-like values go through float --------------------------------------
+// An index bound as an int, saturated: comparing a tile coordinate (0 <= j < 2^31 - 1) with
+// it gives the same answer as with the 64-bit bound.
+TL_DEVICE int clamp32(index v) {
+  return v > 2147483647 ? 2147483647 : v < -2147483647 ? -2147483647 : (int)v;
+}
 template <class T> TL_DEVICE auto cmpv(T a) { if constexpr (is_half_like<T>::value) return to_float(a); else return a; }
 
 // ---- casts: float → int saturates (NaN → 0), int → int wraps, everything else rounds to nearest

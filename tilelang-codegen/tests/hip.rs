@@ -664,6 +664,30 @@ fn rows_across_waves_exchange_through_shared_memory_once() {
     assert!(src.contains("b1_m[__r / 8]"), "{src}");
 }
 
+/// A tail guard `c·BN + j < N` on a tile coordinate `j` is printed as a 32-bit comparison
+/// with a bound that does not change across the loop (ptxas kept a 64-bit threshold per
+/// unrolled element: online softmax went from 78 to 57 registers); `j < N` alone, or a bound
+/// that changes per element, keeps the 64-bit form.
+#[test]
+fn tail_guards_on_tile_coordinates_compare_in_32_bits() {
+    let masked = ROWMAX.replace(
+        "        reduce_max(&t, &mut m, 1);",
+        "        for (i, j) in parallel(BM, BN) {\n            t[(i, j)] = if_then_else(c * BN + j < N, t[(i, j)], -1.0e30);\n        }\n        reduce_max(&t, &mut m, 1);",
+    );
+    assert_ne!(masked, ROWMAX);
+    let src = hip(&masked, 0, "sm_90").source;
+    assert!(
+        src.contains("(((int)v")
+            && src.contains("< tl::clamp32(tl::sub<tl::index>(n_N, tl::mul<tl::index>(v"),
+        "{src}"
+    );
+    for other in ["j < N", "c * BN + j < N + i"] {
+        let k = masked.replace("c * BN + j < N", other);
+        let src = hip(&k, 0, "sm_90").source;
+        assert!(!src.contains("clamp32"), "{other}: {src}");
+    }
+}
+
 #[test]
 fn row_fragments_without_a_register_parent_fall_back_to_shared_memory() {
     // `m` is read in a loop over global tensors only: no register tile decides where its rows

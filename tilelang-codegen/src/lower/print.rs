@@ -26,6 +26,9 @@ pub(super) struct Emitter<'a> {
     /// Inside a loop over a strided or chunked tile: its rank and the divisor from its
     /// register index to that of the row fragments it reads ([`super::rows::rows_of`]).
     pub(super) bcast: Option<(usize, usize)>,
+    /// Inside a parallel loop: its variables (tile coordinates, small and non-negative) and
+    /// the variables its body declares ([`Self::coord_compare`]).
+    coords: Option<(Vec<VarId>, BTreeSet<VarId>)>,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -46,6 +49,7 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         temps: 0,
         lead: None,
         bcast: None,
+        coords: None,
     };
     let threads = p.threads;
     let entry = entry_name(k, p.config);
@@ -358,9 +362,18 @@ impl Emitter<'_> {
                 let plan = &self.p.loops[&stmt_key(s)];
                 let wave = self.target.wave as usize;
                 self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
+                let mut declared = BTreeSet::new();
+                crate::validate::walk(body, &mut |st| match &st.kind {
+                    StmtKind::Let { var, .. } => {
+                        declared.insert(*var);
+                    }
+                    StmtKind::For { vars, .. } => declared.extend(vars.iter().copied()),
+                    _ => {}
+                });
+                self.coords = Some((vars.clone(), declared));
                 if let Some(v) = &plan.vector {
                     let out = self.vector_loop(v, vars, body, &ext, depth);
-                    self.bcast = None;
+                    (self.bcast, self.coords) = (None, None);
                     return out;
                 }
                 self.lead = lead(plan.layout);
@@ -378,7 +391,7 @@ impl Emitter<'_> {
                     inner.push_str(&self.line(st));
                     inner.push_str(&self.thread_stmt(st, depth + 2));
                 }
-                (self.lead, self.bcast) = (None, None);
+                (self.lead, self.bcast, self.coords) = (None, None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
             StmtKind::Copy { src, dst } => self.copy(src, dst, depth),
@@ -1050,7 +1063,9 @@ impl Emitter<'_> {
                     BinOp::BitXor => format!("(({ot})({x} ^ {y}))"),
                     BinOp::And => format!("({x} && {y})"),
                     BinOp::Or => format!("({x} || {y})"),
-                    cmp => format!("(tl::cmpv({x}) {} tl::cmpv({y}))", cmp.symbol()),
+                    cmp => self.coord_compare(*cmp, a, b).unwrap_or_else(|| {
+                        format!("(tl::cmpv({x}) {} tl::cmpv({y}))", cmp.symbol())
+                    }),
                 }
             }
             ExprKind::Unary(UnOp::Neg, a) => format!("tl::neg<{t}>({})", self.expr(a)),
@@ -1068,6 +1083,61 @@ impl Emitter<'_> {
                 format!("tl::div_ceil<{t}>({}, {})", self.expr(a), self.expr(b))
             }
         }
+    }
+}
+
+impl Emitter<'_> {
+    /// A tail guard `c + j < n` inside a parallel loop, where `j` is one of the loop's
+    /// variables (a tile coordinate: non-negative and below its extent) and `c`, `n` do not
+    /// change across the loop's iterations, as the 32-bit `j < clamp32(n - c)`. The same value,
+    /// but the bound is one register for the whole loop instead of a 64-bit comparison per
+    /// element, which ptxas otherwise keeps one threshold per unrolled element for.
+    fn coord_compare(&self, op: BinOp, a: &Expr, b: &Expr) -> Option<String> {
+        let (vars, declared) = self.coords.as_ref()?;
+        if !matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+            || a.ty != Dtype::Index
+            || b.ty != Dtype::Index
+        {
+            return None;
+        }
+        fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            match &e.kind {
+                ExprKind::Binary(BinOp::Add, x, y) if e.ty == Dtype::Index => {
+                    terms(x, out);
+                    terms(y, out);
+                }
+                _ => out.push(e),
+            }
+        }
+        let invariant = |e: &Expr| {
+            let mut ok = true;
+            each_expr(e, &mut |x| match &x.kind {
+                ExprKind::Load(_) => ok = false,
+                ExprKind::Var(v) if vars.contains(v) || declared.contains(v) => ok = false,
+                _ => {}
+            });
+            ok
+        };
+        let mut ts = Vec::new();
+        terms(a, &mut ts);
+        let at = ts
+            .iter()
+            .position(|t| matches!(t.kind, ExprKind::Var(v) if vars.contains(&v)))?;
+        let j = ts.remove(at);
+        // (`j < n` alone stays as it is: measured, ptxas then gives the whole-row softmax 100
+        // registers instead of 64.)
+        if ts.is_empty() || !ts.iter().all(|t| invariant(t)) || !invariant(b) {
+            return None;
+        }
+        let mut bound = self.expr(b);
+        for t in ts {
+            bound = format!("tl::sub<tl::index>({bound}, {})", self.expr(t));
+        }
+        Some(format!(
+            "(((int){}) {} tl::clamp32({bound}))",
+            self.expr(j),
+            op.symbol()
+        ))
     }
 }
 
