@@ -26,6 +26,9 @@ struct Prepared {
     hip: lower::HipKernel,
 }
 
+/// A (config, target arch) pair, for the demotion warning.
+type ConfigArch = (String, String);
+
 /// What the device compiler reported for one object.
 #[derive(Debug, Default, Clone)]
 pub struct Resources {
@@ -120,7 +123,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     );
     // Fragments demoted to shared memory: one warning per kernel and set of fragments, with
     // the configs and targets where it happens.
-    let mut demoted: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+    let mut demoted: Vec<(String, String, Vec<ConfigArch>)> = Vec::new();
     for (i, r) in results {
         let job = &jobs[i];
         match r {
