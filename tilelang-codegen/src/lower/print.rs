@@ -439,10 +439,7 @@ impl Emitter<'_> {
             }
             StmtKind::Reduce { op, src, dst, .. } if self.p.reduces.contains_key(&stmt_key(s)) => {
                 let r = self.p.reduces[&stmt_key(s)];
-                let opn = match op {
-                    ReduceOp::Sum => "tl::Sum",
-                    ReduceOp::Max => "tl::Max",
-                };
+                let opn = reduce_op(*op);
                 let ty = ctype(self.k.buffers[*src].dtype);
                 let scratch = match r.scratch {
                     Some(off) => format!("({ty}*)(tl_smem + {off})"),
@@ -490,10 +487,7 @@ impl Emitter<'_> {
                 {
                     g *= 2;
                 }
-                let opn = match op {
-                    ReduceOp::Sum => "tl::Sum",
-                    ReduceOp::Max => "tl::Max",
-                };
+                let opn = reduce_op(*op);
                 let ty = ctype(self.k.buffers[*src].dtype);
                 format!(
                     "{ind}tl::reduce<{opn}, {ty}, {outer}, {len}, {inner}, {t}, {g}>({}, {});\n",
@@ -1138,6 +1132,14 @@ impl Emitter<'_> {
             self.expr(j),
             op.symbol()
         ))
+    }
+}
+
+/// The tl.h operator of a reduction.
+fn reduce_op(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "tl::Sum",
+        ReduceOp::Max => "tl::Max",
     }
 }
 
