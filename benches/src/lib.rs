@@ -67,10 +67,10 @@ mod tests {
             assert!(rec["median_ms"].as_f64().unwrap() > 0.0, "{rec}");
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
-        // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 3; 07: 2; 08: 4; 09: 2; 10: 1 = 22,
+        // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 3; 07: 3; 08: 4; 09: 2; 10: 1 = 23,
         // the 6 examples' kernels, plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 28);
-        assert_eq!(count("default"), 29);
+        assert_eq!(count("tuned"), 29);
+        assert_eq!(count("default"), 30);
         assert_eq!(
             results
                 .iter()

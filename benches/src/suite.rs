@@ -693,6 +693,22 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
         &check,
         &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
     );
+    let sp = spec(
+        "07",
+        title,
+        "flash attn whole row",
+        size,
+        vec![m, n],
+        "f32",
+        work,
+    );
+    r.kernel(
+        &sp,
+        &c07::flash_attn_row::KERNEL,
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_row::launch(&dev, cfg, &q, &k, &v, o),
+    );
     Ok(())
 }
 

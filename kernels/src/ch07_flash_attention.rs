@@ -23,6 +23,9 @@
 //!   real arithmetic because `exp(S − m_t)·exp(m_t − m_{t+1}) = exp(S − m_{t+1})` for every
 //!   term already in the sum; the factor is `1` when the maximum stays and `< 1` when it
 //!   grows, so nothing overflows. Q and K are read twice.
+//! * **whole row** (`flash_attn_row`): when a row fits one tile (`requires N <= BN`; 16384
+//!   floats per row in the registers of one block), `S` is formed once and kept: Q, K and V are
+//!   read once and O written once, the minimum traffic of the problem.
 //!
 //! The original notebooks picked the 3-pass kernel on discrete GPUs and the 2-pass kernel on
 //! the integrated one (gfx1151), where the extra exponentials of the online rescaling are
@@ -163,6 +166,49 @@ pub fn flash_attn_2pass<const BM: usize, const BN: usize, const THREADS: usize>(
     }
 }
 
+/// The whole row in registers (`requires N <= BN`): Q, K and V read once and O written once,
+/// the minimum traffic. `S = Q·K` is formed once into the `(BM, BN)` fragment and stays there
+/// for the maximum, the exponentials and the sum; V is copied in only for the last step.
+/// Columns past `N` are masked as in the other kernels. Rows longer than `BN` are refused at
+/// launch (the `requires`); the chunked kernels above take any length.
+#[tile_kernel(
+    grid = [M.div_ceil(BM)],
+    threads = THREADS,
+    requires = [N <= BN],
+    configs = [r1x16384t512(BM = 1, BN = 16384, THREADS = 512), r1x16384(BM = 1, BN = 16384, THREADS = 1024)],
+    defaults = [gfx1100 = r1x16384t512, gfx1151 = r1x16384t512, gfx1201 = r1x16384t512, gfx90a = r1x16384t512, gfx942 = r1x16384t512, sm_90 = r1x16384t512, cpu = r1x16384t512],
+)]
+pub fn flash_attn_row<const BM: usize, const BN: usize, const THREADS: usize>(
+    q: &Tensor<f32, (M, N)>,
+    k: &Tensor<f32, (M, N)>,
+    v: &Tensor<f32, (M, N)>,
+    o: &mut Tensor<f32, (M, N)>,
+) {
+    let row0 = block_idx(0) * BM;
+    let mut s_t = alloc_fragment::<f32, (BM, BN)>();
+    let mut k_t = alloc_fragment::<f32, (BM, BN)>();
+    let mut v_t = alloc_fragment::<f32, (BM, BN)>();
+    let mut m = alloc_fragment::<f32, (BM,)>();
+    let mut s = alloc_fragment::<f32, (BM,)>();
+    copy(q.at((row0, 0)), &mut s_t);
+    copy(k.at((row0, 0)), &mut k_t);
+    for (i, j) in parallel(BM, BN) {
+        s_t[(i, j)] = if_then_else(j < N, s_t[(i, j)] * k_t[(i, j)], f32::NEG_INFINITY);
+    }
+    reduce_max(&s_t, &mut m, 1);
+    // Masked columns hold −∞: their exp is exactly 0 (a row of only −∞ gives NaN, as the
+    // reference does).
+    for (i, j) in parallel(BM, BN) {
+        s_t[(i, j)] = exp(s_t[(i, j)] - m[i]);
+    }
+    reduce_sum(&s_t, &mut s, 1);
+    copy(v.at((row0, 0)), &mut v_t);
+    for (i, j) in parallel(BM, BN) {
+        s_t[(i, j)] = s_t[(i, j)] / s[i] * v_t[(i, j)];
+    }
+    copy(&s_t, o.at_mut((row0, 0)));
+}
+
 /// The variant the original notebooks used on this arch: 2 passes on the integrated GPU
 /// (gfx1151), 3 passes elsewhere.
 pub fn variant_for(arch: &str) -> &'static str {
@@ -278,6 +324,13 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         &mut o,
         |cfg, o| flash_attn_2pass::launch(dev, cfg, &q, &k, &v, o),
     )?);
+    cases.extend(p.sweep(
+        dev,
+        "whole row",
+        &flash_attn_row::KERNEL,
+        &mut o,
+        |cfg, o| flash_attn_row::launch(dev, cfg, &q, &k, &v, o),
+    )?);
     Ok(cases)
 }
 
@@ -324,6 +377,18 @@ mod tests {
             flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
             check::assert_close(
                 &format!("flash_attn_2pass[{cfg}] {what} {m}x{n}"),
+                &o,
+                &want,
+                ATOL,
+                RTOL,
+                seed,
+            );
+        }
+        for cfg in flash_attn_row::CONFIGS {
+            o.poison().unwrap();
+            flash_attn_row::launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
+            check::assert_close(
+                &format!("flash_attn_row[{cfg}] {what} {m}x{n}"),
                 &o,
                 &want,
                 ATOL,
@@ -451,9 +516,26 @@ mod tests {
                     flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o)
                 });
             }
+            for cfg in flash_attn_row::CONFIGS {
+                assert_close(format!("flash_attn_row[{cfg}] {m}x{n}"), &mut o, &|o| {
+                    flash_attn_row::launch(&dev, cfg, &q, &k, &v, o)
+                });
+            }
             assert_close(format!("flash_attention {m}x{n}"), &mut o, &|o| {
                 flash_attention(&dev, &q, &k, &v, o)
             });
+        }
+    }
+
+    /// Rows longer than the tile are refused at launch, not computed wrong.
+    #[test]
+    fn whole_row_refuses_rows_longer_than_its_tile() {
+        let dev = crate::check::test_device();
+        let q = dev.alloc::<f32>(&[2, 16_385]).unwrap();
+        let mut o = dev.alloc::<f32>(&[2, 16_385]).unwrap();
+        for cfg in flash_attn_row::CONFIGS {
+            let e = flash_attn_row::launch(&dev, cfg, &q, &q, &q, &mut o).unwrap_err();
+            assert!(e.to_string().contains("N <= BN"), "{cfg}: {e}");
         }
     }
 

@@ -60,6 +60,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &ch06_softmax::softmax_row::KERNEL,
     &ch07_flash_attention::flash_attn_3pass::KERNEL,
     &ch07_flash_attention::flash_attn_2pass::KERNEL,
+    &ch07_flash_attention::flash_attn_row::KERNEL,
     &ch08_gemm::gemm_naive::KERNEL,
     &ch08_gemm::gemm_fragment::KERNEL,
     &ch08_gemm::gemm_tiled::KERNEL,

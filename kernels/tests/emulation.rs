@@ -221,6 +221,12 @@ fn cases() -> Vec<Case> {
             u2,
             SOFTMAX_TOL,
         ),
+        case(
+            "flash_attn_row",
+            &[&[("M", 1), ("N", 1)], &[("M", 3), ("N", 1537)]],
+            u2,
+            SOFTMAX_TOL,
+        ),
         case("gemm_naive", GEMM_SIZES, u1, exact),
         case("gemm_fragment", GEMM_SIZES, u1, exact),
         case("gemm_tiled", GEMM_SIZES, u1, exact),

@@ -902,9 +902,29 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             src.contains("tl::store_chunk<float, float, true>(b1_u + __k * 8, t_b + "),
             "{arch}: {src}"
         );
+        // Per copy, one block-uniform choice of three paths: a tile wholly inside the tensor
+        // moves its chunks with no test each, one across the edge tests each chunk, and a
+        // misaligned tensor goes element-wise.
+        let starting = |head: &str| {
+            src.lines()
+                .filter(|l| l.trim_start().starts_with(head))
+                .count()
+        };
+        assert_eq!(starting("if (tl::chunk_aligned("), 2, "{arch}: {src}");
         assert_eq!(
-            src.matches("tl::chunk_aligned(").count(),
+            src.matches("&& tl::tile_inside<1, 1, 4, 256>(__g)) {")
+                .count(),
             2,
+            "{arch}: {src}"
+        );
+        assert_eq!(
+            starting("} else if (tl::chunk_aligned("),
+            2,
+            "{arch}: {src}"
+        );
+        assert!(
+            starting("tl::load_chunk<tl::half, tl::half, true>(t_a + ") == 1
+                && starting("tl::store_chunk<float, float, true>(b1_u + __k * 8, t_b + ") == 1,
             "{arch}: {src}"
         );
         // The loop uses the chunked order; the fallbacks for regions `chunk_aligned` refuses

@@ -887,73 +887,80 @@ impl Emitter<'_> {
         );
         let (name, ptr) = (self.buf(b), self.tensor(tensor));
         let r = shape.len();
-        let mut s = format!("{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g)) {{\n");
-        let _ = writeln!(
-            s,
-            "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{",
-            nreg / CHUNK
-        );
-        let _ = writeln!(
-            s,
-            "{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};"
-        );
         let guard = if total % (CHUNK * t) == 0 {
             "true".to_string()
         } else {
             format!("__L < {total}")
         };
-        let _ = writeln!(s, "{ind}    if ({guard}) {{");
-        for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
-            let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
-        }
-        // The chunk's first element.
+        // This thread's chunks: `body` with `__L` the chunk's first element, `__c0..` its tile
+        // coordinates and `__k` its register chunk.
+        let chunks = |body: &str| {
+            let mut s = format!(
+                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}    if ({guard}) {{\n",
+                nreg / CHUNK
+            );
+            for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
+                let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
+            }
+            let _ = writeln!(s, "{body}\n{ind}    }}\n{ind}  }}");
+            s
+        };
         let (inside, lin) = region_index(r);
         let regs = format!("{name} + __k * {CHUNK}");
-        if to_regs {
-            let nc = if self.read_only(tensor) { ", true" } else { "" };
-            let _ = writeln!(
-                s,
-                "{ind}      if ({inside}) tl::load_chunk<{gt}, {rt}{nc}>({ptr} + {lin}, {regs});\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);"
-            );
+        let nc = if self.read_only(tensor) { ", true" } else { "" };
+        let stream = if self.p.write_once[tensor] {
+            ", true"
         } else {
-            let stream = if self.p.write_once[tensor] {
-                ", true"
+            ""
+        };
+        let vector = |inside: &str| {
+            let test = if inside.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("if ({inside}) ")
             };
-            let _ = writeln!(
-                s,
-                "{ind}      if ({inside}) tl::store_chunk<{rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
-            );
+            if to_regs {
+                let zero = if inside.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);")
+                };
+                format!(
+                    "{ind}      {test}tl::load_chunk<{gt}, {rt}{nc}>({ptr} + {lin}, {regs});{zero}"
+                )
+            } else {
+                format!(
+                    "{ind}      {test}tl::store_chunk<{rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
+                )
+            }
+        };
+        let mut tile4 = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+        while tile4.len() < 4 {
+            tile4.insert(0, "1".into());
         }
-        // Otherwise chunk by chunk, element-wise within the row's bounds.
-        let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}} else {{");
-        let _ = writeln!(
-            s,
-            "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}    if ({guard}) {{",
-            nreg / CHUNK
+        // Three paths, chosen once for the block: a tile wholly inside the tensor moves whole
+        // vectors with no test per chunk; a tile across the tensor's edge tests each chunk
+        // (which then lies wholly inside or outside each row); a tensor whose pointer, row
+        // length or offset refuse vectors goes element-wise, chunk by chunk.
+        let mut s = format!(
+            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g) && tl::tile_inside<{}>(__g)) {{\n",
+            tile4.join(", ")
         );
-        for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
-            let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
-        }
+        s += &chunks(&vector(""));
+        let _ = writeln!(s, "{ind}}} else if (tl::chunk_aligned({ptr}, __g)) {{");
+        s += &chunks(&vector(&inside));
+        let _ = writeln!(s, "{ind}}} else {{");
         let (row, base) = region_row(r);
-        let _ = writeln!(
-            s,
-            "{ind}      const bool __row = {row};\n{ind}      const tl::index __gc = __g.off[3] + __c{};",
-            r - 1
-        );
-        if to_regs {
-            let _ = writeln!(
-                s,
-                "{ind}      tl::load_chunk_tail<{gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});"
-            );
+        let tail = if to_regs {
+            format!("{ind}      tl::load_chunk_tail<{gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});")
         } else {
-            let _ = writeln!(
-                s,
-                "{ind}      tl::store_chunk_tail<{rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);"
-            );
-        }
-        let _ = writeln!(s, "{ind}    }}\n{ind}  }}\n{ind}}}\n{ind}}}");
+            format!("{ind}      tl::store_chunk_tail<{rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);")
+        };
+        s += &chunks(&format!(
+            "{ind}      const bool __row = {row};\n{ind}      const tl::index __gc = __g.off[3] + __c{};\n{tail}",
+            r - 1
+        ));
+        let _ = writeln!(s, "{ind}}}\n{ind}}}");
         s
     }
 

@@ -11,7 +11,17 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   for (int __r = 0; __r < 1; ++__r) b2_best[__r] = tl::neg<float>(tl::lit<float>(1e30));
   for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
-    if (tl::chunk_aligned(t_a, __g)) {
+    if (tl::chunk_aligned(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
+      #pragma unroll
+      for (int __k = 0; __k < 1; ++__k) {
+        const int __L = (__k * 128 + TL_TID) * 8;
+        if (true) {
+          const tl::index __c0 = (tl::index)((__L / 256) % 4);
+          const tl::index __c1 = (tl::index)((__L / 1) % 256);
+          tl::load_chunk<float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 8);
+        }
+      }
+    } else if (tl::chunk_aligned(t_a, __g)) {
       #pragma unroll
       for (int __k = 0; __k < 1; ++__k) {
         const int __L = (__k * 128 + TL_TID) * 8;
