@@ -146,6 +146,57 @@ mod tests {
         }
     }
 
+    /// Every finite f16 bit pattern, subnormals and values whose sum overflows included: sums
+    /// and products are the correctly rounded f16 results, bit for bit (the exact f64 value
+    /// rounded once), as on the CPU backend, whatever instructions the GPU uses for them.
+    #[test]
+    fn f16_sums_and_products_are_correctly_rounded() {
+        let dev = crate::check::test_device();
+        let seed = Rng::fresh_seed();
+        let mut rng = Rng::new(seed);
+        let n = 10_001;
+        let mut finite = || loop {
+            let h = f16::from_bits((rng.uniform(0.0, 65536.0) as u32).min(65535) as u16);
+            if h.is_finite() {
+                return h;
+            }
+        };
+        let av: Vec<f16> = (0..n).map(|_| finite()).collect();
+        let bv: Vec<f16> = (0..n).map(|_| finite()).collect();
+        let a = dev.upload(&av, &[n]).unwrap();
+        let b = dev.upload(&bv, &[n]).unwrap();
+        let mut c = dev.alloc::<f16>(&[n]).unwrap();
+        let exact = |got: &[f16], want: &dyn Fn(f64, f64) -> f64, what: &str| {
+            for (i, g) in got.iter().enumerate() {
+                let w = f16::from_f64(want(av[i].to_f64(), bv[i].to_f64()));
+                assert!(
+                    *g == w,
+                    "{what}: {} and {} gave {g}, not {w} (TILELANG_SEED={seed})",
+                    av[i],
+                    bv[i]
+                );
+            }
+        };
+        for cfg in vector_add::CONFIGS {
+            c.poison().unwrap();
+            vector_add::launch(&dev, cfg, &a, &b, &mut c).unwrap();
+            exact(
+                &c.to_vec().unwrap(),
+                &|x, y| x + y,
+                &format!("vector_add[{cfg}]"),
+            );
+        }
+        for cfg in mul_relu::CONFIGS {
+            c.poison().unwrap();
+            mul_relu::launch(&dev, cfg, &a, &b, &mut c).unwrap();
+            exact(
+                &c.to_vec().unwrap(),
+                &|x, y| (x * y).max(0.0),
+                &format!("mul_relu[{cfg}]"),
+            );
+        }
+    }
+
     #[test]
     fn mismatched_lengths_are_refused_before_any_write() {
         let dev = crate::check::test_device();

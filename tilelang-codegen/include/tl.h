@@ -190,6 +190,8 @@ typedef long long index;
 template <class T> struct is_half_like { static constexpr bool value = false; };
 template <> struct is_half_like<half> { static constexpr bool value = true; };
 template <> struct is_half_like<bfloat> { static constexpr bool value = true; };
+template <class T> struct is_bfloat { static constexpr bool value = false; };
+template <> struct is_bfloat<bfloat> { static constexpr bool value = true; };
 template <class T> struct is_float_like { static constexpr bool value = is_half_like<T>::value; };
 template <> struct is_float_like<float> { static constexpr bool value = true; };
 template <> struct is_float_like<double> { static constexpr bool value = true; };
@@ -221,15 +223,28 @@ TL_DEVICE double fmod_(double a, double b) { return ::fmod(a, b); }
 
 // ---- arithmetic: IEEE for floats (halves through float, one rounding per operation as on the
 // CPU backend), wrapping for integers -------------------------------------------------------
+// Halves on NVIDIA use the f16 instructions (HADD2/HMUL2, one lane): the same bits, since f32
+// carries 24 >= 2*11 + 1 significant bits, so rounding the exact result to f32 and then to f16
+// gives the correctly rounded f16 result of +, - and * (double rounding is innocuous there);
+// through f32 each operation costs three instructions where the f16 one costs one.
+#if defined(TL_NVIDIA)
+#define TL_HALF_OP(op, a, b) \
+  if constexpr (sizeof(T) == 2 && is_half_like<T>::value && !is_bfloat<T>::value) return op(a, b);
+#else
+#define TL_HALF_OP(op, a, b)
+#endif
 template <class T> TL_DEVICE T add(T a, T b) {
+  TL_HALF_OP(__hadd, a, b)
   if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) + wide(b));
   else return (T)((typename unsigned_of<T>::type)a + (typename unsigned_of<T>::type)b);
 }
 template <class T> TL_DEVICE T sub(T a, T b) {
+  TL_HALF_OP(__hsub, a, b)
   if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) - wide(b));
   else return (T)((typename unsigned_of<T>::type)a - (typename unsigned_of<T>::type)b);
 }
 template <class T> TL_DEVICE T mul(T a, T b) {
+  TL_HALF_OP(__hmul, a, b)
   if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) * wide(b));
   else return (T)((typename unsigned_of<T>::type)a * (typename unsigned_of<T>::type)b);
 }
