@@ -179,7 +179,17 @@ fn gemm_uses_the_matrix_unit_of_each_target() {
     ] {
         let k = hip(GEMM, 0, arch);
         assert!(k.source.contains(gemm), "{arch}: {}", k.source);
-        assert_eq!(k.source.matches(coord).count(), 2, "{arch}: {}", k.source);
+        // The accumulator's mapping: its loop, and the store of the tile (wholly inside the
+        // tensor with no test per element, across its edge with one).
+        assert_eq!(k.source.matches(coord).count(), 3, "{arch}: {}", k.source);
+        assert_eq!(
+            k.source
+                .matches("if (tl::tile_inside<1, 1, 64, 64>(__g)) {")
+                .count(),
+            1,
+            "{arch}: {}",
+            k.source
+        );
         assert!(
             k.source.contains("float b2_acc[32];"),
             "{arch}: {}",

@@ -722,10 +722,10 @@ impl Emitter<'_> {
                         self.buf(*b)
                     ),
                     _ => {
-                        let elementwise = |prelude: &str, depth: usize| {
+                        let elementwise = |depth: usize, _interior: bool| {
                             self.reg_copy(
                                 *b,
-                                prelude,
+                                "",
                                 |inside, lin| {
                                     format!(
                                         "{} = {inside} ? tl::cast<{}, {st}>({}[{lin}]) : tl::lit<{}>(0.0);",
@@ -767,11 +767,12 @@ impl Emitter<'_> {
                         self.tensor(*tensor)
                     ),
                     _ => {
-                        let elementwise = |prelude: &str, depth: usize| {
+                        let elementwise = |depth: usize, interior: bool| {
                             self.reg_copy(
                                 *b,
-                                prelude,
+                                "",
                                 |inside, lin| {
+                                    let inside = if interior { "true" } else { inside };
                                     format!(
                                         "if ({inside}) {}[{lin}] = tl::cast<{dt}, {}>({});",
                                         self.tensor(*tensor),
@@ -860,7 +861,9 @@ impl Emitter<'_> {
     /// `region`): for a chunked fragment, when the tensor's pointer, row length and offset allow
     /// (a check uniform over the block), each thread moves its chunks as whole vectors — a
     /// chunk then lies entirely inside or entirely outside the tensor — and otherwise, or for
-    /// other layouts, `elementwise(prelude, depth)` element by element.
+    /// other layouts, element by element: `elementwise(depth, interior)`, for stores with no
+    /// bounds test per element when the tile lies wholly inside the tensor (`interior`, tested
+    /// once for the block).
     fn chunked_copy(
         &self,
         b: BufId,
@@ -868,18 +871,33 @@ impl Emitter<'_> {
         region: &str,
         to_regs: bool,
         depth: usize,
-        elementwise: &dyn Fn(&str, usize) -> String,
+        elementwise: &dyn Fn(usize, bool) -> String,
     ) -> String {
         let ind = "  ".repeat(depth);
+        let shape = buf_shape(self.k, b, self.vals);
+        let mut tile4 = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+        while tile4.len() < 4 {
+            tile4.insert(0, "1".into());
+        }
+        let inside_test = format!("tl::tile_inside<{}>(__g)", tile4.join(", "));
         let Storage::Reg {
             layout: Layout::Chunked,
             nreg,
         } = self.storage[b]
         else {
-            return elementwise(&format!("{region} "), depth);
+            // Stores skip the per-element bounds test when the whole tile is inside; loads
+            // keep one path (tested with both, loads made ptxas spill in the examples' norms).
+            return if to_regs {
+                format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, false))
+            } else {
+                format!(
+                    "{ind}{{ {region}\n{ind}if ({inside_test}) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
+                    elementwise(depth + 1, true),
+                    elementwise(depth + 1, false)
+                )
+            };
         };
         let t = self.threads;
-        let shape = buf_shape(self.k, b, self.vals);
         let total: usize = shape.iter().product();
         let (rt, gt) = (
             ctype(self.k.buffers[b].dtype),
@@ -934,17 +952,12 @@ impl Emitter<'_> {
                 )
             }
         };
-        let mut tile4 = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>();
-        while tile4.len() < 4 {
-            tile4.insert(0, "1".into());
-        }
         // Three paths, chosen once for the block: a tile wholly inside the tensor moves whole
         // vectors with no test per chunk; a tile across the tensor's edge tests each chunk
         // (which then lies wholly inside or outside each row); a tensor whose pointer, row
         // length or offset refuse vectors goes element-wise, chunk by chunk.
         let mut s = format!(
-            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g) && tl::tile_inside<{}>(__g)) {{\n",
-            tile4.join(", ")
+            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g) && {inside_test}) {{\n"
         );
         s += &chunks(&vector(""));
         let _ = writeln!(s, "{ind}}} else if (tl::chunk_aligned({ptr}, __g)) {{");

@@ -56,14 +56,30 @@ for (int __r = 0; __r < 1; ++__r) {
       }
     }
   }
-  { tl::Region __g = {{1, 1, 1, n_M}, {0, 0, 0, v0_row0}}; 
-  #pragma unroll
+  { tl::Region __g = {{1, 1, 1, n_M}, {0, 0, 0, v0_row0}};
+  if (tl::tile_inside<1, 1, 1, 4>(__g)) {
+    { 
+    #pragma unroll
 for (int __r = 0; __r < 1; ++__r) {
   const int __L = __r * 4 + TL_TID / 32;
   if (true) {
-      const tl::index __c0 = (tl::index)((__L / 1) % 4);
-      const tl::index __e = (0) * 4 + __c0;
-      if (TL_TID % 32 == 0) { if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && __g.off[2] >= 0 && __g.off[2] < __g.dims[2] && (__g.off[3] + __c0) >= 0 && (__g.off[3] + __c0) < __g.dims[3])) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+        const tl::index __c0 = (tl::index)((__L / 1) % 4);
+        const tl::index __e = (0) * 4 + __c0;
+        if (TL_TID % 32 == 0) { if (true) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+      }
+    }
+    }
+  } else {
+    { 
+    #pragma unroll
+for (int __r = 0; __r < 1; ++__r) {
+  const int __L = __r * 4 + TL_TID / 32;
+  if (true) {
+        const tl::index __c0 = (tl::index)((__L / 1) % 4);
+        const tl::index __e = (0) * 4 + __c0;
+        if (TL_TID % 32 == 0) { if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && __g.off[2] >= 0 && __g.off[2] < __g.dims[2] && (__g.off[3] + __c0) >= 0 && (__g.off[3] + __c0) < __g.dims[3])) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+      }
+    }
     }
   }
   }
