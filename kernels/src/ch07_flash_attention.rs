@@ -168,8 +168,7 @@ pub fn flash_attn_2pass<const BM: usize, const BN: usize, const THREADS: usize>(
 
 /// The whole row in registers (`requires N <= BN`): Q, K and V read once and O written once,
 /// the minimum traffic. `S = Q·K` is formed once into the `(BM, BN)` fragment and stays there
-/// for the maximum, the exponentials and the sum; V is copied in at the start, its loads in
-/// flight while the row is reduced.
+/// for the maximum, the exponentials and the sum; V is copied in only for the last step.
 /// Columns past `N` are masked as in the other kernels. Rows longer than `BN` are refused at
 /// launch (the `requires`); the chunked kernels above take any length.
 #[tile_kernel(
@@ -193,8 +192,6 @@ pub fn flash_attn_row<const BM: usize, const BN: usize, const THREADS: usize>(
     let mut s = alloc_fragment::<f32, (BM,)>();
     copy(q.at((row0, 0)), &mut s_t);
     copy(k.at((row0, 0)), &mut k_t);
-    // V is loaded now, so that its loads are in flight during the two reductions.
-    copy(v.at((row0, 0)), &mut v_t);
     for (i, j) in parallel(BM, BN) {
         s_t[(i, j)] = if_then_else(j < N, s_t[(i, j)] * k_t[(i, j)], f32::NEG_INFINITY);
     }
@@ -205,6 +202,7 @@ pub fn flash_attn_row<const BM: usize, const BN: usize, const THREADS: usize>(
         s_t[(i, j)] = exp(s_t[(i, j)] - m[i]);
     }
     reduce_sum(&s_t, &mut s, 1);
+    copy(v.at((row0, 0)), &mut v_t);
     for (i, j) in parallel(BM, BN) {
         s_t[(i, j)] = s_t[(i, j)] / s[i] * v_t[(i, j)];
     }
