@@ -984,7 +984,8 @@ pub fn axpy<const BLOCK: usize>(x: &Tensor<f16, (N,)>, y: &Tensor<f16, (N,)>, t:
 /// A `parallel` loop over global tensors runs chunk-wise: unit-stride accesses move as one
 /// vector per chunk (tested for alignment at run time, else lane by lane), strided ones and
 /// those only some lanes perform (a select's arms) stay per lane, the tail guard is checked for
-/// uniformity per chunk with a lane-by-lane fallback, and a write-once output streams.
+/// uniformity per chunk (at the chunk's two ends when it is monotone over the lanes) with a
+/// lane-by-lane fallback, and a write-once output streams.
 #[test]
 fn parallel_loops_over_global_tensors_move_vectors() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
@@ -1017,9 +1018,39 @@ fn parallel_loops_over_global_tensors_move_vectors() {
             src.contains("tl::vstore<false, false, 8>(&t_acc["),
             "{arch}: {src}"
         );
+        // `g < N` changes at most once over a chunk: its first and last lanes decide.
         assert!(
-            src.contains("bool __u = true;") && src.contains("if (__u) {"),
+            src.contains("const bool __u = ")
+                && src.contains("(__b + 7)")
+                && src.contains("if (__u) {")
+                && !src.contains("bool __u = true;"),
             "{arch}: {src}"
+        );
+    }
+    // Conditions that may change more than once across the lanes are compared lane by lane;
+    // so are monotone ones combined against each other's direction.
+    for cond in [
+        "if g < N && g % 3 != 1 {",
+        "if g < N && g > 5 {",
+        "if g == 9 {",
+    ] {
+        let src = hip(&ELEMENTWISE.replace("if g < N {", cond), 0, "sm_90").source;
+        assert!(
+            src.contains("bool __u = true;")
+                && src.contains("for (int __l = 1; __l < 8; ++__l) __u = __u && "),
+            "{cond}: {src}"
+        );
+    }
+    // Monotone in one direction, combined: still two lanes.
+    for cond in [
+        "if g < N && g + 2 < N {",
+        "if !(g >= N) {",
+        "if g < N || 2 * g <= N {",
+    ] {
+        let src = hip(&ELEMENTWISE.replace("if g < N {", cond), 0, "sm_90").source;
+        assert!(
+            src.contains("const bool __u = ") && !src.contains("bool __u = true;"),
+            "{cond}: {src}"
         );
     }
     // A condition that reads memory cannot be checked up front: the loop stays element-wise.

@@ -272,11 +272,17 @@ impl<'a> Emitter<'a> {
             inline: true,
             loads: BTreeMap::new(),
         });
+        // Conditions monotone over the lanes agree everywhere when the first and last lanes
+        // agree; others are compared lane by lane.
+        const LAST: [&str; 16] = [
+            "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+        ];
+        let other = if plan.endpoints { LAST[n - 1] } else { "__l" };
         let checks: Vec<String> = plan
             .conditions
             .iter()
             .map(|c| {
-                let (cl, c0) = (self.at(c, "__l"), self.at(c, "0"));
+                let (cl, c0) = (self.at(c, other), self.at(c, "0"));
                 format!("({cl}) == ({c0})")
             })
             .collect();
@@ -288,11 +294,15 @@ impl<'a> Emitter<'a> {
         if checks.is_empty() {
             out.push_str(&vector);
         } else {
-            let _ = writeln!(
-                out,
-                "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {n}; ++__l) __u = __u && {};",
-                checks.join(" && ")
-            );
+            if plan.endpoints {
+                let _ = writeln!(out, "{ind2}const bool __u = {};", checks.join(" && "));
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {n}; ++__l) __u = __u && {};",
+                    checks.join(" && ")
+                );
+            }
             let _ = writeln!(out, "{ind2}if (__u) {{");
             out.push_str(&vector);
             let _ = writeln!(out, "{ind2}}} else {{");

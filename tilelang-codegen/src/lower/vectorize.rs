@@ -54,6 +54,38 @@ pub(crate) struct VectorPlan {
     /// The body's `let`s that read no memory and are never reassigned, which the uniformity
     /// check evaluates inline.
     pub pure_lets: BTreeMap<VarId, Expr>,
+    /// Every condition changes its value at most once over a chunk's consecutive lanes (tail
+    /// guards `base + j < N` and their conjunctions): the lanes all agree exactly when the
+    /// first and the last do, so the uniformity check tests those two, not every lane.
+    pub endpoints: bool,
+}
+
+/// How a condition's value can change over consecutive lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Monotone {
+    /// The same in every lane.
+    Const,
+    /// True, then false from some lane on.
+    Prefix,
+    /// False, then true from some lane on.
+    Suffix,
+}
+
+impl Monotone {
+    fn both(self, other: Monotone) -> Option<Monotone> {
+        match (self, other) {
+            (Monotone::Const, x) | (x, Monotone::Const) => Some(x),
+            (a, b) if a == b => Some(a),
+            _ => None,
+        }
+    }
+    fn not(self) -> Monotone {
+        match self {
+            Monotone::Const => Monotone::Const,
+            Monotone::Prefix => Monotone::Suffix,
+            Monotone::Suffix => Monotone::Prefix,
+        }
+    }
 }
 
 /// An access's identity within one kernel (its address), for lookups only.
@@ -210,6 +242,36 @@ impl Body<'_> {
         }
     }
 
+    /// How `c` changes over consecutive lanes, when it changes at most once: comparisons of
+    /// affine integer expressions (`<`, `<=`, `>`, `>=` of any slope; `==`, `!=` only when
+    /// lane-invariant), combined by `&&`, `||` and `!` in one direction.
+    fn monotone(&self, c: &Expr, vals: &[u64]) -> Option<Monotone> {
+        if self.stride(c, vals) == Some(0) {
+            return Some(Monotone::Const);
+        }
+        match &c.kind {
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                let _ = op;
+                self.monotone(a, vals)?.both(self.monotone(b, vals)?)
+            }
+            ExprKind::Unary(UnOp::Not, a) => Some(self.monotone(a, vals)?.not()),
+            ExprKind::Binary(op, a, b) if a.ty.is_int() && b.ty.is_int() => {
+                let d = self.stride(a, vals)?.checked_sub(self.stride(b, vals)?)?;
+                let rising = match op {
+                    BinOp::Lt | BinOp::Le => d < 0,
+                    BinOp::Gt | BinOp::Ge => d > 0,
+                    _ => return (d == 0).then_some(Monotone::Const),
+                };
+                Some(match (d, rising) {
+                    (0, _) => Monotone::Const,
+                    (_, true) => Monotone::Suffix,
+                    (_, false) => Monotone::Prefix,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `e` reads no memory and no variable that changes within the body other than
     /// the loop's own and pure `let`s: what the uniformity check can evaluate up front.
     fn pure(&self, e: &Expr) -> bool {
@@ -304,6 +366,7 @@ fn vector_plan(
             .filter(|(v, init)| !b.assigned.contains(v) && b.pure(init))
             .map(|(v, init)| (*v, (*init).clone()))
             .collect(),
+        endpoints: false,
     };
     // Conditions: pure ones at the top level (checked per chunk); inside serial loops they
     // must be the same in every lane outright.
@@ -357,6 +420,10 @@ fn vector_plan(
     if !conditions(body, false, &b, p.vals, &mut plan.conditions) {
         return None;
     }
+    plan.endpoints = plan
+        .conditions
+        .iter()
+        .all(|c| b.monotone(c, p.vals).is_some());
     // Group the unit-stride accesses to tensors and shared memory, except where only some
     // lanes would perform them (the arms of a select, the right of `&&` / `||`).
     let mut shared_unit = true;
