@@ -1027,29 +1027,23 @@ fn parallel_loops_over_global_tensors_move_vectors() {
             "{arch}: {src}"
         );
     }
-    // Conditions that may change more than once across the lanes are compared lane by lane;
-    // so are monotone ones combined against each other's direction.
-    for cond in [
-        "if g < N && g % 3 != 1 {",
-        "if g < N && g > 5 {",
-        "if g == 9 {",
+    // Conditions that may change more than once across the lanes (or monotone ones combined
+    // against each other's direction) are compared lane by lane; monotone ones in one
+    // direction, combined, still at the two ends.
+    for (cond, lane_by_lane) in [
+        ("if g < N && g % 3 != 1 {", true),
+        ("if g < N && g > 5 {", true),
+        ("if g == 9 {", true),
+        ("if g < N && g + 2 < N {", false),
+        ("if !(g >= N) {", false),
+        ("if g < N || 2 * g <= N {", false),
     ] {
         let src = hip(&ELEMENTWISE.replace("if g < N {", cond), 0, "sm_90").source;
+        let loop_check = src.contains("bool __u = true;")
+            && src.contains("for (int __l = 1; __l < 8; ++__l) __u = __u && ");
+        let ends = src.contains("const bool __u = ");
         assert!(
-            src.contains("bool __u = true;")
-                && src.contains("for (int __l = 1; __l < 8; ++__l) __u = __u && "),
-            "{cond}: {src}"
-        );
-    }
-    // Monotone in one direction, combined: still two lanes.
-    for cond in [
-        "if g < N && g + 2 < N {",
-        "if !(g >= N) {",
-        "if g < N || 2 * g <= N {",
-    ] {
-        let src = hip(&ELEMENTWISE.replace("if g < N {", cond), 0, "sm_90").source;
-        assert!(
-            src.contains("const bool __u = ") && !src.contains("bool __u = true;"),
+            loop_check == lane_by_lane && ends != lane_by_lane,
             "{cond}: {src}"
         );
     }
