@@ -229,7 +229,7 @@ TL_DEVICE double fmod_(double a, double b) { return ::fmod(a, b); }
 // through f32 each operation costs three instructions where the f16 one costs one.
 #if defined(TL_NVIDIA)
 #define TL_HALF_OP(op, a, b) \
-  if constexpr (sizeof(T) == 2 && is_half_like<T>::value && !is_bfloat<T>::value) return op(a, b);
+  if constexpr (is_half_like<T>::value && !is_bfloat<T>::value) return op(a, b);
 #else
 #define TL_HALF_OP(op, a, b)
 #endif
@@ -248,6 +248,7 @@ template <class T> TL_DEVICE T mul(T a, T b) {
   if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) * wide(b));
   else return (T)((typename unsigned_of<T>::type)a * (typename unsigned_of<T>::type)b);
 }
+#undef TL_HALF_OP
 // Integer division by zero is a kernel bug (the CPU backend reports it); here it yields 0.
 template <class T> TL_DEVICE T div(T a, T b) {
   if constexpr (is_float_like<T>::value) return narrow<T>(wide(a) / wide(b));

@@ -688,16 +688,6 @@ impl Emitter<'_> {
                 offs.join(", ")
             )
         };
-        let tile4 = |b: BufId| -> String {
-            let mut s = buf_shape(self.k, b, self.vals);
-            while s.len() < 4 {
-                s.insert(0, 1);
-            }
-            s.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         let ty = |b: BufId| ctype(self.k.buffers[b].dtype);
         match (src, dst) {
             (Tile::Region { tensor, offsets }, Tile::Buffer(b)) => {
@@ -707,7 +697,7 @@ impl Emitter<'_> {
                         "{ind}{{ {} tl::copy_g2s<{st}, {}, {}, {t}{}>({}, __g, {}); }}\n",
                         region(*tensor, offsets),
                         ty(*b),
-                        tile4(*b),
+                        self.tile4(*b),
                         match (
                             self.swizzled[*b],
                             self.async_copies,
@@ -722,11 +712,12 @@ impl Emitter<'_> {
                         self.buf(*b)
                     ),
                     _ => {
-                        let elementwise = |depth: usize, _interior: bool| {
+                        let elementwise = |depth: usize, interior: bool| {
                             self.reg_copy(
                                 *b,
                                 "",
                                 |inside, lin| {
+                                    let inside = if interior { "true" } else { inside };
                                     format!(
                                         "{} = {inside} ? tl::cast<{}, {st}>({}[{lin}]) : tl::lit<{}>(0.0);",
                                         "{DST}",
@@ -757,7 +748,7 @@ impl Emitter<'_> {
                         "{ind}{{ {} tl::copy_s2g<{}, {dt}, {}, {t}{}>({}, {}, __g); }}\n",
                         region(*tensor, offsets),
                         ty(*b),
-                        tile4(*b),
+                        self.tile4(*b),
                         if self.p.write_once[*tensor] {
                             ", true"
                         } else {
@@ -820,6 +811,19 @@ impl Emitter<'_> {
         }
     }
 
+    /// Buffer `b`'s shape padded to rank 4 with leading 1s (as a region's dims are), for the
+    /// tl.h templates: `1, 1, BM, BN`.
+    fn tile4(&self, b: BufId) -> String {
+        let mut s = buf_shape(self.k, b, self.vals);
+        while s.len() < 4 {
+            s.insert(0, 1);
+        }
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// A copy between a shared tile and the chunked fragment `frag` of its shape, chunk by
     /// chunk: `stmt` with `__L` the chunk's first element and `__k` its register chunk.
     fn shared_chunks(&self, nreg: usize, frag: BufId, stmt: &str, depth: usize) -> String {
@@ -875,11 +879,7 @@ impl Emitter<'_> {
     ) -> String {
         let ind = "  ".repeat(depth);
         let shape = buf_shape(self.k, b, self.vals);
-        let mut tile4 = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>();
-        while tile4.len() < 4 {
-            tile4.insert(0, "1".into());
-        }
-        let inside_test = format!("tl::tile_inside<{}>(__g)", tile4.join(", "));
+        let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
         let Storage::Reg {
             layout: Layout::Chunked,
             nreg,

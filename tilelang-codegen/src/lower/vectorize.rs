@@ -250,23 +250,23 @@ impl Body<'_> {
             return Some(Monotone::Const);
         }
         match &c.kind {
-            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
-                let _ = op;
+            ExprKind::Binary(BinOp::And | BinOp::Or, a, b) => {
                 self.monotone(a, vals)?.both(self.monotone(b, vals)?)
             }
             ExprKind::Unary(UnOp::Not, a) => Some(self.monotone(a, vals)?.not()),
             ExprKind::Binary(op, a, b) if a.ty.is_int() && b.ty.is_int() => {
+                // a - b moves by d from one lane to the next.
                 let d = self.stride(a, vals)?.checked_sub(self.stride(b, vals)?)?;
-                let rising = match op {
-                    BinOp::Lt | BinOp::Le => d < 0,
-                    BinOp::Gt | BinOp::Ge => d > 0,
-                    _ => return (d == 0).then_some(Monotone::Const),
-                };
-                Some(match (d, rising) {
-                    (0, _) => Monotone::Const,
-                    (_, true) => Monotone::Suffix,
-                    (_, false) => Monotone::Prefix,
-                })
+                match (op, d.signum()) {
+                    (_, 0) => Some(Monotone::Const),
+                    (BinOp::Lt | BinOp::Le, 1) | (BinOp::Gt | BinOp::Ge, -1) => {
+                        Some(Monotone::Prefix)
+                    }
+                    (BinOp::Lt | BinOp::Le, -1) | (BinOp::Gt | BinOp::Ge, 1) => {
+                        Some(Monotone::Suffix)
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         }
