@@ -13,7 +13,7 @@ use kernels::{
     ch05_row_sum as c05, ch06_softmax as c06, ch07_flash_attention as c07, ch08_gemm as c08,
     ch09_conv1d as c09, ch10_w4a16 as c10,
 };
-use tilelang::{f16, Element, Result};
+use tilelang::{f16, Device, Element, KernelInfo, Result, Tensor};
 
 /// Runs every selected chapter at every selected size, then the ceiling and the launch
 /// latency. A chapter that fails (an allocation, an upload) is a failure line, not an abort.
@@ -660,55 +660,39 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
     let mut o = dev.alloc::<f32>(&[m, n])?;
     let work = Work::Bytes(4.0 * 4.0 * (m * n) as f64);
     let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
-    let title = "scalar flash attention";
-    let sp = spec(
-        "07",
-        title,
-        "flash attn 3-pass",
-        size,
-        vec![m, n],
-        "f32",
-        work,
-    );
-    r.kernel(
-        &sp,
-        &c07::flash_attn_3pass::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o),
-    );
-    let sp = spec(
-        "07",
-        title,
-        "flash attn 2-pass",
-        size,
-        vec![m, n],
-        "f32",
-        work,
-    );
-    r.kernel(
-        &sp,
-        &c07::flash_attn_2pass::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
-    );
-    let sp = spec(
-        "07",
-        title,
-        "flash attn whole row",
-        size,
-        vec![m, n],
-        "f32",
-        work,
-    );
-    r.kernel(
-        &sp,
-        &c07::flash_attn_row::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_row::launch(&dev, cfg, &q, &k, &v, o),
-    );
+    type Launch =
+        fn(&Device, &str, &Tensor<f32>, &Tensor<f32>, &Tensor<f32>, &mut Tensor<f32>) -> Result<()>;
+    let variants: [(&str, &KernelInfo, Launch); 3] = [
+        (
+            "flash attn 3-pass",
+            &c07::flash_attn_3pass::KERNEL,
+            c07::flash_attn_3pass::launch,
+        ),
+        (
+            "flash attn 2-pass",
+            &c07::flash_attn_2pass::KERNEL,
+            c07::flash_attn_2pass::launch,
+        ),
+        (
+            "flash attn whole row",
+            &c07::flash_attn_row::KERNEL,
+            c07::flash_attn_row::launch,
+        ),
+    ];
+    for (variant, kernel, launch) in variants {
+        let sp = spec(
+            "07",
+            "scalar flash attention",
+            variant,
+            size,
+            vec![m, n],
+            "f32",
+            work,
+        );
+        r.kernel(&sp, kernel, &mut o, &check, &mut |cfg, o| {
+            launch(&dev, cfg, &q, &k, &v, o)
+        });
+    }
     Ok(())
 }
 

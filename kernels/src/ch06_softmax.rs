@@ -260,47 +260,41 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
 mod tests {
     use super::*;
 
-    /// Runs every config of both kernels on `av` (`[m, n]`) with a poisoned output.
+    type Launch = fn(&Device, &str, &Tensor<f32>, &mut Tensor<f32>) -> tilelang::Result<()>;
+    /// Every kernel of the chapter: name, configs, launcher.
+    const KERNELS: [(&str, &[&str], Launch); 3] = [
+        (
+            "softmax_3pass",
+            softmax_3pass::CONFIGS,
+            softmax_3pass::launch,
+        ),
+        (
+            "softmax_online",
+            softmax_online::CONFIGS,
+            softmax_online::launch,
+        ),
+        ("softmax_row", softmax_row::CONFIGS, softmax_row::launch),
+    ];
+
+    /// Runs every config of every kernel on `av` (`[m, n]`) with a poisoned output.
     fn check_all(what: &str, av: &[f32], m: usize, n: usize, seed: u64) {
         let dev = crate::check::test_device();
         let want = reference_softmax(&check::to_f64(av), m, n);
         let a = dev.upload(av, &[m, n]).unwrap();
         let mut b = dev.alloc::<f32>(&[m, n]).unwrap();
-        for cfg in softmax_3pass::CONFIGS {
-            b.poison().unwrap();
-            softmax_3pass::launch(&dev, cfg, &a, &mut b).unwrap();
-            check::assert_close(
-                &format!("softmax_3pass[{cfg}] {what} {m}x{n}"),
-                &b,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
-        }
-        for cfg in softmax_online::CONFIGS {
-            b.poison().unwrap();
-            softmax_online::launch(&dev, cfg, &a, &mut b).unwrap();
-            check::assert_close(
-                &format!("softmax_online[{cfg}] {what} {m}x{n}"),
-                &b,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
-        }
-        for cfg in softmax_row::CONFIGS {
-            b.poison().unwrap();
-            softmax_row::launch(&dev, cfg, &a, &mut b).unwrap();
-            check::assert_close(
-                &format!("softmax_row[{cfg}] {what} {m}x{n}"),
-                &b,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
+        for (name, configs, launch) in KERNELS {
+            for cfg in configs {
+                b.poison().unwrap();
+                launch(&dev, cfg, &a, &mut b).unwrap();
+                check::assert_close(
+                    &format!("{name}[{cfg}] {what} {m}x{n}"),
+                    &b,
+                    &want,
+                    ATOL,
+                    RTOL,
+                    seed,
+                );
+            }
         }
     }
 
@@ -349,20 +343,12 @@ mod tests {
                         &what, b, 3.0, &want, ATOL, RTOL, n, &kinds, seed, launch,
                     )
                 };
-            for cfg in softmax_3pass::CONFIGS {
-                assert_close(format!("softmax_3pass[{cfg}] {m}x{n}"), &mut b, &|b| {
-                    softmax_3pass::launch(&dev, cfg, &a, b)
-                });
-            }
-            for cfg in softmax_online::CONFIGS {
-                assert_close(format!("softmax_online[{cfg}] {m}x{n}"), &mut b, &|b| {
-                    softmax_online::launch(&dev, cfg, &a, b)
-                });
-            }
-            for cfg in softmax_row::CONFIGS {
-                assert_close(format!("softmax_row[{cfg}] {m}x{n}"), &mut b, &|b| {
-                    softmax_row::launch(&dev, cfg, &a, b)
-                });
+            for (name, configs, launch) in KERNELS {
+                for cfg in configs {
+                    assert_close(format!("{name}[{cfg}] {m}x{n}"), &mut b, &|b| {
+                        launch(&dev, cfg, &a, b)
+                    });
+                }
             }
         }
     }

@@ -338,7 +338,34 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
 mod tests {
     use super::*;
 
-    /// Runs every config of both kernels with a poisoned output; returns the last output.
+    type Launch = fn(
+        &Device,
+        &str,
+        &Tensor<f32>,
+        &Tensor<f32>,
+        &Tensor<f32>,
+        &mut Tensor<f32>,
+    ) -> tilelang::Result<()>;
+    /// Every kernel of the chapter: name, configs, launcher.
+    const KERNELS: [(&str, &[&str], Launch); 3] = [
+        (
+            "flash_attn_3pass",
+            flash_attn_3pass::CONFIGS,
+            flash_attn_3pass::launch,
+        ),
+        (
+            "flash_attn_2pass",
+            flash_attn_2pass::CONFIGS,
+            flash_attn_2pass::launch,
+        ),
+        (
+            "flash_attn_row",
+            flash_attn_row::CONFIGS,
+            flash_attn_row::launch,
+        ),
+    ];
+
+    /// Runs every config of every kernel with a poisoned output; returns the last output.
     fn check_all(
         what: &str,
         qv: &[f32],
@@ -360,41 +387,19 @@ mod tests {
         let k = dev.upload(kv, &[m, n]).unwrap();
         let v = dev.upload(vv, &[m, n]).unwrap();
         let mut o = dev.alloc::<f32>(&[m, n]).unwrap();
-        for cfg in flash_attn_3pass::CONFIGS {
-            o.poison().unwrap();
-            flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
-            check::assert_close(
-                &format!("flash_attn_3pass[{cfg}] {what} {m}x{n}"),
-                &o,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
-        }
-        for cfg in flash_attn_2pass::CONFIGS {
-            o.poison().unwrap();
-            flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
-            check::assert_close(
-                &format!("flash_attn_2pass[{cfg}] {what} {m}x{n}"),
-                &o,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
-        }
-        for cfg in flash_attn_row::CONFIGS {
-            o.poison().unwrap();
-            flash_attn_row::launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
-            check::assert_close(
-                &format!("flash_attn_row[{cfg}] {what} {m}x{n}"),
-                &o,
-                &want,
-                ATOL,
-                RTOL,
-                seed,
-            );
+        for (name, configs, launch) in KERNELS {
+            for cfg in configs {
+                o.poison().unwrap();
+                launch(&dev, cfg, &q, &k, &v, &mut o).unwrap();
+                check::assert_close(
+                    &format!("{name}[{cfg}] {what} {m}x{n}"),
+                    &o,
+                    &want,
+                    ATOL,
+                    RTOL,
+                    seed,
+                );
+            }
         }
         o.poison().unwrap();
         flash_attention(&dev, &q, &k, &v, &mut o).unwrap();
@@ -506,20 +511,12 @@ mod tests {
                         &what, o, 3.0, &want, ATOL, RTOL, n, &kinds, seed, launch,
                     )
                 };
-            for cfg in flash_attn_3pass::CONFIGS {
-                assert_close(format!("flash_attn_3pass[{cfg}] {m}x{n}"), &mut o, &|o| {
-                    flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o)
-                });
-            }
-            for cfg in flash_attn_2pass::CONFIGS {
-                assert_close(format!("flash_attn_2pass[{cfg}] {m}x{n}"), &mut o, &|o| {
-                    flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o)
-                });
-            }
-            for cfg in flash_attn_row::CONFIGS {
-                assert_close(format!("flash_attn_row[{cfg}] {m}x{n}"), &mut o, &|o| {
-                    flash_attn_row::launch(&dev, cfg, &q, &k, &v, o)
-                });
+            for (name, configs, launch) in KERNELS {
+                for cfg in configs {
+                    assert_close(format!("{name}[{cfg}] {m}x{n}"), &mut o, &|o| {
+                        launch(&dev, cfg, &q, &k, &v, o)
+                    });
+                }
             }
             assert_close(format!("flash_attention {m}x{n}"), &mut o, &|o| {
                 flash_attention(&dev, &q, &k, &v, o)
