@@ -334,8 +334,23 @@ template <class T> TL_DEVICE T min(T a, T b) {
 }
 
 // ---- reductions -----------------------------------------------------------------------------
-struct Sum { template <class T> TL_DEVICE static T apply(T a, T b) { return add(a, b); } };
-struct Max { template <class T> TL_DEVICE static T apply(T a, T b) { return max(a, b); } };
+// `unit` is the identity a deferred reduction's running values start from (lower/defer.rs):
+// -0.0 for float sums (x + -0.0 is x, bit for bit, for every x), -inf or the lowest integer
+// for maxima.
+struct Sum {
+  template <class T> TL_DEVICE static T apply(T a, T b) { return add(a, b); }
+  template <class T> TL_DEVICE static T unit() {
+    if constexpr (is_float_like<T>::value) return narrow<T>(-0.0f); else return T(0);
+  }
+};
+struct Max {
+  template <class T> TL_DEVICE static T apply(T a, T b) { return max(a, b); }
+  template <class T> TL_DEVICE static T unit() {
+    if constexpr (is_float_like<T>::value) return narrow<T>(-__builtin_huge_valf());
+    else if constexpr (T(-1) < T(0)) return T((unsigned long long)1 << (sizeof(T) * 8 - 1));
+    else return T(0);
+  }
+};
 
 // Reduces `src` viewed as [OUTER][LEN][INNER] along LEN into dst[OUTER][INNER].
 // Each output is folded by a group of G lanes of one wave (G a power of two ≤ the wave size),
@@ -376,20 +391,35 @@ TL_DEVICE void reduce(const T* src, T* dst) {
 // barrier. Every thread of a group ends with the same bits (each butterfly step combines the
 // same two values in both partners, and Sum and Max are commutative; the exchange folds the
 // waves in one order), so the result stays replicated across the group.
+// This thread's PER registers of one row, folded as a tree (independent operations).
+template <class OP, class T, int PER>
+TL_DEVICE T fold_tree(const T* src) {
+  T v[PER];
+#pragma unroll
+  for (int e = 0; e < PER; ++e) v[e] = src[e];
+#pragma unroll
+  for (int s = 1; s < PER; s <<= 1) {
+#pragma unroll
+    for (int e = 0; e + s < PER; e += 2 * s) v[e] = OP::apply(v[e], v[e + s]);
+  }
+  return v[0];
+}
+
+// One iteration of a reduction carried across a loop (lower/defer.rs): each of this thread's
+// NREG rows folds its PER registers (the tree of reduce_rows) into the running value acc[j].
+// After the loop, reduce_rows<OP, T, NREG, 1, ..>(acc, ..) finishes the rows across threads.
+template <class OP, class T, int NREG, int PER>
+TL_DEVICE void fold_rows(const T* src, T* acc) {
+#pragma unroll
+  for (int j = 0; j < NREG; ++j) acc[j] = OP::apply(acc[j], fold_tree<OP, T, PER>(src + j * PER));
+}
+
 template <class OP, class T, int NREG, int PER, int WIDTH, int WAVE, int THREADS>
 TL_DEVICE void reduce_rows(const T* src, T* dst, T* scratch) {
   constexpr int LANES = WIDTH < WAVE ? WIDTH : WAVE;
 #pragma unroll
   for (int j = 0; j < NREG; ++j) {
-    T v[PER];
-#pragma unroll
-    for (int e = 0; e < PER; ++e) v[e] = src[j * PER + e];
-#pragma unroll
-    for (int s = 1; s < PER; s <<= 1) {
-#pragma unroll
-      for (int e = 0; e + s < PER; e += 2 * s) v[e] = OP::apply(v[e], v[e + s]);
-    }
-    T acc = v[0];
+    T acc = fold_tree<OP, T, PER>(src + j * PER);
 #pragma unroll
     for (int m = LANES / 2; m >= 1; m >>= 1) acc = OP::apply(acc, shfl_xor(acc, m));
     dst[j] = acc;

@@ -602,6 +602,14 @@ fn barriers_separate_writers_from_readers_and_nothing_else() {
     assert!(after.is_empty(), "{src}");
 }
 
+/// [`ROWMAX`] with a combine the reduction cannot be deferred into (a sum of per-tile
+/// maxima): the reduction runs in every iteration.
+fn per_tile() -> String {
+    let s = ROWMAX.replace("best[i] = max(best[i], m[i]);", "best[i] += m[i];");
+    assert_ne!(s, ROWMAX);
+    s
+}
+
 #[test]
 fn reductions_run_in_registers_with_whole_waves() {
     // 4 rows of 256 over 128 threads, chunked: 32 consecutive threads share a row, 8 source
@@ -609,7 +617,7 @@ fn reductions_run_in_registers_with_whole_waves() {
     // layout), on wave 32 and wave 64 alike; no shared memory, and the final copy is made by
     // one thread per group.
     for (arch, wave) in [("sm_90", 32), ("gfx1100", 32), ("gfx942", 64)] {
-        let k = hip(ROWMAX, 0, arch);
+        let k = hip(&per_tile(), 0, arch);
         let src = &k.source;
         assert!(
             src.contains(&format!(
@@ -640,7 +648,7 @@ fn rows_across_waves_exchange_through_shared_memory_once() {
     // One row of 1024 over 128 threads: every thread meets the row, the four waves' partials
     // meet in 16 bytes of shared memory. In the loop, the exchange area the previous
     // iteration read is written again: one barrier before the reduction, none elsewhere.
-    let one_row = ROWMAX.replace("r4(BM = 4, BN = 256)", "r1(BM = 1, BN = 1024)");
+    let one_row = per_tile().replace("r4(BM = 4, BN = 256)", "r1(BM = 1, BN = 1024)");
     let k = hip(&one_row, 0, "sm_90");
     let src = &k.source;
     assert!(
@@ -1215,4 +1223,89 @@ fn float_constants_are_gcc_builtins_that_clang_compiles() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reduction whose result only feeds `acc[i] op= part[i]` in a loop is carried across the
+/// loop: each iteration folds the thread's registers into a running value, one exchange
+/// finishes the rows after the loop (no barrier in the loop), and the combine runs once.
+/// Where anything else could see `part`, or the loop touches `acc` elsewhere, or the combine
+/// is another operation, the reduction runs in every iteration as before.
+#[test]
+fn reductions_feeding_an_accumulator_are_carried_across_the_loop() {
+    let one_row = ROWMAX.replace("r4(BM = 4, BN = 256)", "r1(BM = 1, BN = 1024)");
+    let src = hip(&one_row, 0, "sm_90").source;
+    let lines: Vec<&str> = src
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("#line"))
+        .collect();
+    let at = |p: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no `{p}` in {src}"))
+    };
+    let (open, fold, finish, combine) = (
+        at("for (int __r = 0; __r < 1; ++__r) b1_m_carry[__r] = tl::Max::unit<float>();"),
+        at("tl::fold_rows<tl::Max, float, 1, 8>(b0_t, b1_m_carry);"),
+        at("tl::reduce_rows<tl::Max, float, 1, 1, 128, 32, 128>(b1_m_carry, b1_m, (float*)(tl_smem + 0));"),
+        at("b2_best[__r] = tl::max<float>(b2_best[__r], b1_m[__r]);"),
+    );
+    assert!(open < fold && fold < finish && finish < combine, "{src}");
+    assert_eq!(
+        lines[finish - 1],
+        "if (((tl::index)0) < tl::div_ceil<tl::index>(n_N, k_BN)) {",
+        "{src}"
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("b2_best[__r] = tl::max"))
+            .count(),
+        1,
+        "{src}"
+    );
+    assert!(!src.contains("tl::sync"), "{src}");
+    // A sum, on a wave of 64, and over a pipelined loop through shared memory.
+    let sum = one_row
+        .replace("reduce_max", "reduce_sum")
+        .replace("best[i] = max(best[i], m[i]);", "best[i] += m[i];");
+    let src = hip(&sum, 0, "gfx942").source;
+    assert!(
+        src.contains("tl::fold_rows<tl::Sum, float, 1, 8>(b0_t, b1_m_carry);"),
+        "{src}"
+    );
+    assert!(
+        src.contains("b1_m_carry[__r] = tl::Sum::unit<float>();"),
+        "{src}"
+    );
+    assert!(
+        src.contains("tl::reduce_rows<tl::Sum, float, 1, 1, 128, 64, 128>(b1_m_carry"),
+        "{src}"
+    );
+    // Not carried: the partial is read after the loop, the loop reads the accumulator, the
+    // combine is not the reduction's operation.
+    let kept = [
+        one_row.replace(
+            "    copy(&best, out.at_mut((row0,)));",
+            "    copy(&m, out.at_mut((row0,)));",
+        ),
+        one_row.replace(
+            "        reduce_max(&t, &mut m, 1);",
+            "        for (i, j) in parallel(BM, BN) {\n            t[(i, j)] = t[(i, j)] - best[i];\n        }\n        reduce_max(&t, &mut m, 1);",
+        ),
+        one_row.replace("best[i] = max(best[i], m[i]);", "best[i] += m[i];"),
+    ];
+    for k in &kept {
+        assert_ne!(k, &one_row);
+        let src = hip(k, 0, "sm_90").source;
+        assert!(
+            !src.contains("fold_rows") && !src.contains("_carry"),
+            "{src}"
+        );
+        assert!(
+            src.contains("tl::reduce_rows<tl::Max, float, 1, 8, 128, 32, 128>(b0_t, b1_m"),
+            "{src}"
+        );
+    }
 }

@@ -11,7 +11,9 @@
 //!    where no register layout serves every access.
 //! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
 //! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled;
-//!    `rows` then places the exchange areas of reductions that run in registers.
+//!    `rows` then places the exchange areas of reductions that run in registers, and `defer`
+//!    picks the reductions a loop carries across its iterations (one exchange after the loop
+//!    instead of one per tile).
 //! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses.
 //! 5. `sync`: where block barriers go.
 //!
@@ -19,6 +21,7 @@
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
 
 mod check;
+mod defer;
 mod layout;
 mod pipeline;
 mod print;
@@ -113,6 +116,9 @@ pub(crate) struct Plan<'a> {
     pub barriers: BTreeSet<usize>,
     /// Reductions that run in registers ([`rows`]), by [`stmt_key`].
     pub reduces: BTreeMap<usize, rows::ReducePlan>,
+    /// Per serial or pipelined loop, by [`stmt_key`]: the reductions it carries across its
+    /// iterations ([`defer`]).
+    pub deferred: BTreeMap<usize, Vec<defer::Deferred>>,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -203,6 +209,7 @@ pub(crate) fn plan<'a>(
         ));
     }
     let swizzled = shared::plan_swizzle(k, vals, &storage);
+    let deferred = defer::plan_deferred(k, vals, &storage, &reduces);
     let mut plan = Plan {
         k,
         target,
@@ -217,6 +224,7 @@ pub(crate) fn plan<'a>(
         write_once: Vec::new(),
         barriers: BTreeSet::new(),
         reduces,
+        deferred,
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
@@ -225,6 +233,20 @@ pub(crate) fn plan<'a>(
 }
 
 impl Plan<'_> {
+    /// The deferral whose reduction has [`stmt_key`] `key`, if any.
+    pub(crate) fn deferral_of_reduce(&self, key: usize) -> Option<&defer::Deferred> {
+        self.deferred.values().flatten().find(|d| d.reduce == key)
+    }
+
+    /// The deferral a reduction or combine statement belongs to ([`defer`]), if any.
+    pub(crate) fn deferral(&self, s: &Stmt) -> Option<&defer::Deferred> {
+        let key = stmt_key(s);
+        self.deferred
+            .values()
+            .flatten()
+            .find(|d| d.reduce == key || d.combine == key)
+    }
+
     /// The fragments demoted to shared memory, by name.
     pub fn demoted(&self) -> Vec<String> {
         (0..self.k.buffers.len())

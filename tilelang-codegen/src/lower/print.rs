@@ -29,6 +29,9 @@ pub(super) struct Emitter<'a> {
     /// Inside a parallel loop: its variables (tile coordinates, small and non-negative) and
     /// the variables its body declares ([`Self::coord_compare`]).
     coords: Option<(Vec<VarId>, BTreeSet<VarId>)>,
+    /// Printing the statements that finish a loop's deferred reductions after it
+    /// ([`super::defer`]): their combine statements print here, not in the loop.
+    finishing: bool,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -46,6 +49,7 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         async_copies: false,
         file,
         lane: None,
+        finishing: false,
         temps: 0,
         lead: None,
         bcast: None,
@@ -274,6 +278,10 @@ impl Emitter<'_> {
                 let _ = writeln!(out, "{ind}tl::sync();");
             }
             out.push_str(&self.line(s));
+            let carried = self.p.deferred.get(&stmt_key(s));
+            if let Some(d) = carried {
+                out.push_str(&self.carry_open(s, d, depth));
+            }
             if let StmtKind::For {
                 kind: LoopKind::Pipelined { extent, .. },
                 vars,
@@ -284,6 +292,9 @@ impl Emitter<'_> {
                     out.push_str(
                         &self.pipelined_loop(vars[0], extent, stages, body, nloads, depth),
                     );
+                    if let Some(d) = carried {
+                        out.push_str(&self.carry_close(s, d, depth));
+                    }
                     continue;
                 }
             }
@@ -323,14 +334,129 @@ impl Emitter<'_> {
                 }
                 _ => out.push_str(&self.block_stmt(s, depth)),
             }
+            if let Some(d) = carried {
+                out.push_str(&self.carry_close(s, d, depth));
+            }
         }
         out
+    }
+
+    /// Before a loop that carries reductions ([`super::defer`]): a scope and, per reduction,
+    /// this thread's running value of each of its rows, at the operation's identity.
+    fn carry_open(&self, s: &Stmt, carried: &[defer::Deferred], depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        let StmtKind::For { body, .. } = &s.kind else {
+            unreachable!("only loops carry reductions")
+        };
+        let mut out = format!("{ind}{{\n");
+        for d in carried {
+            let StmtKind::Reduce { op, src, dst, .. } = &body[d.at].kind else {
+                unreachable!("a deferral starts at a reduction")
+            };
+            let r = self.p.reduces[&d.reduce];
+            let ty = ctype(self.k.buffers[*src].dtype);
+            let acc = format!("{}_carry", self.buf(*dst));
+            let _ = writeln!(
+                out,
+                "{ind}{ty} {acc}[{n}];\n{ind}for (int __r = 0; __r < {n}; ++__r) {acc}[__r] = {}::unit<{ty}>();",
+                reduce_op(*op),
+                n = r.nreg
+            );
+        }
+        out
+    }
+
+    /// After a loop that carries reductions: when it ran at least once, each reduction is
+    /// finished across threads and its combine statement runs; then the scope closes.
+    fn carry_close(&mut self, s: &Stmt, carried: &[defer::Deferred], depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        let (cond, body) = match &s.kind {
+            StmtKind::For {
+                kind: LoopKind::Serial { start, end },
+                body,
+                ..
+            } => (format!("{} < {}", self.expr(start), self.expr(end)), body),
+            StmtKind::For {
+                kind: LoopKind::Pipelined { extent, .. },
+                body,
+                ..
+            } => (format!("((tl::index)0) < {}", self.expr(extent)), body),
+            _ => unreachable!("only serial and pipelined loops carry reductions"),
+        };
+        let mut out = format!("{ind}if ({cond}) {{\n");
+        for d in carried {
+            let StmtKind::Reduce { op, src, dst, .. } = &body[d.at].kind else {
+                unreachable!("a deferral starts at a reduction")
+            };
+            out.push_str(&self.reduce_rows_call(*op, *src, *dst, d.reduce, true, depth + 1));
+            self.finishing = true;
+            out.push_str(&self.block_stmt(&body[d.at + 1], depth + 1));
+            self.finishing = false;
+        }
+        let _ = writeln!(out, "{ind}}}\n{ind}}}");
+        out
+    }
+
+    /// `tl::reduce_rows` of a reduction planned in registers: of its source, or with `carried`
+    /// of the thread's running values of a deferred reduction (one per row).
+    fn reduce_rows_call(
+        &self,
+        op: ReduceOp,
+        src: BufId,
+        dst: BufId,
+        key: usize,
+        carried: bool,
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let r = self.p.reduces[&key];
+        let ty = ctype(self.k.buffers[src].dtype);
+        let scratch = match r.scratch {
+            Some(off) => format!("({ty}*)(tl_smem + {off})"),
+            None => "nullptr".into(),
+        };
+        let (opn, t, wave) = (reduce_op(op), self.threads, self.target.wave);
+        let (dname, w) = (self.buf(dst), r.width);
+        if carried {
+            let n = r.nreg;
+            return format!("{ind}tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({dname}_carry, {dname}, {scratch});\n");
+        }
+        let call = |src: &str| {
+            match self.p.deferral_of_reduce(key) {
+            Some(_) => format!(
+                "tl::fold_rows<{opn}, {ty}, {}, {}>({src}, {dname}_carry);",
+                r.nreg, r.per
+            ),
+            None => format!(
+                "tl::reduce_rows<{opn}, {ty}, {}, {}, {w}, {wave}, {t}>({src}, {dname}, {scratch});",
+                r.nreg, r.per
+            ),
+        }
+        };
+        match r.gather {
+            None => format!("{ind}{}\n", call(&self.buf(src))),
+            Some(l) => {
+                // This thread's elements of the shared tile, in the order the rows need.
+                let (head, _) = self.mapping(l, &buf_shape(self.k, src, self.vals));
+                let head = head.replace('\n', &format!("\n{ind}"));
+                format!(
+                    "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
+                    r.nreg * r.per,
+                    self.buf(src),
+                    call("__red")
+                )
+            }
+        }
     }
 
     /// A block-level statement other than serial loops and `if`.
     fn block_stmt(&mut self, s: &Stmt, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
+        if !self.finishing && self.p.deferral(s).is_some_and(|d| d.combine == stmt_key(s)) {
+            // A deferred reduction's combine runs once, after its loop (`carry_close`).
+            return String::new();
+        }
         match &s.kind {
             StmtKind::Let { .. } | StmtKind::Assign { .. } => self.thread_stmt(s, depth),
             StmtKind::Store { .. } | StmtKind::AtomicAdd { .. } => {
@@ -438,37 +564,7 @@ impl Emitter<'_> {
                 }
             }
             StmtKind::Reduce { op, src, dst, .. } if self.p.reduces.contains_key(&stmt_key(s)) => {
-                let r = self.p.reduces[&stmt_key(s)];
-                let opn = reduce_op(*op);
-                let ty = ctype(self.k.buffers[*src].dtype);
-                let scratch = match r.scratch {
-                    Some(off) => format!("({ty}*)(tl_smem + {off})"),
-                    None => "nullptr".into(),
-                };
-                let call = |src: &str| {
-                    format!(
-                        "tl::reduce_rows<{opn}, {ty}, {}, {}, {}, {}, {t}>({src}, {}, {scratch});",
-                        r.nreg,
-                        r.per,
-                        r.width,
-                        self.target.wave,
-                        self.buf(*dst)
-                    )
-                };
-                match r.gather {
-                    None => format!("{ind}{}\n", call(&self.buf(*src))),
-                    Some(l) => {
-                        // This thread's elements of the shared tile, in the order the rows need.
-                        let (head, _) = self.mapping(l, &buf_shape(self.k, *src, self.vals));
-                        let head = head.replace('\n', &format!("\n{ind}"));
-                        format!(
-                            "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
-                            r.nreg * r.per,
-                            self.buf(*src),
-                            call("__red")
-                        )
-                    }
-                }
+                self.reduce_rows_call(*op, *src, *dst, stmt_key(s), false, depth)
             }
             StmtKind::Reduce { op, src, dst, dim } => {
                 let shape = buf_shape(self.k, *src, self.vals);

@@ -2,7 +2,8 @@
 //! exactly when one writes a shared-resident buffer or a global tensor that the other reads or
 //! writes, including around the back edge of loops. A reduction that exchanges partial results
 //! across waves ([`super::rows`]) writes its exchange area, passes a barrier of its own and
-//! reads the area: after it only that read is pending.
+//! reads the area: after it only that read is pending. A reduction deferred across a loop
+//! ([`super::defer`]) exchanges once, after the loop: the loop writes and then reads its area.
 
 use super::*;
 use crate::validate::walk;
@@ -36,6 +37,7 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
                 block(p, loads, &mut Pending::default(), out);
                 block(p, compute, &mut Pending::default(), out);
                 pending.add(&r, &w);
+                pending.reads.extend(finished_after(p, s));
             }
             StmtKind::For {
                 kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
@@ -49,6 +51,9 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
                 inner.union(&first);
                 block(p, body, &mut inner, out);
                 pending.union(&inner);
+                // The finishing exchange after the loop (skipped when it runs no iteration, so
+                // what is pending stays pending).
+                pending.reads.extend(finished_after(p, s));
             }
             StmtKind::If { then, els, .. } => {
                 let mut pt = pending.clone();
@@ -75,11 +80,25 @@ enum Res {
     Scratch(usize),
 }
 
-/// A reduction in registers whose rows span several waves (with a barrier inside).
+/// A reduction in registers whose rows span several waves (with a barrier inside), run where
+/// it stands (a deferred one only folds registers there).
 fn exchanges(p: &Plan, s: &Stmt) -> bool {
     p.reduces
         .get(&stmt_key(s))
         .is_some_and(|r| r.scratch.is_some())
+        && p.deferral_of_reduce(stmt_key(s)).is_none()
+}
+
+/// The exchange areas of the reductions that loop `s` carries and finishes after its last
+/// iteration ([`super::defer`]).
+fn finished_after(p: &Plan, s: &Stmt) -> Vec<Res> {
+    p.deferred
+        .get(&stmt_key(s))
+        .into_iter()
+        .flatten()
+        .filter(|d| p.reduces[&d.reduce].scratch.is_some())
+        .map(|d| Res::Scratch(d.reduce))
+        .collect()
 }
 
 #[derive(Default, Clone)]
@@ -117,6 +136,8 @@ fn effects(p: &Plan, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
         }
     };
     walk(std::slice::from_ref(s), &mut |s| {
+        // A loop finishing a deferred reduction writes its exchange area after the loop.
+        w.extend(finished_after(p, s));
         // Loads anywhere in the statement are reads.
         let mut loads = Vec::new();
         for_each_access(s, &mut |a| loads.push(a.target));

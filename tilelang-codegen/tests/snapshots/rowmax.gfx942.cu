@@ -9,6 +9,9 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   float b1_m[1];
   float b2_best[1];
   for (int __r = 0; __r < 1; ++__r) b2_best[__r] = tl::neg<float>(tl::lit<float>(1e30));
+  {
+  float b1_m_carry[1];
+  for (int __r = 0; __r < 1; ++__r) b1_m_carry[__r] = tl::Max::unit<float>();
   for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
     if (tl::chunk_aligned(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
@@ -46,7 +49,10 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
       }
     }
     }
-    tl::reduce_rows<tl::Max, float, 1, 8, 32, 64, 128>(b0_t, b1_m, nullptr);
+    tl::fold_rows<tl::Max, float, 1, 8>(b0_t, b1_m_carry);
+  }
+  if (((tl::index)0) < tl::div_ceil<tl::index>(n_N, k_BN)) {
+    tl::reduce_rows<tl::Max, float, 1, 1, 32, 64, 128>(b1_m_carry, b1_m, nullptr);
     #pragma unroll
 for (int __r = 0; __r < 1; ++__r) {
   const int __L = __r * 4 + TL_TID / 32;
@@ -55,6 +61,7 @@ for (int __r = 0; __r < 1; ++__r) {
         b2_best[__r] = tl::max<float>(b2_best[__r], b1_m[__r]);
       }
     }
+  }
   }
   { tl::Region __g = {{1, 1, 1, n_M}, {0, 0, 0, v0_row0}};
   if (tl::tile_inside<1, 1, 1, 4>(__g)) {
