@@ -238,13 +238,10 @@ impl Plan<'_> {
         self.deferred.values().flatten().find(|d| d.reduce == key)
     }
 
-    /// The deferral a reduction or combine statement belongs to ([`defer`]), if any.
-    pub(crate) fn deferral(&self, s: &Stmt) -> Option<&defer::Deferred> {
+    /// Whether `s` is the combine statement of a deferred reduction ([`defer`]).
+    pub(crate) fn is_deferred_combine(&self, s: &Stmt) -> bool {
         let key = stmt_key(s);
-        self.deferred
-            .values()
-            .flatten()
-            .find(|d| d.reduce == key || d.combine == key)
+        self.deferred.values().flatten().any(|d| d.combine == key)
     }
 
     /// The fragments demoted to shared memory, by name.

@@ -355,7 +355,7 @@ impl Emitter<'_> {
             };
             let r = self.p.reduces[&d.reduce];
             let ty = ctype(self.k.buffers[*src].dtype);
-            let acc = format!("{}_carry", self.buf(*dst));
+            let acc = self.carry(*dst);
             let _ = writeln!(
                 out,
                 "{ind}{ty} {acc}[{n}];\n{ind}for (int __r = 0; __r < {n}; ++__r) {acc}[__r] = {}::unit<{ty}>();",
@@ -397,6 +397,11 @@ impl Emitter<'_> {
         out
     }
 
+    /// The running values of a deferred reduction into `part`, one per row of the thread.
+    fn carry(&self, part: BufId) -> String {
+        format!("{}_carry", self.buf(part))
+    }
+
     /// `tl::reduce_rows` of a reduction planned in registers: of its source, or with `carried`
     /// of the thread's running values of a deferred reduction (one per row).
     fn reduce_rows_call(
@@ -416,15 +421,15 @@ impl Emitter<'_> {
             None => "nullptr".into(),
         };
         let (opn, t, wave) = (reduce_op(op), self.threads, self.target.wave);
-        let (dname, w) = (self.buf(dst), r.width);
+        let (dname, carry, w) = (self.buf(dst), self.carry(dst), r.width);
         if carried {
             let n = r.nreg;
-            return format!("{ind}tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({dname}_carry, {dname}, {scratch});\n");
+            return format!("{ind}tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({carry}, {dname}, {scratch});\n");
         }
         let call = |src: &str| {
             match self.p.deferral_of_reduce(key) {
             Some(_) => format!(
-                "tl::fold_rows<{opn}, {ty}, {}, {}>({src}, {dname}_carry);",
+                "tl::fold_rows<{opn}, {ty}, {}, {}>({src}, {carry});",
                 r.nreg, r.per
             ),
             None => format!(
@@ -453,7 +458,7 @@ impl Emitter<'_> {
     fn block_stmt(&mut self, s: &Stmt, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
-        if !self.finishing && self.p.deferral(s).is_some_and(|d| d.combine == stmt_key(s)) {
+        if !self.finishing && self.p.is_deferred_combine(s) {
             // A deferred reduction's combine runs once, after its loop (`carry_close`).
             return String::new();
         }
