@@ -1309,3 +1309,110 @@ fn reductions_feeding_an_accumulator_are_carried_across_the_loop() {
         );
     }
 }
+
+const STAGED_ROWS: &str = r#"
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [r2(BM = 2, BN = 512)])]
+pub fn staged<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, w: &Tensor<f16, (N,)>, b: &Tensor<f16, (N,)>, y: &mut Tensor<f16, (M, N)>, s: &mut Tensor<f32, (M,)>) {
+    let row0 = block_idx(0) * BM;
+    let mut x_s = alloc_shared::<f32, (BM, BN)>();
+    let mut p_s = alloc_shared::<f16, (BM, BN)>();
+    let mut w_s = alloc_shared::<f32, (BN,)>();
+    let mut b_s = alloc_shared::<f32, (BN,)>();
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    let mut part = alloc_fragment::<f32, (BM,)>();
+    let mut acc = alloc_fragment::<f32, (BM,)>();
+    clear(&mut acc);
+    for t in serial(N.div_ceil(BN)) {
+        copy(x.at((row0, t * BN)), &mut x_s);
+        reduce_sum(&x_s, &mut part, 1);
+        for i in parallel(BM) {
+            acc[i] += part[i];
+        }
+    }
+    for t in pipelined(N.div_ceil(BN), 2) {
+        copy(x.at((row0, t * BN)), &mut p_s);
+        copy(&p_s, &mut tile);
+        reduce_sum(&tile, &mut part, 1);
+        for i in parallel(BM) {
+            acc[i] += part[i];
+        }
+    }
+    copy(&acc, s.at_mut((row0,)));
+    for t in serial(N.div_ceil(BN)) {
+        copy(x.at((row0, t * BN)), &mut tile);
+        copy(w.at((t * BN,)), &mut w_s);
+        copy(b.at((t * BN,)), &mut b_s);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = tile[(i, j)] * w_s[j] + b_s[j];
+        }
+        copy(&tile, y.at_mut((row0, t * BN)));
+    }
+}
+"#;
+
+/// A shared tile that only a copy from global memory writes and that is read only the way a
+/// register fragment could be (a reduction along its rows) is held in registers like one, with
+/// no barrier or shared bytes for it; the stages of a pipelined loop and a row read by every
+/// row (`w_s[j]`) stay in shared memory. Two such broadcast rows, read as whole vectors, leave
+/// the loop's fragment chunked.
+#[test]
+fn shared_tiles_that_registers_serve_are_held_in_registers() {
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let k = hip(STAGED_ROWS, 0, arch);
+        let src = &k.source;
+        assert!(src.contains("float b0_x_s[8];"), "{arch}: {src}");
+        assert!(
+            src.contains("tl::load_chunk<tl::half, float, true>(t_x + ")
+                && src.contains("b0_x_s + __k * 8);"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::fold_rows<tl::Sum, float, 1, 8>(b0_x_s, "),
+            "{arch}: {src}"
+        );
+        // The pipelined stages and the broadcast rows keep their shared memory.
+        assert!(
+            src.contains("tl::half* b1_p_s = (tl::half*)(tl_smem"),
+            "{arch}: {src}"
+        );
+        if arch == "sm_90" {
+            assert!(src.contains("cp_async"), "{arch}: {src}");
+        }
+        assert!(
+            src.contains("float* b2_w_s = (float*)(tl_smem")
+                && src.contains("float* b3_b_s = (float*)(tl_smem"),
+            "{arch}: {src}"
+        );
+        // x_s (4 KiB) takes no shared memory: p_s (2 KiB a stage, one or two stages), w_s and
+        // b_s (2 KiB each) and the reductions' few exchange bytes do.
+        assert!(
+            (6144..8192 + 128).contains(&k.shared_bytes),
+            "{arch}: {} bytes",
+            k.shared_bytes
+        );
+        // The output loop runs chunk-wise with both rows as vector loads, and the tile moves
+        // as vectors.
+        assert!(
+            src.contains("tl::vload<true, 8, false>(&b2_w_s[")
+                && src.contains("tl::vload<true, 8, false>(&b3_b_s["),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::load_chunk<tl::half, float, true>(t_x + ")
+                && src.contains("b4_tile + __k * 8);"),
+            "{arch}: {src}"
+        );
+        assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
+    }
+    // Read across rows (a transpose), the tile stays shared.
+    let across = STAGED_ROWS.replace(
+        "reduce_sum(&x_s, &mut part, 1);",
+        "for (i, j) in parallel(BM, BN) { tile[(i, j)] = x_s[(BM - 1 - i, j)]; }\n        reduce_sum(&tile, &mut part, 1);",
+    );
+    let k = hip(&across, 0, "sm_90");
+    assert!(
+        k.source.contains("float* b0_x_s = (float*)(tl_smem"),
+        "{}",
+        k.source
+    );
+}

@@ -13,10 +13,17 @@
 //!   `gemm` on a matrix unit (`mma.sync` on NVIDIA, WMMA on RDNA3/RDNA4, MFMA on CDNA), that
 //!   instruction's accumulator layout over a grid of waves; loops touching it then iterate in
 //!   that layout. A `gemm` whose shapes or dtypes fit no instruction uses FMA loops.
+//! * **Shared tiles in registers.** A shared tile that the same analysis finds owner-only (a
+//!   copy from global memory writes it, loops over its own shape and reductions along its rows
+//!   read it) is held in registers like a fragment: each thread only ever reads what it wrote, so
+//!   shared memory would add a round trip and barriers and nothing else. Not the stages of a
+//!   `pipelined` loop (they load ahead through shared memory), not a tile read as a row
+//!   broadcast (its shared copy serves every thread once), and only while the fragments stay
+//!   within [`PROMOTED_REGISTERS`] registers a thread.
 //! * **Chunks.** A register fragment of whole 8-element chunks per thread is laid out chunk-wise
 //!   (each thread owns consecutive elements) and copied to and from global memory in vectors,
 //!   unless loops over it would hit shared memory across its rows in that order
-//!   (`chunk_conflicts`).
+//!   (`chunk_conflicts`; a shared row read as whole vectors, `w_s[j]`, does not count).
 
 use super::*;
 use crate::target::{MatrixUnit, Target as Gpu};
@@ -175,15 +182,98 @@ pub(super) fn register_report(k: &Kernel, vals: &[u64], storage: &[Storage]) -> 
         .join(", ")
 }
 
+/// Registers per thread that fragments may take with shared tiles held in registers: above
+/// it the shared tiles stay in shared memory (a register budget is a performance limit here,
+/// not an error, and the kernel's own fragments come first).
+const PROMOTED_REGISTERS: usize = 64;
+
 /// Decides where each buffer lives (see the module docs).
 pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<Storage> {
+    let mut regs: Vec<bool> = k
+        .buffers
+        .iter()
+        .map(|b| b.scope == Scope::Fragment)
+        .collect();
+    let plain = storage_with(k, vals, threads, target, &regs);
+    let promotable = promotable(k);
+    if promotable.is_empty() {
+        return plain;
+    }
+    promotable.iter().for_each(|&b| regs[b] = true);
+    loop {
+        let storage = storage_with(k, vals, threads, target, &regs);
+        // A promoted tile read as a row broadcast would be replicated across threads; its
+        // shared copy serves that better.
+        let rows: Vec<BufId> = promotable
+            .iter()
+            .copied()
+            .filter(|&b| regs[b] && matches!(storage[b].layout(), Layout::Rows { .. }))
+            .filter(|&b| matches!(storage[b], Storage::Reg { .. }))
+            .collect();
+        if !rows.is_empty() {
+            rows.iter().for_each(|&b| regs[b] = false);
+            continue;
+        }
+        let any = promotable
+            .iter()
+            .any(|&b| matches!(storage[b], Storage::Reg { .. }));
+        let fits = thread_registers(k, vals, &storage)
+            <= PROMOTED_REGISTERS.max(thread_registers(k, vals, &plain));
+        return if any && fits { storage } else { plain };
+    }
+}
+
+/// Shared tiles that may be held in registers instead, when every access is one a register
+/// fragment serves (the same owner-only analysis): not written by a copy in a `pipelined`
+/// loop (those load ahead through shared memory) and not the target of an atomic add.
+fn promotable(k: &Kernel) -> Vec<BufId> {
+    let mut out: BTreeSet<BufId> = (0..k.buffers.len())
+        .filter(|&b| k.buffers[b].scope == Scope::Shared)
+        .collect();
+    walk(&k.body, &mut |s| match &s.kind {
+        StmtKind::For {
+            kind: LoopKind::Pipelined { .. },
+            body,
+            ..
+        } => walk(body, &mut |t| {
+            if let StmtKind::Copy {
+                dst: Tile::Buffer(b),
+                ..
+            } = &t.kind
+            {
+                out.remove(b);
+            }
+        }),
+        StmtKind::AtomicAdd {
+            access:
+                Access {
+                    target: Target::Buffer(b),
+                    ..
+                },
+            ..
+        } => {
+            out.remove(b);
+        }
+        _ => {}
+    });
+    out.into_iter().collect()
+}
+
+/// Where each buffer lives when the buffers `regs` marks may be held in registers.
+fn storage_with(
+    k: &Kernel,
+    vals: &[u64],
+    threads: usize,
+    target: &Gpu,
+    regs: &[bool],
+) -> Vec<Storage> {
     let nbuf = k.buffers.len();
     let mut demoted = vec![false; nbuf];
     // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
     // of them fits no matrix instruction (FMA path).
     let mut mma: Vec<Option<Option<Layout>>> = vec![None; nbuf];
     for (b, buf) in k.buffers.iter().enumerate() {
-        if buf.scope == Scope::Shared {
+        if buf.scope == Scope::Shared && !regs[b] {
             demoted[b] = true;
         }
     }
@@ -194,6 +284,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         vals: &'a [u64],
         threads: usize,
         target: &'a Gpu,
+        regs: &'a [bool],
     }
     /// The enclosing parallel loop: its variables, extents and fragments of its own shape.
     type Ploop<'p> = Option<(&'p [VarId], &'p [usize], &'p [BufId])>;
@@ -215,7 +306,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
             };
             let mut check_access = |a: &Access| {
                 let Target::Buffer(b) = a.target else { return };
-                if k.buffers[b].scope != Scope::Fragment {
+                if !w.regs[b] {
                     return;
                 }
                 let shape = buf_shape(k, b, w.vals);
@@ -253,7 +344,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
                     body,
                 } => {
                     let ext = extents_of(extents, w.vals);
-                    let full = rows::full_shape(k, w.vals, body, &ext);
+                    let full = rows::full_shape(k, w.vals, w.regs, body, &ext);
                     visit(w, body, Some((vars, &ext, &full)), demoted, mma, uses);
                 }
                 StmtKind::For { body, .. } => visit(w, body, ploop, demoted, mma, uses),
@@ -273,7 +364,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
                 }
                 StmtKind::Reduce { src, dst, dim, .. } => {
                     let (ss, ds) = (buf_shape(k, *src, w.vals), buf_shape(k, *dst, w.vals));
-                    let frag = |b: BufId| k.buffers[b].scope == Scope::Fragment;
+                    let frag = |b: BufId| w.regs[b];
                     let memory = |b: BufId| frag(b) || k.buffers[b].scope == Scope::Shared;
                     if memory(*src)
                         && frag(*dst)
@@ -296,13 +387,14 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         vals,
         threads,
         target,
+        regs,
     };
     visit(&w, &k.body, None, &mut demoted, &mut mma, &mut uses);
     // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
     // register fragments whose rows are whole chunks are chunked, unless a loop over them
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).
     let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
-    let strided_only = chunk_conflicts(k, vals, &demoted);
+    let strided_only = chunk_conflicts(k, vals, regs, &demoted);
     let base: Vec<Layout> = mma
         .into_iter()
         .enumerate()
@@ -325,7 +417,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         .collect();
 
     // Row layouts, then layout agreement, until neither demotes anything more.
-    let ties = rows::ties(k, vals);
+    let ties = rows::ties(k, vals, regs);
     let wave = target.wave as usize;
     let mut layouts = base.clone();
     loop {
@@ -340,7 +432,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
             &mut layouts,
             &mut demoted,
         );
-        changed |= agree(k, vals, &layouts, &mut demoted);
+        changed |= agree(k, vals, regs, &layouts, &mut demoted);
         if !changed {
             break;
         }
@@ -366,9 +458,15 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
 /// iterates in its layout; any other register fragment it touches in the loop's own shape must
 /// share that layout, or is demoted. Returns whether it demoted anything.
-fn agree(k: &Kernel, vals: &[u64], layouts: &[Layout], demoted: &mut [bool]) -> bool {
+fn agree(
+    k: &Kernel,
+    vals: &[u64],
+    regs: &[bool],
+    layouts: &[Layout],
+    demoted: &mut [bool],
+) -> bool {
     let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
-        (k.buffers[b].scope == Scope::Fragment && !demoted[b]).then_some(layouts[b])
+        (regs[b] && !demoted[b]).then_some(layouts[b])
     };
     let mut changed = false;
     walk(&k.body, &mut |s| {
@@ -377,7 +475,7 @@ fn agree(k: &Kernel, vals: &[u64], layouts: &[Layout], demoted: &mut [bool]) -> 
                 kind: LoopKind::Parallel { extents },
                 body,
                 ..
-            } => rows::full_shape(k, vals, body, &extents_of(extents, vals)),
+            } => rows::full_shape(k, vals, regs, body, &extents_of(extents, vals)),
             StmtKind::Copy {
                 src: Tile::Buffer(a),
                 dst: Tile::Buffer(b),
@@ -409,12 +507,14 @@ fn agree(k: &Kernel, vals: &[u64], layouts: &[Layout], demoted: &mut [bool]) -> 
 /// elements sit side by side, so the lanes of a wave touch addresses CHUNK elements apart and
 /// collide in the banks once a row of the loop spans more than 128 bytes. One such read per
 /// element costs less than vector global copies gain (a broadcast row `b_s[j]`); a store, a
-/// second access, or one inside a nested loop (a convolution's taps) costs more. The decision
-/// spreads to every fragment a loop or a register copy ties to a strided one, so that they keep
+/// second access, or one inside a nested loop (a convolution's taps) costs more. An access the
+/// chunk-wise loop moves as whole vectors (`moves_as_vector`) costs nothing here: the rule
+/// dates from before loops ran chunk-wise, and it kept LayerNorm's output pass (two broadcast
+/// rows) element by element, 2 bytes an access. The decision spreads to every fragment a loop or a register copy ties to a strided one, so that they keep
 /// one layout.
-fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
+fn chunk_conflicts(k: &Kernel, vals: &[u64], regs: &[bool], demoted: &[bool]) -> Vec<bool> {
     let nbuf = k.buffers.len();
-    let shared = |b: BufId| k.buffers[b].scope == Scope::Shared || demoted[b];
+    let shared = |b: BufId| !regs[b] || demoted[b];
     let mut strided = vec![false; nbuf];
     // Fragments tied together (same loop or register copy), to spread the decision.
     let mut groups: Vec<Vec<BufId>> = Vec::new();
@@ -431,10 +531,14 @@ fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
             let mut frags = Vec::new();
             let mut seen: BTreeSet<(BufId, String)> = BTreeSet::new();
             let mut cost = 0;
+            let local = body_vars(body);
             let mut count = |a: &Access, store: bool, nested: bool| {
                 let Target::Buffer(b) = a.target else { return };
-                if k.buffers[b].scope == Scope::Fragment && !demoted[b] {
+                if regs[b] && !demoted[b] {
                     frags.push(b);
+                    return;
+                }
+                if !nested && moves_as_vector(k, vals, b, a, inner, &local) {
                     return;
                 }
                 let mut v = BTreeSet::new();
@@ -498,6 +602,54 @@ fn chunk_conflicts(k: &Kernel, vals: &[u64], demoted: &[bool]) -> Vec<bool> {
             return strided;
         }
     }
+}
+
+/// Variables a loop body declares (`let`s, nested loops' variables): they may differ per lane.
+fn body_vars(body: &[Stmt]) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    walk(body, &mut |s| match &s.kind {
+        StmtKind::Let { var, .. } => {
+            out.insert(*var);
+        }
+        StmtKind::For { vars, .. } => out.extend(vars.iter().copied()),
+        _ => {}
+    });
+    out
+}
+
+/// Whether a chunk-wise loop moves shared access `a` as whole 16-byte vectors, so that the
+/// chunked order costs its banks nothing worth counting (8 lanes of f32 are two vectors 32
+/// bytes apart per thread: a 2-way conflict per vector, a quarter of the element-wise
+/// mapping's wavefronts): its last index is the innermost variable plus something the loop
+/// does not change, the other indices do not depend on it, and rows are whole vectors.
+fn moves_as_vector(
+    k: &Kernel,
+    vals: &[u64],
+    b: BufId,
+    a: &Access,
+    inner: VarId,
+    local: &BTreeSet<VarId>,
+) -> bool {
+    let Some((last, lead)) = a.index.split_last() else {
+        return false;
+    };
+    let invariant = |e: &Expr| {
+        let mut v = BTreeSet::new();
+        expr_vars(e, &mut v);
+        let mut loads = false;
+        each_expr(e, &mut |x| loads |= matches!(x.kind, ExprKind::Load(_)));
+        !loads && !v.contains(&inner) && v.is_disjoint(local)
+    };
+    let is_inner = |e: &Expr| matches!(e.kind, ExprKind::Var(v) if v == inner);
+    let unit = match &last.kind {
+        ExprKind::Var(v) => *v == inner,
+        ExprKind::Binary(BinOp::Add, x, y) => {
+            (is_inner(x) && invariant(y)) || (is_inner(y) && invariant(x))
+        }
+        _ => false,
+    };
+    let row = buf_shape(k, b, vals).last().copied().unwrap_or(0) * k.buffers[b].dtype.size_bytes();
+    unit && lead.iter().all(invariant) && row % 16 == 0
 }
 
 /// The matrix-unit layout for `c += a·b`, when the target has a matrix instruction for the

@@ -70,8 +70,8 @@ pub(crate) fn rows_of(
 
 /// Groups of fragments that must share one layout: those a `parallel` loop touches in its own
 /// shape, and the two sides of a register-to-register copy.
-pub(super) fn ties(k: &Kernel, vals: &[u64]) -> Vec<Vec<BufId>> {
-    let frag = |b: BufId| k.buffers[b].scope == Scope::Fragment;
+pub(super) fn ties(k: &Kernel, vals: &[u64], regs: &[bool]) -> Vec<Vec<BufId>> {
+    let frag = |b: BufId| regs[b];
     let mut out = Vec::new();
     walk(&k.body, &mut |s| match &s.kind {
         StmtKind::For {
@@ -80,7 +80,7 @@ pub(super) fn ties(k: &Kernel, vals: &[u64]) -> Vec<Vec<BufId>> {
             ..
         } => {
             let ext = extents_of(extents, vals);
-            out.push(full_shape(k, vals, body, &ext));
+            out.push(full_shape(k, vals, regs, body, &ext));
         }
         StmtKind::Copy {
             src: Tile::Buffer(a),
@@ -92,15 +92,18 @@ pub(super) fn ties(k: &Kernel, vals: &[u64]) -> Vec<Vec<BufId>> {
 }
 
 /// The fragments a loop body over `ext` accesses whose shape is `ext`.
-pub(super) fn full_shape(k: &Kernel, vals: &[u64], body: &[Stmt], ext: &[usize]) -> Vec<BufId> {
+pub(super) fn full_shape(
+    k: &Kernel,
+    vals: &[u64],
+    regs: &[bool],
+    body: &[Stmt],
+    ext: &[usize],
+) -> Vec<BufId> {
     let mut out = Vec::new();
     walk(body, &mut |t| {
         for_each_access(t, &mut |a| {
             if let Target::Buffer(b) = a.target {
-                if k.buffers[b].scope == Scope::Fragment
-                    && buf_shape(k, b, vals) == ext
-                    && !out.contains(&b)
-                {
+                if regs[b] && buf_shape(k, b, vals) == ext && !out.contains(&b) {
                     out.push(b);
                 }
             }
