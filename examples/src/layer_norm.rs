@@ -15,8 +15,10 @@
 //!    `if_then_else` on the global column index.
 //! 3. Pass 3: normalise, scale, shift, write (the `copy` skips the tails).
 //!
-//! The chunk is copied into a shared tile for the two reductions (a `reduce_*` operand lives in
-//! shared memory anyway) and into a register fragment for the output pass.
+//! The chunk is copied into a shared tile for the two reductions and into a register fragment
+//! for the output pass, as a newcomer might write it. Only owner-order accesses touch `x_s`,
+//! so the lowering holds it in registers like `tile` (language.md, "How tiles map to the
+//! GPU"): the staging costs no shared memory and no barriers.
 
 use kernels::check::Rng;
 use tilelang::prelude::*;

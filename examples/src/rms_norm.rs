@@ -16,11 +16,11 @@
 //!    (it is the same for every row: a broadcast), multiplies, and `copy` rounds to f16 and
 //!    writes, skipping the columns past `N`.
 //!
-//! The squares go to their own fragment because a `reduce_*` operand is kept in shared memory
-//! (language.md, "How tiles map to the GPU"); `tile`, which only `copy` and owner-order loops
-//! touch, can then stay in registers and move 16-byte vectors. The second pass reads `x` again;
-//! a block's rows were read moments before, so on a GPU they usually come from L2, but the
-//! minimum traffic the benches count is one read of `x` and one write of `y`.
+//! The squares go to their own fragment, the operand of `reduce_sum`; `tile`, `sq` and the row
+//! values all stay in registers (language.md, "How tiles map to the GPU"), and `tile` moves as
+//! 16-byte vectors. The second pass reads `x` again; on NVIDIA the first pass's loads mark the
+//! lines to stay in L2, so it mostly comes from there, but the minimum traffic the benches
+//! count is one read of `x` and one write of `y`.
 
 use kernels::check::Rng;
 use tilelang::prelude::*;

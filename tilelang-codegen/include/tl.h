@@ -463,11 +463,32 @@ struct alignas(16) vec16 { unsigned int x, y, z, w; };
 // alignment the callers have established (by a run-time test). Inline PTX would keep them whole
 // too, but a memory clobber serialises a copy loop's loads behind its stores. (SHARED: the
 // pointer is in shared memory; the generic access resolves that.)
-template <bool SHARED = false, bool NC = false>
+//
+// POL is an L2 eviction hint for global loads (lowering pass `reuse`): 0 none, 1 evict-last
+// (the block reads these lines again), 2 evict-first (its last read of them). NVIDIA only,
+// read-only tensors only (the PTX has no memory clobber: nothing in the kernel writes them);
+// a hint changes what the L2 keeps, never a value. AMD ignores it.
+#if defined(TL_NVIDIA)
+template <int POL>
+TL_DEVICE unsigned long long l2_policy() {
+  unsigned long long p;
+  if constexpr (POL == 1) {
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  } else {
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  }
+  return p;
+}
+#endif
+template <bool SHARED = false, bool NC = false, int POL = 0>
 TL_DEVICE vec16 ld128(const void* p) {
 #if defined(TL_NVIDIA)
   uint4 u;
-  if constexpr (NC && !SHARED) {
+  if constexpr (POL != 0 && NC && !SHARED) {
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+        : "l"(p), "l"(l2_policy<POL>()));
+  } else if constexpr (NC && !SHARED) {
     u = __ldg((const uint4*)p);  // read-only for the whole kernel: the non-coherent path
   } else {
     u = *(const uint4*)p;
@@ -501,12 +522,12 @@ TL_DEVICE bool tile_inside(const Region& r) {
   return r.off[0] >= 0 && r.off[0] + D0 <= r.dims[0] && r.off[1] >= 0 && r.off[1] + D1 <= r.dims[1] &&
          r.off[2] >= 0 && r.off[2] + D2 <= r.dims[2] && r.off[3] >= 0 && r.off[3] + D3 <= r.dims[3];
 }
-template <class G, bool SHARED = false, bool NC = false>
+template <class G, bool SHARED = false, bool NC = false, int POL = 0>
 TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
   if constexpr (sizeof(G) * 8 >= 16) {
 #pragma unroll
     for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
-      const vec16 v = ld128<SHARED, NC>((const vec16*)g + i);
+      const vec16 v = ld128<SHARED, NC, POL>((const vec16*)g + i);
       __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
     }
   } else {
@@ -617,10 +638,10 @@ TL_DEVICE void vstore(T* p, const T* r) {
   }
 }
 
-template <class G, class R, bool NC = false>
+template <class G, class R, bool NC = false, int POL = 0>
 TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
   G tmp[8];
-  chunk_bytes_in<G, false, NC>(g, tmp);
+  chunk_bytes_in<G, false, NC, POL>(g, tmp);
 #pragma unroll
   for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
 }

@@ -136,6 +136,12 @@ impl Target {
             (Vendor::Amd, _) => 256,
         }
     }
+
+    /// Whether loads can carry L2 eviction hints (`createpolicy` and `.L2::cache_hint`, PTX
+    /// from sm_80 on): every NVIDIA target here; the AMD ones are printed without.
+    pub fn l2_hints(&self) -> bool {
+        self.vendor == Vendor::Nvidia
+    }
 }
 
 #[cfg(test)]

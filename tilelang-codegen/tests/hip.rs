@@ -1362,7 +1362,7 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
         let src = &k.source;
         assert!(src.contains("float b0_x_s[8];"), "{arch}: {src}");
         assert!(
-            src.contains("tl::load_chunk<tl::half, float, true>(t_x + ")
+            src.contains("tl::load_chunk<tl::half, float, true")
                 && src.contains("b0_x_s + __k * 8);"),
             "{arch}: {src}"
         );
@@ -1398,7 +1398,7 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::load_chunk<tl::half, float, true>(t_x + ")
+            src.contains("tl::load_chunk<tl::half, float, true")
                 && src.contains("b4_tile + __k * 8);"),
             "{arch}: {src}"
         );
@@ -1415,4 +1415,37 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
         "{}",
         k.source
     );
+}
+
+/// A tensor the block reads in several copies into registers is read evict-last by all but the
+/// last copy, which reads evict-first (NVIDIA only); tensors read once carry no hint.
+#[test]
+fn rows_read_again_are_kept_in_l2() {
+    let src = hip(STAGED_ROWS, 0, "sm_90").source;
+    let hinted = |pol: u8| {
+        src.matches(&format!(
+            "tl::load_chunk<tl::half, float, true, {pol}>(t_x + "
+        ))
+        .count()
+    };
+    // Each copy has two vector paths (the tile inside the tensor, or across its edge).
+    assert_eq!((hinted(1), hinted(2)), (2, 2), "{src}");
+    let keep = src.find("true, 1>(t_x + ").unwrap();
+    let last = src.find("true, 2>(t_x + ").unwrap();
+    assert!(keep < last, "{src}");
+    assert!(
+        !src.contains("true, 1>(t_w") && !src.contains("true, 2>(t_w"),
+        "{src}"
+    );
+    for arch in ["gfx1100", "gfx942"] {
+        let src = hip(STAGED_ROWS, 0, arch).source;
+        assert!(
+            src.contains("tl::load_chunk<tl::half, float"),
+            "{arch}: {src}"
+        );
+        assert!(
+            !src.contains("true, 1>") && !src.contains("true, 2>"),
+            "{arch}: {src}"
+        );
+    }
 }

@@ -14,7 +14,8 @@
 //!    `rows` then places the exchange areas of reductions that run in registers, and `defer`
 //!    picks the reductions a loop carries across its iterations (one exchange after the loop
 //!    instead of one per tile).
-//! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses.
+//! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses;
+//!    `reuse`: the L2 hints of copies that read what the block reads again.
 //! 5. `sync`: where block barriers go.
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
@@ -26,6 +27,7 @@ mod layout;
 mod pipeline;
 mod print;
 mod print_vector;
+mod reuse;
 mod rows;
 mod shared;
 mod sync;
@@ -119,6 +121,9 @@ pub(crate) struct Plan<'a> {
     /// Per serial or pipelined loop, by [`stmt_key`]: the reductions it carries across its
     /// iterations ([`defer`]).
     pub deferred: BTreeMap<usize, Vec<defer::Deferred>>,
+    /// Copies whose loads carry an L2 hint ([`reuse`]), by [`stmt_key`]: empty where the
+    /// target has none.
+    pub reuse: BTreeMap<usize, reuse::Reuse>,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -210,6 +215,11 @@ pub(crate) fn plan<'a>(
     }
     let swizzled = shared::plan_swizzle(k, vals, &storage);
     let deferred = defer::plan_deferred(k, vals, &storage, &reduces);
+    let reuse = if target.l2_hints() {
+        reuse::plan_reuse(k, &storage)
+    } else {
+        BTreeMap::new()
+    };
     let mut plan = Plan {
         k,
         target,
@@ -225,6 +235,7 @@ pub(crate) fn plan<'a>(
         barriers: BTreeSet::new(),
         reduces,
         deferred,
+        reuse,
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);

@@ -32,6 +32,8 @@ pub(super) struct Emitter<'a> {
     /// Printing the statements that finish a loop's deferred reductions after it
     /// ([`super::defer`]): their combine statements print here, not in the loop.
     finishing: bool,
+    /// Printing a copy whose loads carry an L2 hint ([`super::reuse`]).
+    hint: Option<super::reuse::Reuse>,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -50,6 +52,7 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         file,
         lane: None,
         finishing: false,
+        hint: None,
         temps: 0,
         lead: None,
         bcast: None,
@@ -525,7 +528,12 @@ impl Emitter<'_> {
                 (self.lead, self.bcast, self.coords) = (None, None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
-            StmtKind::Copy { src, dst } => self.copy(src, dst, depth),
+            StmtKind::Copy { src, dst } => {
+                self.hint = self.p.reuse.get(&stmt_key(s)).copied();
+                let out = self.copy(src, dst, depth);
+                self.hint = None;
+                out
+            }
             StmtKind::Fill { buf, value } => {
                 let v = self.expr(value);
                 let (ty, name) = (ctype(self.k.buffers[*buf].dtype), self.buf(*buf));
@@ -1026,7 +1034,11 @@ impl Emitter<'_> {
         };
         let (inside, lin) = region_index(r);
         let regs = format!("{name} + __k * {CHUNK}");
-        let nc = if self.read_only(tensor) { ", true" } else { "" };
+        let nc = match (self.read_only(tensor), self.hint) {
+            (true, Some(h)) => format!(", true, {}", h.policy()),
+            (true, None) => ", true".to_string(),
+            (false, _) => String::new(),
+        };
         let stream = if self.p.write_once[tensor] {
             ", true"
         } else {

@@ -1,0 +1,60 @@
+//! Pass 4b, L2 reuse: which copies from global memory read lines the block will read again.
+//!
+//! A kernel that walks its rows several times (a normalisation's statistics pass, then its
+//! output pass) reads the same tensor in several copy statements. Between the first read of a
+//! row and the next, the rest of the GPU streams far more than the L2 holds unless the lines
+//! are marked: every such copy but the last reads with an evict-last hint (the lines stay), the
+//! last with evict-first (they are not needed again). A tensor read by one copy statement, or
+//! written by the kernel, gets no hint. Only read-only tensors, only the vector paths of copies
+//! into register fragments; hints change no value, only what the L2 keeps, and targets without
+//! them (AMD) print none.
+
+use super::*;
+use crate::validate::walk;
+use std::collections::BTreeMap;
+
+/// The L2 hint of a copy's loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// The block reads these lines again: evict them last.
+    Keep,
+    /// The block's last read of lines it read before: evict them first.
+    Last,
+}
+
+impl Reuse {
+    /// The `POL` argument of tl.h's loads.
+    pub(crate) fn policy(self) -> u8 {
+        match self {
+            Reuse::Keep => 1,
+            Reuse::Last => 2,
+        }
+    }
+}
+
+/// The hint of each copy from a tensor that several copy statements read, by [`stmt_key`].
+pub(super) fn plan_reuse(k: &Kernel, storage: &[Storage]) -> BTreeMap<usize, Reuse> {
+    let mut reads: BTreeMap<ParamId, Vec<usize>> = BTreeMap::new();
+    walk(&k.body, &mut |s| {
+        if let StmtKind::Copy {
+            src: Tile::Region { tensor, .. },
+            dst: Tile::Buffer(b),
+        } = &s.kind
+        {
+            let read_only = matches!(
+                k.params[*tensor].kind,
+                ParamKind::Tensor { mutable: false, .. }
+            );
+            if read_only && matches!(storage[*b], Storage::Reg { .. }) {
+                reads.entry(*tensor).or_default().push(stmt_key(s));
+            }
+        }
+    });
+    let mut out = BTreeMap::new();
+    for copies in reads.values().filter(|c| c.len() > 1) {
+        let (last, rest) = copies.split_last().expect("two or more");
+        out.extend(rest.iter().map(|&c| (c, Reuse::Keep)));
+        out.insert(*last, Reuse::Last);
+    }
+    out
+}
