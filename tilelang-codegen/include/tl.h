@@ -823,6 +823,40 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
       return;
     }
   }
+  // A window whose first column is not on a vector boundary (a convolution's halo at
+  // `l0 - 3`): the aligned vectors covering it are loaded whole and their elements stored
+  // shifted into the tile; vectors across the tensor's edge load element by element.
+  if constexpr (VEC > 1 && !SW) {
+    if ((uint64_t)g % 16 == 0 && r.dims[3] % VEC == 0) {
+      const index base = r.off[3] >= 0 ? r.off[3] / VEC * VEC : -((VEC - 1 - r.off[3]) / VEC * VEC);
+      const int lead = (int)(r.off[3] - base);
+      constexpr int VPR = T3 / VEC + 2;
+      for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
+        const int row = e / VPR, c0 = (e % VPR) * VEC - lead;
+        if (c0 >= T3) continue;
+        index grow;
+        const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
+        const index gc = base + (e % VPR) * VEC;
+        S tmp[VEC];
+        if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
+          const vec16 v = ld128<false, NC>(g + grow * r.dims[3] + gc);
+          __builtin_memcpy(tmp, &v, 16);
+        } else {
+#pragma unroll
+          for (int v = 0; v < VEC; ++v) {
+            const bool in = in_row && gc + v >= 0 && gc + v < r.dims[3];
+            tmp[v] = in ? g[grow * r.dims[3] + gc + v] : lit<S>(0.0);
+          }
+        }
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) {
+          const int c = c0 + v;
+          if (c >= 0 && c < T3) s[row * T3 + c] = cast<D>(tmp[v]);
+        }
+      }
+      return;
+    }
+  }
   for (int e = TL_TID; e < ROWS * T3; e += THREADS) {
     const int row = e / T3, c = e % T3;
     index grow;
