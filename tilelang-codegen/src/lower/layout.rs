@@ -207,8 +207,15 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         let rows: Vec<BufId> = promotable
             .iter()
             .copied()
-            .filter(|&b| regs[b] && matches!(storage[b].layout(), Layout::Rows { .. }))
-            .filter(|&b| matches!(storage[b], Storage::Reg { .. }))
+            .filter(|&b| {
+                matches!(
+                    storage[b],
+                    Storage::Reg {
+                        layout: Layout::Rows { .. },
+                        ..
+                    }
+                )
+            })
             .collect();
         if !rows.is_empty() {
             rows.iter().for_each(|&b| regs[b] = false);
@@ -510,8 +517,8 @@ fn agree(
 /// second access, or one inside a nested loop (a convolution's taps) costs more. An access the
 /// chunk-wise loop moves as whole vectors (`moves_as_vector`) costs nothing here: the rule
 /// dates from before loops ran chunk-wise, and it kept LayerNorm's output pass (two broadcast
-/// rows) element by element, 2 bytes an access. The decision spreads to every fragment a loop or a register copy ties to a strided one, so that they keep
-/// one layout.
+/// rows) element by element, 2 bytes an access. The decision spreads to every fragment a loop
+/// or a register copy ties to a strided one, so that they keep one layout.
 fn chunk_conflicts(k: &Kernel, vals: &[u64], regs: &[bool], demoted: &[bool]) -> Vec<bool> {
     let nbuf = k.buffers.len();
     let shared = |b: BufId| !regs[b] || demoted[b];

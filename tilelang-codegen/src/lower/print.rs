@@ -957,13 +957,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// A tensor the kernel cannot write (a `&Tensor` parameter; the launcher refuses outputs
-    /// that overlap it): loads may take the read-only path.
+    /// A tensor the kernel cannot write ([`read_only`]).
     pub(super) fn read_only(&self, p: ParamId) -> bool {
-        matches!(
-            self.k.params[p].kind,
-            ParamKind::Tensor { mutable: false, .. }
-        )
+        read_only(self.k, p)
     }
 
     pub(super) fn tensor_dtype(&self, p: ParamId) -> Dtype {

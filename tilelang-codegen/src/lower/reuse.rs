@@ -41,11 +41,7 @@ pub(super) fn plan_reuse(k: &Kernel, storage: &[Storage]) -> BTreeMap<usize, Reu
             dst: Tile::Buffer(b),
         } = &s.kind
         {
-            let read_only = matches!(
-                k.params[*tensor].kind,
-                ParamKind::Tensor { mutable: false, .. }
-            );
-            if read_only && matches!(storage[*b], Storage::Reg { .. }) {
+            if read_only(k, *tensor) && matches!(storage[*b], Storage::Reg { .. }) {
                 reads.entry(*tensor).or_default().push(stmt_key(s));
             }
         }

@@ -34,6 +34,12 @@ pub(crate) fn tensor_dtype(k: &Kernel, p: ParamId) -> Dtype {
     }
 }
 
+/// A tensor the kernel cannot write (a `&Tensor` parameter; the launcher refuses outputs that
+/// overlap it): loads may take the read-only path.
+pub(crate) fn read_only(k: &Kernel, p: ParamId) -> bool {
+    matches!(k.params[p].kind, ParamKind::Tensor { mutable: false, .. })
+}
+
 pub(crate) fn each_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
     f(e);
     match &e.kind {
