@@ -1352,9 +1352,10 @@ pub fn staged<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, w: &Ten
 
 /// A shared tile that only a copy from global memory writes and that is read only the way a
 /// register fragment could be (a reduction along its rows) is held in registers like one, with
-/// no barrier or shared bytes for it; the stages of a pipelined loop and a row read by every
-/// row (`w_s[j]`) stay in shared memory. Two such broadcast rows, read as whole vectors, leave
-/// the loop's fragment chunked.
+/// no barrier or shared bytes for it; the stages of a pipelined loop stay in shared memory. The
+/// rows read by every row (`w_s[j]`, `b_s[j]`) become column fragments: each thread loads the
+/// 8 columns its chunks of the tile cover (BN = 512 over 128 threads: 64 threads a row, so
+/// two groups of 64 hold a copy each) and reads register `__r % 8`.
 #[test]
 fn shared_tiles_that_registers_serve_are_held_in_registers() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
@@ -1370,7 +1371,7 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
             src.contains("tl::fold_rows<tl::Sum, float, 1, 8>(b0_x_s, "),
             "{arch}: {src}"
         );
-        // The pipelined stages and the broadcast rows keep their shared memory.
+        // The pipelined stages keep their shared memory.
         assert!(
             src.contains("tl::half* b1_p_s = (tl::half*)(tl_smem"),
             "{arch}: {src}"
@@ -1378,24 +1379,27 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
         if arch == "sm_90" {
             assert!(src.contains("cp_async"), "{arch}: {src}");
         }
+        // The broadcast rows: registers, loaded per group of 64 threads as vectors.
         assert!(
-            src.contains("float* b2_w_s = (float*)(tl_smem")
-                && src.contains("float* b3_b_s = (float*)(tl_smem"),
+            src.contains("float b2_w_s[8];") && src.contains("float b3_b_s[8];"),
             "{arch}: {src}"
         );
-        // x_s (4 KiB) takes no shared memory: p_s (2 KiB a stage, one or two stages), w_s and
-        // b_s (2 KiB each) and the reductions' few exchange bytes do.
         assert!(
-            (6144..8192 + 128).contains(&k.shared_bytes),
+            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 8;")
+                && src.contains("b2_w_s + __k * 8);")
+                && src.contains("b3_b_s + __k * 8);"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("b2_w_s[__r % 8]") && src.contains("b3_b_s[__r % 8]"),
+            "{arch}: {src}"
+        );
+        // x_s, w_s and b_s take no shared memory: p_s (2 KiB a stage, one or two stages) and
+        // the reductions' few exchange bytes do.
+        assert!(
+            (2048..4096 + 128).contains(&k.shared_bytes),
             "{arch}: {} bytes",
             k.shared_bytes
-        );
-        // The output loop runs chunk-wise with both rows as vector loads, and the tile moves
-        // as vectors.
-        assert!(
-            src.contains("tl::vload<true, 8, false>(&b2_w_s[")
-                && src.contains("tl::vload<true, 8, false>(&b3_b_s["),
-            "{arch}: {src}"
         );
         assert!(
             src.contains("tl::load_chunk<tl::half, float, true")
@@ -1415,6 +1419,87 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
         "{}",
         k.source
     );
+}
+
+const BIAS: &str = r#"
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = T, configs = [c(BM = 2, BN = 512, T = 128), s(BM = 2, BN = 64, T = 128), odd(BM = 2, BN = 24, T = 32)])]
+pub fn bias<const BM: usize, const BN: usize, const T: usize>(x: &Tensor<f32, (M, N)>, b: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (M, N)>) {
+    let row0 = block_idx(0) * BM;
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    let mut b_f = alloc_fragment::<f32, (BN,)>();
+    for t in serial(N.div_ceil(BN)) {
+        copy(x.at((row0, t * BN)), &mut tile);
+        copy(b.at((t * BN,)), &mut b_f);
+        for (i, j) in parallel(BM, BN) {
+            tile[(i, j)] = tile[(i, j)] + b_f[j];
+        }
+        copy(&tile, y.at_mut((row0, t * BN)));
+    }
+}
+"#;
+
+/// A row read by every row of a tile (`b_f[j]`) is a column fragment in the tile's order:
+/// chunked (BN = 512: 64 threads a row, vectors, `TL_TID % 64`), strided (BN = 64 over 128
+/// threads: one register, `TL_TID % 64`), and where the row falls on no whole thread groups
+/// (24 columns over 32 threads) it stays in shared memory and the build says so. Touched any
+/// other way (a loop over its own shape), it is not one either.
+#[test]
+fn rows_read_by_every_row_are_column_fragments() {
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let k = hip(BIAS, 0, arch);
+        let src = &k.source;
+        assert!(src.contains("float b1_b_f[8];"), "{arch}: {src}");
+        assert!(
+            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 8;")
+                && src.contains("tl::load_chunk<float, float, true>(t_b + "),
+            "{arch}: {src}"
+        );
+        assert!(src.contains("b1_b_f[__r % 8]"), "{arch}: {src}");
+        assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
+        assert!(!src.contains("tl::sync()"), "{arch}: {src}");
+
+        let k = hip(BIAS, 1, arch);
+        let src = &k.source;
+        assert!(src.contains("float b1_b_f[1];"), "{arch}: {src}");
+        assert!(
+            src.contains("const int __L = ((__r / 1) * 64 + (TL_TID % 64)) * 1 + __r % 1;"),
+            "{arch}: {src}"
+        );
+        assert!(src.contains("b1_b_f[__r % 1]"), "{arch}: {src}");
+        assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
+
+        let k = hip(BIAS, 2, arch);
+        assert_eq!(k.demoted, ["b_f"], "{arch}: {}", k.source);
+    }
+    let own = BIAS.replace(
+        "        for (i, j) in parallel(BM, BN) {",
+        "        for j in parallel(BN) { b_f[j] = b_f[j] * 2.0; }\n        for (i, j) in parallel(BM, BN) {",
+    );
+    let k = hip(&own, 0, "sm_90");
+    assert_eq!(k.demoted, ["b_f"], "{}", k.source);
+}
+
+/// An output written by one copy whose region moves a whole tile with each iteration needs no
+/// barrier across the loop's back edge (no two iterations write one element); one written at
+/// the same place every iteration does (the last write must win), and so does one the kernel
+/// also reads.
+#[test]
+fn output_copies_that_move_apart_need_no_barrier() {
+    let k = hip(BIAS, 0, "sm_90");
+    assert!(!k.source.contains("tl::sync()"), "{}", k.source);
+    let same = BIAS.replace("y.at_mut((row0, t * BN))", "y.at_mut((row0, 0))");
+    let k = hip(&same, 0, "sm_90");
+    assert!(k.source.contains("tl::sync()"), "{}", k.source);
+    // A step smaller than the tile overlaps the previous iteration's region.
+    let overlap = BIAS.replace("y.at_mut((row0, t * BN))", "y.at_mut((row0, t * 8))");
+    let k = hip(&overlap, 0, "sm_90");
+    assert!(k.source.contains("tl::sync()"), "{}", k.source);
+    let read = BIAS.replace(
+        "copy(x.at((row0, t * BN)), &mut tile);",
+        "copy(x.at((row0, t * BN)), &mut tile);\n        copy(y.at((row0, t * BN)), &mut tile);",
+    );
+    let k = hip(&read, 0, "sm_90");
+    assert!(k.source.contains("tl::sync()"), "{}", k.source);
 }
 
 /// A tensor the block reads in several copies into registers is read evict-last by all but the

@@ -5,7 +5,9 @@
 //!   when every access to it is owner-only (`parallel` loops over exactly its shape indexed by
 //!   the loop variables, `copy`, `fill`, a `gemm` accumulator, the source of a reduction along
 //!   its last dimension) or, for the results of such reductions and fragments read as row
-//!   broadcasts, when [`super::rows`] finds one row layout for all their uses. Otherwise (an
+//!   broadcasts, when [`super::rows`] finds one row layout for all their uses, and for rows
+//!   only ever read as column broadcasts (`w[j]` in a loop over `(i, j)`) and loaded from
+//!   global memory, when [`super::cols`] finds one column layout for them. Otherwise (an
 //!   index of another form, a `gemm` operand, uses that disagree) it is *demoted* to shared
 //!   memory, which is always correct.
 //! * **Layouts.** A register fragment is strided (element `L` = register `L / T` of thread
@@ -18,7 +20,8 @@
 //!   read it) is held in registers like a fragment: each thread only ever reads what it wrote, so
 //!   shared memory would add a round trip and barriers and nothing else. Not the stages of a
 //!   `pipelined` loop (they load ahead through shared memory), not a tile read as a row
-//!   broadcast (its shared copy serves every thread once), and only while the fragments stay
+//!   broadcast (its shared copy serves every thread once; a row read as a column broadcast is
+//!   held as a column fragment), and only while the fragments stay
 //!   within [`PROMOTED_REGISTERS`] registers a thread.
 //! * **Chunks.** A register fragment of whole 8-element chunks per thread is laid out chunk-wise
 //!   (each thread owns consecutive elements) and copied to and from global memory in vectors,
@@ -57,6 +60,13 @@ pub(crate) enum Layout {
     /// is register `i / groups` of every thread of group `i % groups`, replicated across the
     /// group: exactly where the threads of a strided or chunked `(.., W)` tile need row `i`.
     Rows { groups: usize, width: usize },
+    /// A *column fragment* ([`super::cols`]): a `(W,)` buffer read as `v[j]` in loops over
+    /// `(.., W)` tiles held strided (`unit` 1) or chunked (`unit` [`CHUNK`]). It is laid out
+    /// as such a tile's row over a block of `width` threads and replicated in each group of
+    /// `width` threads: element `j` is register `(j / unit / width) · unit + j % unit` of every
+    /// thread `t` with `t % width == (j / unit) % width`, and tile register `r` meets column
+    /// register `r % nreg`.
+    Cols { unit: usize, width: usize },
 }
 
 /// A matrix instruction `gemm` can lower to (f16 or bf16 operands, f32 accumulators), with the
@@ -329,6 +339,7 @@ fn storage_with(
                     return;
                 };
                 if ext == shape.as_slice() && is_vars(vars) {
+                    uses.owned.insert(b);
                     return;
                 }
                 // A read of the loop's leading variables: a row broadcast.
@@ -339,6 +350,14 @@ fn storage_with(
                     && is_vars(&vars[..r])
                 {
                     uses.broadcasts.push((b, ext.to_vec(), full.to_vec()));
+                } else if store != Some(std::ptr::from_ref(a))
+                    && r == 1
+                    && vars.len() >= 2
+                    && shape == ext[ext.len() - 1..]
+                    && is_vars(&vars[vars.len() - 1..])
+                {
+                    // A read of the loop's last variable: a column broadcast.
+                    uses.columns.push((b, ext.to_vec(), full.to_vec()));
                 } else {
                     demoted[b] = true;
                 }
@@ -440,6 +459,7 @@ fn storage_with(
             &mut demoted,
         );
         changed |= agree(k, vals, regs, &layouts, &mut demoted);
+        changed |= cols::assign(k, threads, &uses, &mut layouts, &mut demoted);
         if !changed {
             break;
         }
@@ -454,6 +474,7 @@ fn storage_with(
                 let nreg = match layout {
                     Layout::Chunked => n.div_ceil(CHUNK * threads) * CHUNK,
                     Layout::Rows { groups, .. } => n.div_ceil(groups),
+                    Layout::Cols { width, .. } => n / width,
                     _ => n.div_ceil(threads),
                 };
                 Storage::Reg { layout, nreg }

@@ -7,8 +7,9 @@
 //!
 //! 1. `layout`: where each buffer lives and, for register fragments, how its elements map onto
 //!    threads and registers (strided, chunked, a matrix unit's accumulator layout, and with
-//!    `rows` the row layout of reduction results and row broadcasts); demotion to shared memory
-//!    where no register layout serves every access.
+//!    `rows` the row layout of reduction results and row broadcasts, with `cols` the column
+//!    layout of rows read as column broadcasts); demotion to shared memory where no register
+//!    layout serves every access.
 //! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
 //! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled;
 //!    `rows` then places the exchange areas of reductions that run in registers, and `defer`
@@ -22,6 +23,7 @@
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
 
 mod check;
+mod cols;
 mod defer;
 mod layout;
 mod pipeline;

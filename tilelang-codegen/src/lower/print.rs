@@ -612,7 +612,7 @@ impl Emitter<'_> {
     fn mapping(&self, layout: Layout, ext: &[usize]) -> (String, Vec<String>) {
         let t = self.threads;
         // Strided and chunked: element `__L` of the row-major tile, per register `__r`.
-        let linear = |per_thread: usize, l: String| {
+        let linear = |per_thread: usize, t: usize, l: String| {
             let total: usize = ext.iter().product();
             let nreg = total.div_ceil(per_thread * t) * per_thread;
             let guard = if total % (per_thread * t) == 0 {
@@ -624,11 +624,21 @@ impl Emitter<'_> {
             (head, tile_coords(ext, "__L"))
         };
         match layout {
-            Layout::Strided => linear(1, format!("__r * {t} + TL_TID")),
+            Layout::Strided => linear(1, t, format!("__r * {t} + TL_TID")),
             Layout::Chunked => linear(
                 CHUNK,
+                t,
                 format!("((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK}"),
             ),
+            // Each group of `width` threads holds the whole row, as a block of `width` would.
+            Layout::Cols { unit, width } => {
+                let tid = group_tid(width, t);
+                linear(
+                    unit,
+                    width,
+                    format!("((__r / {unit}) * {width} + {tid}) * {unit} + __r % {unit}"),
+                )
+            }
             Layout::Rows { groups, width } => {
                 // Every thread of a group runs its group's rows.
                 let total: usize = ext.iter().product();
@@ -749,6 +759,11 @@ impl Emitter<'_> {
                     let (_, div) = self.bcast.expect("checked");
                     format!("{}[__r / {div}]", self.buf(b))
                 }
+                // Only read as a column broadcast (`cols`): tile register `__r`'s column.
+                Storage::Reg {
+                    layout: Layout::Cols { .. },
+                    nreg,
+                } => format!("{}[__r % {nreg}]", self.buf(b)),
                 Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
                 _ => {
                     let dims: Vec<String> = buf_shape(self.k, b, self.vals)
@@ -985,24 +1000,30 @@ impl Emitter<'_> {
         let ind = "  ".repeat(depth);
         let shape = buf_shape(self.k, b, self.vals);
         let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
-        let Storage::Reg {
-            layout: Layout::Chunked,
-            nreg,
-        } = self.storage[b]
-        else {
-            // Stores skip the per-element bounds test when the whole tile is inside; loads
-            // keep one path (tested with both, loads made ptxas spill in the examples' norms).
-            return if to_regs {
-                format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, false))
-            } else {
-                format!(
+        // The threads the chunks are spread over, and this thread's place among them.
+        let (t, tid, nreg) = match self.storage[b] {
+            Storage::Reg {
+                layout: Layout::Chunked,
+                nreg,
+            } => (self.threads, "TL_TID".to_string(), nreg),
+            Storage::Reg {
+                layout: Layout::Cols { unit: CHUNK, width },
+                nreg,
+            } => (width, group_tid(width, self.threads), nreg),
+            _ => {
+                // Stores skip the per-element bounds test when the whole tile is inside; loads
+                // keep one path (tested with both, loads made ptxas spill in the examples' norms).
+                return if to_regs {
+                    format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, false))
+                } else {
+                    format!(
                     "{ind}{{ {region}\n{ind}if ({inside_test}) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
                     elementwise(depth + 1, true),
                     elementwise(depth + 1, false)
                 )
-            };
+                };
+            }
         };
-        let t = self.threads;
         let total: usize = shape.iter().product();
         let (rt, gt) = (
             ctype(self.k.buffers[b].dtype),
@@ -1019,7 +1040,7 @@ impl Emitter<'_> {
         // coordinates and `__k` its register chunk.
         let chunks = |body: &str| {
             let mut s = format!(
-                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}    if ({guard}) {{\n",
+                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {CHUNK};\n{ind}    if ({guard}) {{\n",
                 nreg / CHUNK
             );
             for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
@@ -1278,7 +1299,17 @@ fn lead(layout: Layout) -> Option<String> {
     match layout {
         Layout::Rows { groups: 1, .. } => Some("TL_TID == 0".into()),
         Layout::Rows { width, .. } => Some(format!("TL_TID % {width} == 0")),
+        Layout::Cols { width, .. } => Some(format!("TL_TID < {width}")),
         _ => None,
+    }
+}
+
+/// A thread's index within its group of `width` of the block's `threads`.
+fn group_tid(width: usize, threads: usize) -> String {
+    if width == threads {
+        "TL_TID".into()
+    } else {
+        format!("(TL_TID % {width})")
     }
 }
 

@@ -31,6 +31,11 @@ pub(super) struct Uses {
     /// A fragment read as `f[i..]` (the loop's leading variables) in a loop over `ext`, with
     /// the fragments that loop touches in its own shape (they decide its thread mapping).
     pub broadcasts: Vec<(BufId, Vec<usize>, Vec<BufId>)>,
+    /// A `(W,)` buffer read as `v[j]` (the loop's last variable) in a loop over `ext`, with the
+    /// loop's fragments of its own shape ([`super::cols`]).
+    pub columns: Vec<(BufId, Vec<usize>, Vec<BufId>)>,
+    /// Buffers accessed in loops over their own shape.
+    pub owned: BTreeSet<BufId>,
 }
 
 /// The row layout that meets a tile of shape `ext` held in `parent` (strided or chunked) over

@@ -7,20 +7,157 @@
 
 use super::*;
 use crate::validate::walk;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The statements that a block barrier precedes, by [`stmt_key`].
 pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
-    block(p, &p.k.body, &mut Pending::default(), &mut out);
+    let cx = Cx {
+        p,
+        apart: written_apart(p),
+    };
+    block(&cx, &p.k.body, &mut Pending::default(), &mut out);
     out
+}
+
+/// The plan, and the tensors whose writes never need a barrier ([`written_apart`]).
+struct Cx<'p, 'a> {
+    p: &'p Plan<'a>,
+    apart: BTreeSet<ParamId>,
+}
+
+/// Outputs whose writes need no barrier between them: never read by the kernel and written by
+/// one copy only, whose region moves by at least its own extent, in a dimension of its own,
+/// with each iteration of every loop around it. No two of its runs then write one element, so
+/// there is no order between threads to keep (between blocks a barrier could not help anyway).
+/// The usual output copy `copy(&tile, y.at_mut((row0, t * BN)))` in a loop over `t` is one;
+/// without this rule it paid a barrier per iteration for the back edge to itself.
+fn written_apart(p: &Plan) -> BTreeSet<ParamId> {
+    let k = p.k;
+    // Per tensor: whether every write seen so far is such a copy, and how many there are.
+    let mut writes: BTreeMap<ParamId, (bool, usize)> = BTreeMap::new();
+    fn visit<'s>(
+        p: &Plan,
+        stmts: &'s [Stmt],
+        loops: &mut Vec<(VarId, &'s [Stmt])>,
+        writes: &mut BTreeMap<ParamId, (bool, usize)>,
+    ) {
+        for s in stmts {
+            let mut note = |t: ParamId, ok: bool| {
+                let e = writes.entry(t).or_insert((true, 0));
+                *e = (e.0 && ok, e.1 + 1);
+            };
+            match &s.kind {
+                StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
+                    if let Target::Tensor(t) = access.target {
+                        note(t, false);
+                    }
+                }
+                StmtKind::Copy {
+                    src: Tile::Buffer(b),
+                    dst: Tile::Region { tensor, offsets },
+                } => note(*tensor, moves_apart(p, *b, offsets, loops)),
+                _ => {}
+            }
+            match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
+                    vars,
+                    body,
+                } => {
+                    loops.push((vars[0], body));
+                    visit(p, body, loops, writes);
+                    loops.pop();
+                }
+                StmtKind::For { body, .. } => visit(p, body, loops, writes),
+                StmtKind::If { then, els, .. } => {
+                    visit(p, then, loops, writes);
+                    visit(p, els, loops, writes);
+                }
+                _ => {}
+            }
+        }
+    }
+    visit(p, &k.body, &mut Vec::new(), &mut writes);
+    writes
+        .into_iter()
+        .filter(|&(t, (ok, n))| ok && n == 1 && p.write_once[t])
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// Whether the region at `offsets`, shaped like buffer `b`, is disjoint between any two
+/// iterations of the enclosing `loops`: each loop's variable `v` appears in exactly one offset,
+/// as `v · E (+ c)` with `E` at least the tile's extent there, and everything else is the same
+/// in every iteration (no loop variable, nothing the loops declare or assign).
+fn moves_apart(p: &Plan, b: BufId, offsets: &[Expr], loops: &[(VarId, &[Stmt])]) -> bool {
+    let Some(&(_, outer)) = loops.first() else {
+        return true;
+    };
+    let shape = buf_shape(p.k, b, p.vals);
+    let rank = offsets.len();
+    if shape.len() > rank {
+        return false;
+    }
+    let lvars: Vec<VarId> = loops.iter().map(|l| l.0).collect();
+    let mut varying: BTreeSet<VarId> = lvars.iter().copied().collect();
+    walk(outer, &mut |s| match &s.kind {
+        StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => {
+            varying.insert(*var);
+        }
+        StmtKind::For { vars, .. } => varying.extend(vars.iter().copied()),
+        _ => {}
+    });
+    let invariant = |e: &Expr| {
+        let mut v = BTreeSet::new();
+        expr_vars(e, &mut v);
+        let mut loads = false;
+        each_expr(e, &mut |x| loads |= matches!(x.kind, ExprKind::Load(_)));
+        !loads && v.is_disjoint(&varying)
+    };
+    let mut covered = Vec::new();
+    for (d, off) in offsets.iter().enumerate() {
+        if invariant(off) {
+            continue;
+        }
+        let ext = if d + shape.len() >= rank {
+            shape[d + shape.len() - rank]
+        } else {
+            1
+        };
+        // `v · E` or `E · v`, with `E` a constant at least `ext`.
+        let scaled = |e: &Expr| -> Option<VarId> {
+            let ExprKind::Binary(BinOp::Mul, x, y) = &e.kind else {
+                return None;
+            };
+            let (v, c) = match (&x.kind, &y.kind) {
+                (ExprKind::Var(v), _) => (*v, y),
+                (_, ExprKind::Var(v)) => (*v, x),
+                _ => return None,
+            };
+            let big = eval_const(c, p.vals).is_some_and(|c| c >= ext as i128);
+            (lvars.contains(&v) && big).then_some(v)
+        };
+        let v = match &off.kind {
+            ExprKind::Binary(BinOp::Add, x, y) => scaled(x)
+                .filter(|_| invariant(y))
+                .or_else(|| scaled(y).filter(|_| invariant(x))),
+            _ => scaled(off),
+        };
+        match v {
+            Some(v) if !covered.contains(&v) => covered.push(v),
+            _ => return false,
+        }
+    }
+    lvars.iter().all(|v| covered.contains(v))
 }
 
 /// A block-level statement sequence entered with `pending` effects not yet separated by a
 /// barrier; records its barriers in `out`. Mirrors the structure [`super::print`] walks.
-fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usize>) {
+fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usize>) {
+    let p = cx.p;
     for s in stmts {
-        let (r, w) = effects(p, s);
+        let (r, w) = effects(cx, s);
         if pending.conflicts(&r, &w) {
             out.insert(stmt_key(s));
             *pending = Pending::default();
@@ -34,8 +171,8 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
                 // The staged loop orders its own loads and compute (`print::pipelined_loop`).
                 let (nloads, _) = pipeline::staging(p, body).expect("checked");
                 let (loads, compute) = body.split_at(nloads);
-                block(p, loads, &mut Pending::default(), out);
-                block(p, compute, &mut Pending::default(), out);
+                block(cx, loads, &mut Pending::default(), out);
+                block(cx, compute, &mut Pending::default(), out);
                 pending.add(&r, &w);
                 pending.reads.extend(finished_after(p, s));
             }
@@ -46,10 +183,10 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
             } => {
                 // Back edge: what the body leaves pending flows to its start.
                 let mut first = pending.clone();
-                block(p, body, &mut first, &mut BTreeSet::new());
+                block(cx, body, &mut first, &mut BTreeSet::new());
                 let mut inner = pending.clone();
                 inner.union(&first);
-                block(p, body, &mut inner, out);
+                block(cx, body, &mut inner, out);
                 pending.union(&inner);
                 // The finishing exchange after the loop (skipped when it runs no iteration, so
                 // what is pending stays pending).
@@ -57,9 +194,9 @@ fn block(p: &Plan, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usi
             }
             StmtKind::If { then, els, .. } => {
                 let mut pt = pending.clone();
-                block(p, then, &mut pt, out);
+                block(cx, then, &mut pt, out);
                 let mut pe = pending.clone();
-                block(p, els, &mut pe, out);
+                block(cx, els, &mut pe, out);
                 pending.union(&pt);
                 pending.union(&pe);
             }
@@ -123,11 +260,13 @@ impl Pending {
 }
 
 /// Reads and writes of shared-resident buffers and global tensors by `s`, nested included.
-fn effects(p: &Plan, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
+fn effects(cx: &Cx, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
+    let p = cx.p;
     let mut r = BTreeSet::new();
     let mut w = BTreeSet::new();
     let res = |t: Target| -> Option<Res> {
         match t {
+            Target::Tensor(t) if cx.apart.contains(&t) => None,
             Target::Tensor(p) => Some(Res::Tensor(p)),
             Target::Buffer(b) if matches!(p.storage[b], Storage::Shared { .. }) => {
                 Some(Res::Buf(b))
@@ -153,7 +292,7 @@ fn effects(p: &Plan, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
                 for (t, write) in [(src, false), (dst, true)] {
                     let x = match t {
                         Tile::Buffer(b) => res(Target::Buffer(*b)),
-                        Tile::Region { tensor, .. } => Some(Res::Tensor(*tensor)),
+                        Tile::Region { tensor, .. } => res(Target::Tensor(*tensor)),
                     };
                     if let Some(x) = x {
                         if write {

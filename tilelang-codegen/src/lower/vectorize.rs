@@ -427,6 +427,8 @@ fn vector_plan(
     // Group the unit-stride accesses to tensors and shared memory, except where only some
     // lanes would perform them (the arms of a select, the right of `&&` / `||`).
     let mut shared_unit = true;
+    // A load from memory that is the same in every lane: chunk-wise, a chunk reads it once.
+    let mut invariant_load = false;
     let mut shared_grouped: Vec<usize> = Vec::new();
     let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
     walk(body, &mut |s| {
@@ -453,6 +455,8 @@ fn vector_plan(
             }
             let unit = unit_stride(p, &b, a);
             let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
+            let own = store.is_some_and(|t| std::ptr::eq(t, a)) || atomic;
+            invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
             if unit && !atomic && !conditional.contains(&access_key(a)) {
                 plan.grouped.insert(access_key(a));
                 if let (true, Target::Buffer(x)) = (shared, a.target) {
@@ -477,8 +481,12 @@ fn vector_plan(
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
     let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k));
-    let worth =
-        !plan.grouped.is_empty() && (shared_unit || !free) && (global || !free) && plan.lanes >= 2;
+    // A chunked loop also gains from reading a lane-invariant value once per chunk (a row
+    // broadcast `a_s[i]` from shared memory, with the columns in registers).
+    let worth = (!plan.grouped.is_empty() || (invariant_load && !free))
+        && (shared_unit || !free)
+        && (global || !free)
+        && plan.lanes >= 2;
     worth.then_some(plan)
 }
 
