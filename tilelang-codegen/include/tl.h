@@ -724,26 +724,30 @@ TL_DEVICE void sts_chunk(const R* r, S* s) {
 
 // Swizzled shared tiles. A 16-bit tile whose rows are CHUNKS 16-byte chunks (a power of two)
 // may be stored with chunk c of row r at chunk swz(r, c) of that row: an XOR with bits of the
-// row, so that 8 consecutive rows at one logical chunk (what one phase of ldmatrix reads) and 8
-// consecutive chunks of a copy (one phase of a 16-byte store) fall in distinct banks. The
-// emitter swizzles a shared buffer only when every access to it is a copy from global memory
-// into it or a matrix-unit gemm reading it, all of which index it through `sidx`.
+// row index divided by DIV, so that rows DIV apart at one logical chunk fall in distinct banks,
+// while the chunks of one row stay a permutation (a copy's 16-byte stores stay conflict-free).
+// DIV = 1 serves ldmatrix (8 consecutive rows per phase); a loop whose lanes read a column
+// (a transpose) meets rows further apart, and the emitter picks the DIV its bank model finds
+// cheapest. The emitter swizzles a shared buffer only when every access to it indexes it
+// through `sidx`: copies from global memory into it, matrix-unit gemms, element accesses.
 // BEGIN swizzle
 #ifndef TL_SWIZZLE
 #define TL_SWIZZLE TL_DEVICE constexpr
 #endif
-template <int CHUNKS>
+template <int CHUNKS, int DIV = 1>
 TL_SWIZZLE int swz(int row, int c) {
   static_assert(CHUNKS >= 1 && (CHUNKS & (CHUNKS - 1)) == 0, "chunks per row: a power of two");
+  static_assert(DIV >= 1 && (DIV & (DIV - 1)) == 0, "the row step: a power of two");
   constexpr int PER_LINE = CHUNKS >= 8 ? 1 : 8 / CHUNKS;  // rows per 128-byte bank line
   constexpr int SPAN = CHUNKS >= 8 ? 8 : CHUNKS;
-  return c ^ ((row / PER_LINE) % SPAN);
+  return c ^ ((row / (PER_LINE * DIV)) % SPAN);
 }
-// The element offset of (row, col) in a tile of COLS 16-bit columns, swizzled or not.
-template <bool SW, int COLS>
+// The element offset of (row, col) in a tile of COLS 16-bit columns: SW = 0 plain, else
+// swizzled with DIV = SW.
+template <int SW, int COLS>
 TL_SWIZZLE int sidx(int row, int col) {
-  if constexpr (SW) {
-    return row * COLS + swz<COLS / 8>(row, col / 8) * 8 + col % 8;
+  if constexpr (SW != 0) {
+    return row * COLS + swz<COLS / 8, SW>(row, col / 8) * 8 + col % 8;
   } else {
     return row * COLS + col;
   }
@@ -775,7 +779,8 @@ TL_DEVICE void cp_async_wait() {
 
 // ASYNC: full 16-byte vectors move with cp.async (the caller commits and waits); the elements
 // at the edges are stored directly, which the same barrier publishes.
-template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, bool SW = false,
+// SW: the tile's swizzle (`sidx`; 0 = plain, `true` = 1).
+template <class S, class D, int T0, int T1, int T2, int T3, int THREADS, int SW = 0,
           bool ASYNC = false, bool NC = false>
 TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict__ s) {
   static_assert(!SW || (sizeof(D) == 2 && T3 % 8 == 0), "swizzled tiles: 16-bit, whole chunks");

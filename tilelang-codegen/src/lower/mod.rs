@@ -11,7 +11,8 @@
 //!    layout of rows read as column broadcasts); demotion to shared memory where no register
 //!    layout serves every access.
 //! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
-//! 3. `shared`: the shared-memory arena (offsets, stage copies) and which tiles are swizzled;
+//! 3. `shared`: the shared-memory arena (offsets, stage copies); `swizzle`: which tiles are
+//!    stored swizzled, for `ldmatrix` or, by a bank model, for loops that read across rows;
 //!    `rows` then places the exchange areas of reductions that run in registers, and `defer`
 //!    picks the reductions a loop carries across its iterations (one exchange after the loop
 //!    instead of one per tile).
@@ -32,6 +33,7 @@ mod print_vector;
 mod reuse;
 mod rows;
 mod shared;
+mod swizzle;
 mod sync;
 mod util;
 mod vectorize;
@@ -105,8 +107,8 @@ pub(crate) struct Plan<'a> {
     pub threads: usize,
     /// Per buffer ([`layout`], offsets from [`shared`]).
     pub storage: Vec<Storage>,
-    /// Shared buffers stored as swizzled tiles ([`shared::plan_swizzle`]).
-    pub swizzled: Vec<bool>,
+    /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain, else tl.h's `DIV`.
+    pub swizzled: Vec<usize>,
     /// Copies per shared buffer ([`pipeline`]): more than one for the stages of a `pipelined`
     /// loop lowered to asynchronous copies.
     pub stages: Vec<usize>,
@@ -215,7 +217,7 @@ pub(crate) fn plan<'a>(
             ),
         ));
     }
-    let swizzled = shared::plan_swizzle(k, vals, &storage);
+    let swizzled = swizzle::plan_swizzle(k, vals, &storage, threads, target.wave as usize);
     let deferred = defer::plan_deferred(k, vals, &storage, &reduces);
     let reuse = if target.l2_hints() {
         reuse::plan_reuse(k, &storage)

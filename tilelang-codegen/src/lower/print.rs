@@ -12,7 +12,7 @@ pub(super) struct Emitter<'a> {
     vals: &'a [u64],
     pub(super) threads: usize,
     storage: &'a [Storage],
-    swizzled: &'a [bool],
+    swizzled: &'a [usize],
     /// Emitting the loads of a pipelined loop: global-to-shared copies are asynchronous.
     async_copies: bool,
     file: Option<&'a str>,
@@ -564,11 +564,11 @@ impl Emitter<'_> {
                 let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
                 match self.storage[*c] {
                     Storage::Reg { layout: Layout::Matrix { inst: Inst::MmaSync, wm, wn, .. }, .. }
-                        if self.swizzled[*a] || self.swizzled[*b] =>
+                        if self.swizzled[*a] != 0 || self.swizzled[*b] != 0 =>
                     {
                         format!(
                             "{ind}tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});\n",
-                            self.swizzled[*a], self.swizzled[*b]
+                            self.swizzled[*a] != 0, self.swizzled[*b] != 0
                         )
                     }
                     Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn)),
@@ -765,6 +765,16 @@ impl Emitter<'_> {
                     nreg,
                 } => format!("{}[__r % {nreg}]", self.buf(b)),
                 Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
+                Storage::Shared { .. } if self.swizzled[b] != 0 => {
+                    let cols = buf_shape(self.k, b, self.vals)[1];
+                    format!(
+                        "{}[tl::sidx<{}, {cols}>((int)({}), (int)({}))]",
+                        self.buf(b),
+                        self.swizzled[b],
+                        self.expr(&a.index[0]),
+                        self.expr(&a.index[1])
+                    )
+                }
                 _ => {
                     let dims: Vec<String> = buf_shape(self.k, b, self.vals)
                         .iter()
@@ -823,14 +833,14 @@ impl Emitter<'_> {
                         ty(*b),
                         self.tile4(*b),
                         match (
-                            self.swizzled[*b],
+                            swizzle_arg(self.swizzled[*b]),
                             self.async_copies,
                             self.read_only(*tensor)
                         ) {
                             (sw, asy, true) => format!(", {sw}, {asy}, true"),
                             (sw, true, false) => format!(", {sw}, true"),
-                            (true, false, false) => ", true".to_string(),
-                            (false, false, false) => String::new(),
+                            (sw, false, false) if sw != "false" => format!(", {sw}"),
+                            _ => String::new(),
                         },
                         self.tensor(*tensor),
                         self.buf(*b)
@@ -1301,6 +1311,16 @@ fn lead(layout: Layout) -> Option<String> {
         Layout::Rows { width, .. } => Some(format!("TL_TID % {width} == 0")),
         Layout::Cols { width, .. } => Some(format!("TL_TID < {width}")),
         _ => None,
+    }
+}
+
+/// A tile's swizzle as tl.h's `SW` argument: `false` plain, `true` the `ldmatrix` step, else
+/// the step.
+fn swizzle_arg(div: usize) -> String {
+    match div {
+        0 => "false".into(),
+        1 => "true".into(),
+        d => d.to_string(),
     }
 }
 

@@ -453,7 +453,9 @@ fn vector_plan(
             if matches!(a.target, Target::Tensor(_)) {
                 tensor_accesses.insert(access_key(a));
             }
-            let unit = unit_stride(p, &b, a);
+            // (A swizzled tile is read element by element: its vectors are not contiguous.)
+            let swizzled = matches!(a.target, Target::Buffer(x) if p.swizzled[x] != 0);
+            let unit = unit_stride(p, &b, a) && !swizzled;
             let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
             let own = store.is_some_and(|t| std::ptr::eq(t, a)) || atomic;
             invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
