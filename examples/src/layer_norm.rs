@@ -18,7 +18,8 @@
 //! The chunk is copied into a shared tile for the two reductions and into a register fragment
 //! for the output pass, as a newcomer might write it. Only owner-order accesses touch `x_s`,
 //! so the lowering holds it in registers like `tile` (language.md, "How tiles map to the
-//! GPU"): the staging costs no shared memory and no barriers.
+//! GPU"): the staging costs no shared memory and no barriers. `w_s` and `b_s`, read only as
+//! `w_s[j]`, `b_s[j]`, are column fragments in registers the same way.
 
 use kernels::check::Rng;
 use tilelang::prelude::*;

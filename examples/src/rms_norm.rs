@@ -14,7 +14,8 @@
 //! 2. One `parallel` loop turns the sums into `r_i`.
 //! 3. Pass 2 reads each chunk again, with the matching chunk of `w` in a shared `(BN,)` tile
 //!    (it is the same for every row: a broadcast), multiplies, and `copy` rounds to f16 and
-//!    writes, skipping the columns past `N`.
+//!    writes, skipping the columns past `N`. Read only as `w_s[j]`, the tile is held in
+//!    registers as a column fragment: each thread loads the 8 weights its chunk needs.
 //!
 //! The squares go to their own fragment, the operand of `reduce_sum`; `tile`, `sq` and the row
 //! values all stay in registers (language.md, "How tiles map to the GPU"), and `tile` moves as
