@@ -632,7 +632,7 @@ fn reductions_run_in_registers_with_whole_waves() {
             "{arch}: {src}"
         );
         assert!(
-            src.contains("const int __L = __r * 4 + TL_TID / 32;"),
+            src.contains("const unsigned __L = __r * 4 + TL_TID / 32;"),
             "{arch}: {src}"
         );
         assert!(
@@ -1052,11 +1052,20 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             "{arch}: {src}"
         );
         // The loop uses the chunked order; the fallbacks for regions `chunk_aligned` refuses
-        // go chunk by chunk too, element-wise within two small bounds per chunk.
+        // go chunk by chunk too, element-wise within two small bounds per chunk. A chunk lies
+        // in one row, so the column is the chunk's first plus a per-register constant (the
+        // compiler folds it into the accesses, where `__L % 256` per register would not be).
         assert_eq!(
-            src.matches("const int __L = ((__r / 8) * 128 + TL_TID) * 8 + __r % 8;")
-                .count(),
+            src.matches(
+                "const unsigned __L0 = ((__r / 8) * 128 + TL_TID) * 8, __L = __L0 + __r % 8;"
+            )
+            .count(),
             1,
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("(tl::index)((__L0 / 256) % 4);")
+                && src.contains("(tl::index)((__L0 % 256) + __r % 8);"),
             "{arch}: {src}"
         );
         assert!(
@@ -1070,7 +1079,8 @@ fn fragments_of_whole_chunks_move_as_vectors() {
     let odd = hip(&SCALE.replace("BN = 256", "BN = 100"), 0, "sm_90");
     assert!(!odd.source.contains("chunk"), "{}", odd.source);
     assert!(
-        odd.source.contains("const int __L = __r * 128 + TL_TID;"),
+        odd.source
+            .contains("const unsigned __L = __r * 128 + TL_TID;"),
         "{}",
         odd.source
     );
@@ -1107,7 +1117,7 @@ fn parallel_loops_over_global_tensors_move_vectors() {
         // 1024 / 8 chunks over 128 threads: one chunk each.
         assert!(
             src.contains("for (int __k = 0; __k < 1; ++__k) {")
-                && src.contains("const int __L = (__k * 128 + TL_TID) * 8;"),
+                && src.contains("const unsigned __L = (__k * 128 + TL_TID) * 8;"),
             "{arch}: {src}"
         );
         // Read-only inputs take the non-coherent path; `acc`, which the kernel writes, not.
@@ -1170,7 +1180,7 @@ fn parallel_loops_over_global_tensors_move_vectors() {
     .source;
     assert!(!data.contains("tl::vload("), "{data}");
     assert!(
-        data.contains("const int __L = __r * 128 + TL_TID;"),
+        data.contains("const unsigned __L = __r * 128 + TL_TID;"),
         "{data}"
     );
     // An extent that is not a whole number of chunks: element-wise too.
@@ -1568,7 +1578,7 @@ fn rows_read_by_every_row_are_column_fragments() {
         let src = &k.source;
         assert!(src.contains("float b1_b_f[1];"), "{arch}: {src}");
         assert!(
-            src.contains("const int __L = ((__r / 1) * 64 + (TL_TID % 64)) * 1 + __r % 1;"),
+            src.contains("const unsigned __L = __r * 64 + (TL_TID % 64);"),
             "{arch}: {src}"
         );
         assert!(src.contains("b1_b_f[__r % 1]"), "{arch}: {src}");

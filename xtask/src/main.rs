@@ -9,6 +9,7 @@
 //! cargo xtask gpu-bundle          # here: needs nvcc (NVCC, CUDA_HOME or the README's wheels)
 //! bash .gpu/run.sh                # on the GPU machine; logs go to $OUT (or .gpu/out)
 //! bash .gpu/run.sh bench          # the benchmarks: $OUT/{ours,peers}.json, perf.md, perf.svg
+//! bash .gpu/prof.sh ex tl_transpose__t32x32   # Nsight Compute on one kernel: $OUT/prof-*.txt
 //! ```
 //!
 //! `cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]`: the performance table
@@ -200,8 +201,10 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     for entry in glob_objects(&target.join("release/build")) {
         let _ = std::fs::copy(&entry, objects.join(entry.file_name().unwrap()));
     }
-    std::fs::copy(root().join("xtask/gpu/run.sh"), dir.join("run.sh"))
-        .map_err(|e| e.to_string())?;
+    for script in ["run.sh", "prof.sh"] {
+        std::fs::copy(root().join("xtask/gpu").join(script), dir.join(script))
+            .map_err(|e| e.to_string())?;
+    }
     // The peers' script (PyTorch and Triton timings), when the repository has it.
     let peers = root().join("peers");
     if peers.is_dir() {

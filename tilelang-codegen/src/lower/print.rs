@@ -611,34 +611,46 @@ impl Emitter<'_> {
     /// The loop header over this thread's elements and the coordinate expressions.
     fn mapping(&self, layout: Layout, ext: &[usize]) -> (String, Vec<String>) {
         let t = self.threads;
-        // Strided and chunked: element `__L` of the row-major tile, per register `__r`.
-        let linear = |per_thread: usize, t: usize, l: String| {
+        // Strided and chunked: element `__L` of the row-major tile, per register `__r`. Where a
+        // thread's `unit` consecutive registers lie in one row (`unit` divides the innermost
+        // extent), the coordinates come from the chunk's first element `__L0` plus the
+        // register's place in it: per register a constant, so the compiler folds the offsets
+        // into the accesses' immediates instead of redoing the index math per element.
+        let linear = |unit: usize, t: usize, tid: &str| {
             let total: usize = ext.iter().product();
-            let nreg = total.div_ceil(per_thread * t) * per_thread;
-            let guard = if total % (per_thread * t) == 0 {
-                "true".to_string()
-            } else {
-                format!("__L < {total}")
+            let nreg = total.div_ceil(unit * t) * unit;
+            let guard = |lin: &str| {
+                if total % (unit * t) == 0 {
+                    "true".to_string()
+                } else {
+                    format!("{lin} < {total}")
+                }
             };
-            let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const int __L = {l};\n  if ({guard}) {{");
-            (head, tile_coords(ext, "__L"))
+            let last = *ext.last().unwrap_or(&1);
+            if unit > 1 && last % unit == 0 {
+                let guard = guard("__L0");
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const unsigned __L0 = ((__r / {unit}) * {t} + {tid}) * {unit}, __L = __L0 + __r % {unit};\n  if ({guard}) {{");
+                let mut coords = tile_coords(ext, "__L0");
+                if let Some(c) = coords.last_mut() {
+                    *c = format!("(tl::index)((__L0 % {last}) + __r % {unit})");
+                }
+                (head, coords)
+            } else {
+                let l = if unit == 1 {
+                    format!("__r * {t} + {tid}")
+                } else {
+                    format!("((__r / {unit}) * {t} + {tid}) * {unit} + __r % {unit}")
+                };
+                let guard = guard("__L");
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {nreg}; ++__r) {{\n  const unsigned __L = {l};\n  if ({guard}) {{");
+                (head, tile_coords(ext, "__L"))
+            }
         };
         match layout {
-            Layout::Strided => linear(1, t, format!("__r * {t} + TL_TID")),
-            Layout::Chunked => linear(
-                CHUNK,
-                t,
-                format!("((__r / {CHUNK}) * {t} + TL_TID) * {CHUNK} + __r % {CHUNK}"),
-            ),
+            Layout::Strided => linear(1, t, "TL_TID"),
+            Layout::Chunked => linear(CHUNK, t, "TL_TID"),
             // Each group of `width` threads holds the whole row, as a block of `width` would.
-            Layout::Cols { unit, width } => {
-                let tid = group_tid(width, t);
-                linear(
-                    unit,
-                    width,
-                    format!("((__r / {unit}) * {width} + {tid}) * {unit} + __r % {unit}"),
-                )
-            }
+            Layout::Cols { unit, width } => linear(unit, width, &group_tid(width, t)),
             Layout::Rows { groups, width } => {
                 // Every thread of a group runs its group's rows.
                 let total: usize = ext.iter().product();
@@ -652,7 +664,7 @@ impl Emitter<'_> {
                 } else {
                     format!("__L < {total}")
                 };
-                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {}; ++__r) {{\n  const int __L = {l};\n  if ({guard}) {{", total.div_ceil(groups));
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {}; ++__r) {{\n  const unsigned __L = {l};\n  if ({guard}) {{", total.div_ceil(groups));
                 (head, tile_coords(ext, "__L"))
             }
             Layout::Matrix { inst, m, n, wm, wn } => {
@@ -970,7 +982,7 @@ impl Emitter<'_> {
             format!("if (__L < {total}) ")
         };
         format!(
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  {guard}{stmt}\n{ind}}}\n",
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  {guard}{stmt}\n{ind}}}\n",
             nreg / CHUNK
         )
     }
@@ -1047,7 +1059,11 @@ impl Emitter<'_> {
             format!("__L < {total}")
         };
         // This thread's chunks: `body` with `__L` the chunk's first element, `__c0..` its tile
-        // coordinates and `__k` its register chunk.
+        // coordinates and `__k` its register chunk. `__L` stays signed here, unlike the loops'
+        // unsigned index: with unsigned coordinates ptxas computes every chunk's address up
+        // front, and in a whole-row softmax (32 values a thread, a division's slow-path call
+        // per element) that took 83 registers instead of 64 and halved the blocks per SM
+        // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols).
         let chunks = |body: &str| {
             let mut s = format!(
                 "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {CHUNK};\n{ind}    if ({guard}) {{\n",

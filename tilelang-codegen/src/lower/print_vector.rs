@@ -243,7 +243,7 @@ impl<'a> Emitter<'a> {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const int __L = (__k * {t} + TL_TID) * {n};\n{ind}  if ({guard}) {{",
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {n};\n{ind}  if ({guard}) {{",
             total.div_ceil(n * t)
         );
         let ind2 = format!("{ind}    ");

@@ -55,7 +55,7 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
     tl::reduce_rows<tl::Max, float, 1, 1, 32, 32, 128>(b1_m_carry, b1_m, nullptr);
     #pragma unroll
 for (int __r = 0; __r < 1; ++__r) {
-  const int __L = __r * 4 + TL_TID / 32;
+  const unsigned __L = __r * 4 + TL_TID / 32;
   if (true) {
         const tl::index v2_i = (tl::index)((__L / 1) % 4);
         b2_best[__r] = tl::max<float>(b2_best[__r], b1_m[__r]);
@@ -68,7 +68,7 @@ for (int __r = 0; __r < 1; ++__r) {
     { 
     #pragma unroll
 for (int __r = 0; __r < 1; ++__r) {
-  const int __L = __r * 4 + TL_TID / 32;
+  const unsigned __L = __r * 4 + TL_TID / 32;
   if (true) {
         const tl::index __c0 = (tl::index)((__L / 1) % 4);
         const tl::index __e = (0) * 4 + __c0;
@@ -80,7 +80,7 @@ for (int __r = 0; __r < 1; ++__r) {
     { 
     #pragma unroll
 for (int __r = 0; __r < 1; ++__r) {
-  const int __L = __r * 4 + TL_TID / 32;
+  const unsigned __L = __r * 4 + TL_TID / 32;
   if (true) {
         const tl::index __c0 = (tl::index)((__L / 1) % 4);
         const tl::index __e = (0) * 4 + __c0;
