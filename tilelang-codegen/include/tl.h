@@ -504,15 +504,16 @@ TL_DEVICE vec16 ld128(const void* p) {
 #endif
 }
 
-// Chunks of 8 consecutive elements between global memory and a thread's registers (the chunked
-// layout of register fragments), in 16-byte vectors (8 bytes for 1-byte types). The caller
-// checks `chunk_aligned` once for the region: then every chunk starts on a vector boundary and
-// lies entirely inside or entirely outside each row. (Tested per chunk instead, the copies of
-// ch03/ch04 ran 10-30% slower on the H200: two 4-D bounds tests per chunk.)
-template <class G>
+// Chunks of N consecutive elements between global memory and a thread's registers (the chunked
+// layout of register fragments; N is 16 bytes of the kernel's widest copied element, at most 8),
+// in vectors of N elements. The caller checks `chunk_aligned` once for the region: then every
+// chunk starts on a vector boundary and lies entirely inside or entirely outside each row.
+// (Tested per chunk instead, the copies of ch03/ch04 ran 10-30% slower on the H200: two 4-D
+// bounds tests per chunk.)
+template <int N, class G>
 TL_DEVICE bool chunk_aligned(const G* p, const Region& r) {
-  constexpr int A = 8 * (int)sizeof(G) >= 16 ? 16 : 8 * (int)sizeof(G);
-  return (uint64_t)p % A == 0 && r.dims[3] % 8 == 0 && r.off[3] % 8 == 0;
+  constexpr int A = N * (int)sizeof(G) >= 16 ? 16 : N * (int)sizeof(G);
+  return (uint64_t)p % A == 0 && r.dims[3] % N == 0 && r.off[3] % N == 0;
 }
 // Whether a tile of extents D0..D3 at the region's offset lies wholly inside the tensor: the
 // copies then move every chunk with no test of its own (one test for the block, not one per
@@ -521,20 +522,6 @@ template <int D0, int D1, int D2, int D3>
 TL_DEVICE bool tile_inside(const Region& r) {
   return r.off[0] >= 0 && r.off[0] + D0 <= r.dims[0] && r.off[1] >= 0 && r.off[1] + D1 <= r.dims[1] &&
          r.off[2] >= 0 && r.off[2] + D2 <= r.dims[2] && r.off[3] >= 0 && r.off[3] + D3 <= r.dims[3];
-}
-template <class G, bool SHARED = false, bool NC = false, int POL = 0>
-TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
-  if constexpr (sizeof(G) * 8 >= 16) {
-#pragma unroll
-    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) {
-      const vec16 v = ld128<SHARED, NC, POL>((const vec16*)g + i);
-      __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
-    }
-  } else {
-    static_assert(sizeof(G) == 1, "8-byte chunks are of 1-byte elements");
-    const uint64_t v = *(const uint64_t*)g;
-    __builtin_memcpy(tmp, &v, 8);
-  }
 }
 // The 16 bytes of elements r[0..16/sizeof(G)) as four words, assembled with shifts: going
 // through memcpy instead lets NVVM split the 128-bit store into four 32-bit ones.
@@ -581,18 +568,6 @@ TL_DEVICE void st128(void* p, const vec16& v) {
   *(vec16*)p = v;
 #endif
 }
-template <class G>
-TL_DEVICE void chunk_bytes_out(const G* tmp, G* __restrict__ g) {
-  if constexpr (sizeof(G) * 8 >= 16) {
-#pragma unroll
-    for (int i = 0; i < (int)sizeof(G) * 8 / 16; ++i) st128((vec16*)g + i, pack16(tmp + i * 16 / (int)sizeof(G)));
-  } else {
-    uint64_t v;
-    __builtin_memcpy(&v, tmp, 8);
-    *(uint64_t*)g = v;
-  }
-}
-
 // Vector accesses of chunk-wise `parallel` loops: lane l of a chunk of N lanes at element p + l.
 // The caller tests `vec_aligned` per chunk and otherwise moves the lanes one by one. STREAM marks
 // a write-once output, stored with an evict-first hint on NVIDIA (st.global.cs); plainly
@@ -638,12 +613,26 @@ TL_DEVICE void vstore(T* p, const T* r) {
   }
 }
 
-template <class G, class R, bool NC = false, int POL = 0>
-TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
-  G tmp[8];
-  chunk_bytes_in<G, false, NC, POL>(g, tmp);
+template <int N, class G, bool SHARED = false, bool NC = false, int POL = 0>
+TL_DEVICE void chunk_bytes_in(const G* __restrict__ g, G* tmp) {
+  constexpr int B = N * (int)sizeof(G);
+  if constexpr (B >= 16) {
+    static_assert(B % 16 == 0, "chunks of whole 16-byte vectors");
 #pragma unroll
-  for (int i = 0; i < 8; ++i) r[i] = cast<R, G>(tmp[i]);
+    for (int i = 0; i < B / 16; ++i) {
+      const vec16 v = ld128<SHARED, NC, POL>((const vec16*)g + i);
+      __builtin_memcpy((char*)tmp + 16 * i, &v, 16);
+    }
+  } else {
+    vload<SHARED, N, false>(g, tmp);
+  }
+}
+template <int N, class G, class R, bool NC = false, int POL = 0>
+TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
+  G tmp[N];
+  chunk_bytes_in<N, G, false, NC, POL>(g, tmp);
+#pragma unroll
+  for (int i = 0; i < N; ++i) r[i] = cast<R, G>(tmp[i]);
 }
 // The element-wise form of a chunk copy, for tensors `chunk_aligned` refuses: element v of the
 // chunk is column gc + v of a row (inside the tensor when `row`), and only columns in
@@ -651,16 +640,17 @@ TL_DEVICE void load_chunk(const G* __restrict__ g, R* r) {
 // not a 64-bit test per element: this path is cold, but its registers count everywhere, so
 // 2-byte elements are packed in pairs as a vector load leaves them (unpacked, one register
 // each, they had set ch04's backward pass at 96 registers where the vector path needs 60).
+template <int N>
 TL_DEVICE void chunk_span(bool row, index gc, index cols, int& lo, int& hi) {
   const index a = -gc, b = cols - gc;
-  lo = a <= 0 ? 0 : a >= 8 ? 8 : (int)a;
-  hi = !row || b <= 0 ? 0 : b >= 8 ? 8 : (int)b;
+  lo = a <= 0 ? 0 : a >= N ? N : (int)a;
+  hi = !row || b <= 0 ? 0 : b >= N ? N : (int)b;
 }
-template <class G, class R>
+template <int N, class G, class R>
 TL_DEVICE void load_chunk_tail(const G* __restrict__ g, bool row, index gc, index cols, R* r) {
   int lo, hi;
-  chunk_span(row, gc, cols, lo, hi);
-  if constexpr (sizeof(R) == 2) {
+  chunk_span<N>(row, gc, cols, lo, hi);
+  if constexpr (sizeof(R) == 2 && N == 8) {
     R t[8];
 #pragma unroll
     for (int v = 0; v < 8; ++v) t[v] = v >= lo && v < hi ? cast<R, G>(g[v]) : lit<R>(0.0);
@@ -668,57 +658,59 @@ TL_DEVICE void load_chunk_tail(const G* __restrict__ g, bool row, index gc, inde
     __builtin_memcpy(r, &p, 16);
   } else {
 #pragma unroll
-    for (int v = 0; v < 8; ++v) r[v] = v >= lo && v < hi ? cast<R, G>(g[v]) : lit<R>(0.0);
+    for (int v = 0; v < N; ++v) r[v] = v >= lo && v < hi ? cast<R, G>(g[v]) : lit<R>(0.0);
   }
 }
-template <class R, class G>
+template <int N, class R, class G>
 TL_DEVICE void store_chunk_tail(const R* r, G* __restrict__ g, bool row, index gc, index cols) {
   int lo, hi;
-  chunk_span(row, gc, cols, lo, hi);
+  chunk_span<N>(row, gc, cols, lo, hi);
 #pragma unroll
-  for (int v = 0; v < 8; ++v)
+  for (int v = 0; v < N; ++v)
     if (v >= lo && v < hi) g[v] = cast<G, R>(r[v]);
 }
-template <class R, class G, bool STREAM = false>
+template <int N, class R, class G, bool STREAM = false>
 TL_DEVICE void store_chunk(const R* r, G* __restrict__ g) {
-  G tmp[8];
+  G tmp[N];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) tmp[i] = cast<G, R>(r[i]);
-  vstore<STREAM, false, 8>(g, tmp);
+  for (int i = 0; i < N; ++i) tmp[i] = cast<G, R>(r[i]);
+  vstore<STREAM, false, N>(g, tmp);
 }
 
-// A chunk between a shared tile and a chunked fragment's registers, in 16-byte accesses. A
-// quarter-warp's eight lanes sit 32 bytes apart for 4-byte elements, so the halves of their
-// chunks are taken in an order that alternates with the lane's quad: in one order lanes l and
-// l + 4 would hit the same banks (2-way), alternating they cover the 32 banks once.
-template <class S, class R>
+// A chunk between a shared tile and a chunked fragment's registers, in 16-byte accesses. With
+// 32 bytes a lane (8 elements of 4 bytes), a quarter-warp's eight lanes sit 32 bytes apart, so
+// the halves of their chunks are taken in an order that alternates with the lane's quad: in one
+// order lanes l and l + 4 would hit the same banks (2-way), alternating they cover the 32 banks
+// once. (The lowering now picks 4-element chunks for 4-byte fragments; the alternation stays
+// for chunks that are two vectors.)
+template <int N, class S, class R>
 TL_DEVICE void lds_chunk(const S* s, R* r) {
-  S tmp[8];
-  if constexpr (sizeof(S) == 4) {
+  S tmp[N];
+  if constexpr (N * sizeof(S) == 32) {
     const bool swap = (TL_TID >> 2) & 1;
     const vec16 a = ld128<true>((const vec16*)s + (swap ? 1 : 0));
     const vec16 b = ld128<true>((const vec16*)s + (swap ? 0 : 1));
     const vec16 lo = swap ? b : a, hi = swap ? a : b;
     __builtin_memcpy(tmp, &lo, 16);
-    __builtin_memcpy(tmp + 4, &hi, 16);
+    __builtin_memcpy(tmp + N / 2, &hi, 16);
   } else {
-    chunk_bytes_in<S, true>(s, tmp);
+    chunk_bytes_in<N, S, true>(s, tmp);
   }
 #pragma unroll
-  for (int i = 0; i < 8; ++i) r[i] = cast<R, S>(tmp[i]);
+  for (int i = 0; i < N; ++i) r[i] = cast<R, S>(tmp[i]);
 }
-template <class R, class S>
+template <int N, class R, class S>
 TL_DEVICE void sts_chunk(const R* r, S* s) {
-  S tmp[8];
+  S tmp[N];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) tmp[i] = cast<S, R>(r[i]);
-  if constexpr (sizeof(S) == 4) {
+  for (int i = 0; i < N; ++i) tmp[i] = cast<S, R>(r[i]);
+  if constexpr (N * sizeof(S) == 32) {
     const bool swap = (TL_TID >> 2) & 1;
-    const vec16 lo = pack16(tmp), hi = pack16(tmp + 4);
+    const vec16 lo = pack16(tmp), hi = pack16(tmp + N / 2);
     st128<false, true>((vec16*)s + (swap ? 1 : 0), swap ? hi : lo);
     st128<false, true>((vec16*)s + (swap ? 0 : 1), swap ? lo : hi);
   } else {
-    vstore<false, true, 8>(s, tmp);
+    vstore<false, true, N>(s, tmp);
   }
 }
 

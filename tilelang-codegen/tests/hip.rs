@@ -612,16 +612,17 @@ fn per_tile() -> String {
 
 #[test]
 fn reductions_run_in_registers_with_whole_waves() {
-    // 4 rows of 256 over 128 threads, chunked: 32 consecutive threads share a row, 8 source
-    // registers per row register, each thread holding one row of `m` and `best` (a row
-    // layout), on wave 32 and wave 64 alike; no shared memory, and the final copy is made by
-    // one thread per group.
+    // 4 rows of 128 over 128 threads, in chunks of 4 floats (16 bytes): 32 consecutive
+    // threads share a row, 4 source registers per row register, each thread holding one row
+    // of `m` and `best` (a row layout), on wave 32 and wave 64 alike; no shared memory, and
+    // the final copy is made by one thread per group.
+    let rows = per_tile().replace("BN = 256", "BN = 128");
     for (arch, wave) in [("sm_90", 32), ("gfx1100", 32), ("gfx942", 64)] {
-        let k = hip(&per_tile(), 0, arch);
+        let k = hip(&rows, 0, arch);
         let src = &k.source;
         assert!(
             src.contains(&format!(
-                "tl::reduce_rows<tl::Max, float, 1, 8, 32, {wave}, 128>(b0_t, b1_m, nullptr);"
+                "tl::reduce_rows<tl::Max, float, 1, 4, 32, {wave}, 128>(b0_t, b1_m, nullptr);"
             )),
             "{arch}: {src}"
         );
@@ -1012,18 +1013,20 @@ fn fragments_of_whole_chunks_move_as_vectors() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
         let k = hip(SCALE, 0, arch);
         let src = &k.source;
-        // Both fragments (f16 and f32, same shape) are chunked: 4·256 / 128 = 8 registers.
+        // Both fragments (f16 and f32, same shape) are chunked: 4·256 / 128 = 8 registers, in
+        // chunks of 4 (16 bytes of the widest copied element, f32), so the f32 stores are one
+        // 16-byte vector a lane and the f16 loads 8 bytes.
         assert!(
             src.contains("tl::half b0_t[8];") && src.contains("float b1_u[8];"),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::load_chunk<tl::half, tl::half, true>(t_a + "),
+            src.contains("tl::load_chunk<4, tl::half, tl::half, true>(t_a + "),
             "{arch}: {src}"
         );
         assert!(
             // `b` is only written: its stores stream (evict-first).
-            src.contains("tl::store_chunk<float, float, true>(b1_u + __k * 8, t_b + "),
+            src.contains("tl::store_chunk<4, float, float, true>(b1_u + __k * 4, t_b + "),
             "{arch}: {src}"
         );
         // Per copy, one block-uniform choice of three paths: a tile wholly inside the tensor
@@ -1034,7 +1037,7 @@ fn fragments_of_whole_chunks_move_as_vectors() {
                 .filter(|l| l.trim_start().starts_with(head))
                 .count()
         };
-        assert_eq!(starting("if (tl::chunk_aligned("), 2, "{arch}: {src}");
+        assert_eq!(starting("if (tl::chunk_aligned<4>("), 2, "{arch}: {src}");
         assert_eq!(
             src.matches("&& tl::tile_inside<1, 1, 4, 256>(__g)) {")
                 .count(),
@@ -1042,13 +1045,13 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             "{arch}: {src}"
         );
         assert_eq!(
-            starting("} else if (tl::chunk_aligned("),
+            starting("} else if (tl::chunk_aligned<4>("),
             2,
             "{arch}: {src}"
         );
         assert!(
-            starting("tl::load_chunk<tl::half, tl::half, true>(t_a + ") == 1
-                && starting("tl::store_chunk<float, float, true>(b1_u + __k * 8, t_b + ") == 1,
+            starting("tl::load_chunk<4, tl::half, tl::half, true>(t_a + ") == 1
+                && starting("tl::store_chunk<4, float, float, true>(b1_u + __k * 4, t_b + ") == 1,
             "{arch}: {src}"
         );
         // The loop uses the chunked order; the fallbacks for regions `chunk_aligned` refuses
@@ -1057,7 +1060,7 @@ fn fragments_of_whole_chunks_move_as_vectors() {
         // compiler folds it into the accesses, where `__L % 256` per register would not be).
         assert_eq!(
             src.matches(
-                "const unsigned __L0 = ((__r / 8) * 128 + TL_TID) * 8, __L = __L0 + __r % 8;"
+                "const unsigned __L0 = ((__r / 4) * 128 + TL_TID) * 4, __L = __L0 + __r % 4;"
             )
             .count(),
             1,
@@ -1065,12 +1068,12 @@ fn fragments_of_whole_chunks_move_as_vectors() {
         );
         assert!(
             src.contains("(tl::index)((__L0 / 256) % 4);")
-                && src.contains("(tl::index)((__L0 % 256) + __r % 8);"),
+                && src.contains("(tl::index)((__L0 % 256) + __r % 4);"),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::load_chunk_tail<tl::half, tl::half>(t_a + (")
-                && src.contains("tl::store_chunk_tail<float, float>(b1_u + __k * 8, t_b + ("),
+            src.contains("tl::load_chunk_tail<4, tl::half, tl::half>(t_a + (")
+                && src.contains("tl::store_chunk_tail<4, float, float>(b1_u + __k * 4, t_b + ("),
             "{arch}: {src}"
         );
         assert_eq!(k.shared_bytes, 0, "{arch}");
@@ -1114,38 +1117,39 @@ pub fn axpy<const BLOCK: usize>(x: &Tensor<f16, (N,)>, y: &Tensor<f16, (N,)>, t:
 fn parallel_loops_over_global_tensors_move_vectors() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
         let src = hip(ELEMENTWISE, 0, arch).source;
-        // 1024 / 8 chunks over 128 threads: one chunk each.
+        // Chunks of 4 lanes (16 bytes of the widest vector, `acc`'s f32): 1024 / 4 chunks over
+        // 128 threads, two each.
         assert!(
-            src.contains("for (int __k = 0; __k < 1; ++__k) {")
-                && src.contains("const unsigned __L = (__k * 128 + TL_TID) * 8;"),
+            src.contains("for (int __k = 0; __k < 2; ++__k) {")
+                && src.contains("const unsigned __L = (__k * 128 + TL_TID) * 4;"),
             "{arch}: {src}"
         );
         // Read-only inputs take the non-coherent path; `acc`, which the kernel writes, not.
         for grouped in ["true>(&t_x[", "true>(&t_y[", "false>(&t_acc["] {
             assert!(
-                src.contains(&format!("tl::vload<false, 8, {grouped}")),
+                src.contains(&format!("tl::vload<false, 4, {grouped}")),
                 "{arch}: {grouped}: {src}"
             );
         }
         for per_lane in ["t_t[", "t_m["] {
             assert!(
-                !src.contains(&format!("8, true>(&{per_lane}")),
+                !src.contains(&format!("4, true>(&{per_lane}")),
                 "{arch}: {per_lane}: {src}"
             );
         }
         // `out` is never read: streaming; `acc` is read: plain.
         assert!(
-            src.contains("tl::vstore<true, false, 8>(&t_out["),
+            src.contains("tl::vstore<true, false, 4>(&t_out["),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::vstore<false, false, 8>(&t_acc["),
+            src.contains("tl::vstore<false, false, 4>(&t_acc["),
             "{arch}: {src}"
         );
         // `g < N` changes at most once over a chunk: its first and last lanes decide.
         assert!(
             src.contains("const bool __u = ")
-                && src.contains("(__b + 7)")
+                && src.contains("(__b + 3)")
                 && src.contains("if (__u) {")
                 && !src.contains("bool __u = true;"),
             "{arch}: {src}"
@@ -1164,7 +1168,7 @@ fn parallel_loops_over_global_tensors_move_vectors() {
     ] {
         let src = hip(&ELEMENTWISE.replace("if g < N {", cond), 0, "sm_90").source;
         let loop_check = src.contains("bool __u = true;")
-            && src.contains("for (int __l = 1; __l < 8; ++__l) __u = __u && ");
+            && src.contains("for (int __l = 1; __l < 4; ++__l) __u = __u && ");
         let ends = src.contains("const bool __u = ");
         assert!(
             loop_check == lane_by_lane && ends != lane_by_lane,
@@ -1427,7 +1431,7 @@ fn reductions_feeding_an_accumulator_are_carried_across_the_loop() {
 }
 
 const STAGED_ROWS: &str = r#"
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [r2(BM = 2, BN = 512)])]
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [r2(BM = 2, BN = 256)])]
 pub fn staged<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, w: &Tensor<f16, (N,)>, b: &Tensor<f16, (N,)>, y: &mut Tensor<f16, (M, N)>, s: &mut Tensor<f32, (M,)>) {
     let row0 = block_idx(0) * BM;
     let mut x_s = alloc_shared::<f32, (BM, BN)>();
@@ -1470,21 +1474,21 @@ pub fn staged<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, w: &Ten
 /// register fragment could be (a reduction along its rows) is held in registers like one, with
 /// no barrier or shared bytes for it; the stages of a pipelined loop stay in shared memory. The
 /// rows read by every row (`w_s[j]`, `b_s[j]`) become column fragments: each thread loads the
-/// 8 columns its chunks of the tile cover (BN = 512 over 128 threads: 64 threads a row, so
-/// two groups of 64 hold a copy each) and reads register `__r % 8`.
+/// 4 columns its chunks of the tile cover (chunks of 4 floats, BN = 256 over 128 threads: 64
+/// threads a row, so two groups of 64 hold a copy each) and reads register `__r % 4`.
 #[test]
 fn shared_tiles_that_registers_serve_are_held_in_registers() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
         let k = hip(STAGED_ROWS, 0, arch);
         let src = &k.source;
-        assert!(src.contains("float b0_x_s[8];"), "{arch}: {src}");
+        assert!(src.contains("float b0_x_s[4];"), "{arch}: {src}");
         assert!(
-            src.contains("tl::load_chunk<tl::half, float, true")
-                && src.contains("b0_x_s + __k * 8);"),
+            src.contains("tl::load_chunk<4, tl::half, float, true")
+                && src.contains("b0_x_s + __k * 4);"),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("tl::fold_rows<tl::Sum, float, 1, 8>(b0_x_s, "),
+            src.contains("tl::fold_rows<tl::Sum, float, 1, 4>(b0_x_s, "),
             "{arch}: {src}"
         );
         // The pipelined stages keep their shared memory.
@@ -1497,29 +1501,29 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
         }
         // The broadcast rows: registers, loaded per group of 64 threads as vectors.
         assert!(
-            src.contains("float b2_w_s[8];") && src.contains("float b3_b_s[8];"),
+            src.contains("float b2_w_s[4];") && src.contains("float b3_b_s[4];"),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 8;")
-                && src.contains("b2_w_s + __k * 8);")
-                && src.contains("b3_b_s + __k * 8);"),
+            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 4;")
+                && src.contains("b2_w_s + __k * 4);")
+                && src.contains("b3_b_s + __k * 4);"),
             "{arch}: {src}"
         );
         assert!(
-            src.contains("b2_w_s[__r % 8]") && src.contains("b3_b_s[__r % 8]"),
+            src.contains("b2_w_s[__r % 4]") && src.contains("b3_b_s[__r % 4]"),
             "{arch}: {src}"
         );
-        // x_s, w_s and b_s take no shared memory: p_s (2 KiB a stage, one or two stages) and
+        // x_s, w_s and b_s take no shared memory: p_s (1 KiB a stage, one or two stages) and
         // the reductions' few exchange bytes do.
         assert!(
-            (2048..4096 + 128).contains(&k.shared_bytes),
+            (1024..2048 + 128).contains(&k.shared_bytes),
             "{arch}: {} bytes",
             k.shared_bytes
         );
         assert!(
-            src.contains("tl::load_chunk<tl::half, float, true")
-                && src.contains("b4_tile + __k * 8);"),
+            src.contains("tl::load_chunk<4, tl::half, float, true")
+                && src.contains("b4_tile + __k * 4);"),
             "{arch}: {src}"
         );
         assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
@@ -1538,7 +1542,7 @@ fn shared_tiles_that_registers_serve_are_held_in_registers() {
 }
 
 const BIAS: &str = r#"
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = T, configs = [c(BM = 2, BN = 512, T = 128), s(BM = 2, BN = 64, T = 128), odd(BM = 2, BN = 24, T = 32)])]
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = T, configs = [c(BM = 2, BN = 256, T = 128), s(BM = 2, BN = 64, T = 128), odd(BM = 2, BN = 24, T = 32)])]
 pub fn bias<const BM: usize, const BN: usize, const T: usize>(x: &Tensor<f32, (M, N)>, b: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (M, N)>) {
     let row0 = block_idx(0) * BM;
     let mut tile = alloc_fragment::<f32, (BM, BN)>();
@@ -1555,7 +1559,7 @@ pub fn bias<const BM: usize, const BN: usize, const T: usize>(x: &Tensor<f32, (M
 "#;
 
 /// A row read by every row of a tile (`b_f[j]`) is a column fragment in the tile's order:
-/// chunked (BN = 512: 64 threads a row, vectors, `TL_TID % 64`), strided (BN = 64 over 128
+/// chunked (BN = 256 in chunks of 4 floats: 64 threads a row, vectors, `TL_TID % 64`), strided (BN = 64 over 128
 /// threads: one register, `TL_TID % 64`), and where the row falls on no whole thread groups
 /// (24 columns over 32 threads) it stays in shared memory and the build says so. Touched any
 /// other way (a loop over its own shape), it is not one either.
@@ -1564,13 +1568,13 @@ fn rows_read_by_every_row_are_column_fragments() {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
         let k = hip(BIAS, 0, arch);
         let src = &k.source;
-        assert!(src.contains("float b1_b_f[8];"), "{arch}: {src}");
+        assert!(src.contains("float b1_b_f[4];"), "{arch}: {src}");
         assert!(
-            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 8;")
-                && src.contains("tl::load_chunk<float, float, true>(t_b + "),
+            src.contains("const int __L = (__k * 64 + (TL_TID % 64)) * 4;")
+                && src.contains("tl::load_chunk<4, float, float, true>(t_b + "),
             "{arch}: {src}"
         );
-        assert!(src.contains("b1_b_f[__r % 8]"), "{arch}: {src}");
+        assert!(src.contains("b1_b_f[__r % 4]"), "{arch}: {src}");
         assert!(k.demoted.is_empty(), "{arch}: {:?}", k.demoted);
         assert!(!src.contains("tl::sync()"), "{arch}: {src}");
 
@@ -1625,7 +1629,7 @@ fn rows_read_again_are_kept_in_l2() {
     let src = hip(STAGED_ROWS, 0, "sm_90").source;
     let hinted = |pol: u8| {
         src.matches(&format!(
-            "tl::load_chunk<tl::half, float, true, {pol}>(t_x + "
+            "tl::load_chunk<4, tl::half, float, true, {pol}>(t_x + "
         ))
         .count()
     };
@@ -1641,7 +1645,7 @@ fn rows_read_again_are_kept_in_l2() {
     for arch in ["gfx1100", "gfx942"] {
         let src = hip(STAGED_ROWS, 0, arch).source;
         assert!(
-            src.contains("tl::load_chunk<tl::half, float"),
+            src.contains("tl::load_chunk<4, tl::half, float"),
             "{arch}: {src}"
         );
         assert!(

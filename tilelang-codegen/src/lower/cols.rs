@@ -23,11 +23,7 @@ use crate::validate::walk;
 /// The column layout meeting a tile of shape `ext` held in `parent` (strided or chunked) over
 /// `threads`. `None` where the tile's rows do not fall on whole thread groups or registers.
 pub(crate) fn cols_of(parent: Layout, ext: &[usize], threads: usize) -> Option<Layout> {
-    let unit = match parent {
-        Layout::Strided => 1,
-        Layout::Chunked => CHUNK,
-        _ => return None,
-    };
+    let unit = parent.unit()?;
     let last = *ext.last()?;
     let total: usize = ext.iter().product();
     if ext.len() < 2 || last % unit != 0 || total % (unit * threads) != 0 {

@@ -33,18 +33,30 @@ use crate::target::{MatrixUnit, Target as Gpu};
 use crate::validate::walk;
 use std::collections::BTreeSet;
 
-/// Elements per thread chunk of the [`Layout::Chunked`] layout.
+/// The most elements per thread chunk of the [`Layout::Chunked`] layout (16 bytes of 16-bit
+/// elements; 1-byte elements stop at 8, an 8-byte access).
 pub(crate) const CHUNK: usize = 8;
+
+/// Elements per chunk for fragments of `bytes`-byte elements: 16 bytes, at most [`CHUNK`].
+/// A chunk is what one lane moves in one access, so the lanes of a wave touch consecutive
+/// 16-byte pieces: 8 f32 elements per lane would put each lane's two vectors 32 bytes apart,
+/// every access using half of each sector it touches (measured on the H200: the whole-row
+/// softmax at 3.32 TB/s with chunks of 8 floats, 4.14 TB/s with chunks of 4).
+pub(crate) fn chunk_for(bytes: usize) -> usize {
+    (16 / bytes.max(1)).clamp(1, CHUNK)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
     /// Element `L` in register `L / T` of thread `L % T`.
     Strided,
-    /// Chunks of [`CHUNK`] consecutive elements, chunk `c` in thread `c % T`: element `L` in
-    /// register `(L / CHUNK / T) · CHUNK + L % CHUNK` of thread `(L / CHUNK) % T`. A thread's
-    /// chunk is contiguous in the tile's innermost dimension (a multiple of CHUNK), so copies
-    /// between the fragment and global memory move whole vectors.
-    Chunked,
+    /// Chunks of `unit` consecutive elements, chunk `c` in thread `c % T`: element `L` in
+    /// register `(L / unit / T) · unit + L % unit` of thread `(L / unit) % T`. A thread's
+    /// chunk is contiguous in the tile's innermost dimension (a multiple of `unit`), so copies
+    /// between the fragment and global memory move whole vectors. One kernel's chunked
+    /// fragments share one `unit` ([`chunk_for`] of the widest element a copy moves), so
+    /// fragments of one loop agree whatever their types.
+    Chunked { unit: usize },
     /// Matrix-unit accumulator: block tile M×N over a WM×WN grid of waves, each wave a grid of
     /// `inst` tiles.
     Matrix {
@@ -67,6 +79,26 @@ pub(crate) enum Layout {
     /// thread `t` with `t % width == (j / unit) % width`, and tile register `r` meets column
     /// register `r % nreg`.
     Cols { unit: usize, width: usize },
+}
+
+impl Layout {
+    /// The orders a thread can read a tile of shared memory in for a reduction: chunked with
+    /// any unit [`chunk_for`] gives, or strided.
+    pub(crate) const READ_ORDERS: [Layout; 4] = [
+        Layout::Chunked { unit: 8 },
+        Layout::Chunked { unit: 4 },
+        Layout::Chunked { unit: 2 },
+        Layout::Strided,
+    ];
+    /// Consecutive elements per register run of a strided (1) or chunked layout; `None` for
+    /// the others.
+    pub(crate) fn unit(self) -> Option<usize> {
+        match self {
+            Layout::Strided => Some(1),
+            Layout::Chunked { unit } => Some(unit),
+            _ => None,
+        }
+    }
 }
 
 /// A matrix instruction `gemm` can lower to (f16 or bf16 operands, f32 accumulators), with the
@@ -421,6 +453,7 @@ fn storage_with(
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).
     let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
     let strided_only = chunk_conflicts(k, vals, regs, &demoted);
+    let unit = chunk_unit(k, |b| regs[b] && !acc[b] && !strided_only[b]);
     let base: Vec<Layout> = mma
         .into_iter()
         .enumerate()
@@ -431,10 +464,10 @@ fn storage_with(
                     // Every thread gets whole chunks (no idle registers, no tail guard).
                     !acc[b]
                         && !strided_only[b]
-                        && shape.last().is_some_and(|&d| d % CHUNK == 0)
-                        && buf_len(k, b, vals) % (CHUNK * threads) == 0;
+                        && shape.last().is_some_and(|&d| d % unit == 0)
+                        && buf_len(k, b, vals) % (unit * threads) == 0;
                 if chunked {
-                    Layout::Chunked
+                    Layout::Chunked { unit }
                 } else {
                     Layout::Strided
                 }
@@ -472,7 +505,7 @@ fn storage_with(
                 let layout = layouts[b];
                 let n = buf_len(k, b, vals);
                 let nreg = match layout {
-                    Layout::Chunked => n.div_ceil(CHUNK * threads) * CHUNK,
+                    Layout::Chunked { unit } => n.div_ceil(unit * threads) * unit,
                     Layout::Rows { groups, .. } => n.div_ceil(groups),
                     Layout::Cols { width, .. } => n / width,
                     _ => n.div_ceil(threads),
@@ -528,6 +561,35 @@ fn agree(
         }
     });
     changed
+}
+
+/// The kernel's chunk ([`chunk_for`]): 16 bytes of the widest element that a copy between
+/// memory and a fragment that may be chunked (`candidate`) moves on the memory side (an f16
+/// tensor copied into f32 registers moves 2-byte elements: 8 of them are one 16-byte vector);
+/// 8 elements when no copy does (the chunks then only order registers).
+fn chunk_unit(k: &Kernel, candidate: impl Fn(BufId) -> bool) -> usize {
+    let mut widest = 0;
+    walk(&k.body, &mut |s| {
+        if let StmtKind::Copy { src, dst } = &s.kind {
+            let memory = |t: &Tile| match t {
+                Tile::Region { tensor, .. } => tensor_dtype(k, *tensor).size_bytes(),
+                Tile::Buffer(b) if k.buffers[*b].scope == Scope::Shared => {
+                    k.buffers[*b].dtype.size_bytes()
+                }
+                Tile::Buffer(_) => 0,
+            };
+            for (frag, other) in [(src, dst), (dst, src)] {
+                if matches!(frag, Tile::Buffer(b) if candidate(*b)) {
+                    widest = widest.max(memory(other));
+                }
+            }
+        }
+    });
+    if widest == 0 {
+        CHUNK
+    } else {
+        chunk_for(widest)
+    }
 }
 
 /// Fragments that stay strided because a parallel loop over them would read or write shared

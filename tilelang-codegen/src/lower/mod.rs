@@ -44,7 +44,7 @@ use crate::target::Target as Gpu;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-pub(crate) use layout::{Inst, Layout, Storage, CHUNK};
+pub(crate) use layout::{chunk_for, Inst, Layout, Storage, CHUNK};
 pub(crate) use util::*;
 
 /// The header every generated source includes.

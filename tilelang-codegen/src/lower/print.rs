@@ -648,7 +648,7 @@ impl Emitter<'_> {
         };
         match layout {
             Layout::Strided => linear(1, t, "TL_TID"),
-            Layout::Chunked => linear(CHUNK, t, "TL_TID"),
+            Layout::Chunked { unit } => linear(unit, t, "TL_TID"),
             // Each group of `width` threads holds the whole row, as a block of `width` would.
             Layout::Cols { unit, width } => linear(unit, width, &group_tid(width, t)),
             Layout::Rows { groups, width } => {
@@ -942,11 +942,11 @@ impl Emitter<'_> {
                         "{ind}for (int __r = 0; __r < {}; ++__r) {}[__r] = tl::cast<{}, {}>({}[__r]);\n",
                         self.nreg(*b), self.buf(*b), ty(*b), ty(*a), self.buf(*a)
                     ),
-                    (Storage::Shared { .. }, Storage::Reg { layout: Layout::Chunked, nreg }) if same_shape => {
-                        self.shared_chunks(nreg, *b, &format!("tl::lds_chunk<{}, {}>({} + __L, {} + __k * {CHUNK});", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
+                    (Storage::Shared { .. }, Storage::Reg { layout: Layout::Chunked { unit }, nreg }) if same_shape => {
+                        self.shared_chunks(nreg, unit, *b, &format!("tl::lds_chunk<{unit}, {}, {}>({} + __L, {} + __k * {unit});", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
                     }
-                    (Storage::Reg { layout: Layout::Chunked, nreg }, Storage::Shared { .. }) if same_shape => {
-                        self.shared_chunks(nreg, *a, &format!("tl::sts_chunk<{}, {}>({} + __k * {CHUNK}, {} + __L);", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
+                    (Storage::Reg { layout: Layout::Chunked { unit }, nreg }, Storage::Shared { .. }) if same_shape => {
+                        self.shared_chunks(nreg, unit, *a, &format!("tl::sts_chunk<{unit}, {}, {}>({} + __k * {unit}, {} + __L);", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
                     }
                     (Storage::Shared { .. }, _) => self.reg_copy(*b, "", |_, _| format!("{{DST}} = tl::cast<{}, {}>({}[__e]);", ty(*b), ty(*a), self.buf(*a)), depth, false),
                     (_, Storage::Shared { .. }) => self.reg_copy(*a, "", |_, _| format!("{}[__e] = tl::cast<{}, {}>({{SRC}});", self.buf(*b), ty(*b), ty(*a)), depth, false),
@@ -971,19 +971,27 @@ impl Emitter<'_> {
     }
 
     /// A copy between a shared tile and the chunked fragment `frag` of its shape, chunk by
-    /// chunk: `stmt` with `__L` the chunk's first element and `__k` its register chunk.
-    fn shared_chunks(&self, nreg: usize, frag: BufId, stmt: &str, depth: usize) -> String {
+    /// chunk of `unit` elements: `stmt` with `__L` the chunk's first element and `__k` its
+    /// register chunk.
+    fn shared_chunks(
+        &self,
+        nreg: usize,
+        unit: usize,
+        frag: BufId,
+        stmt: &str,
+        depth: usize,
+    ) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
         let total = buf_len(self.k, frag, self.vals);
-        let guard = if total % (CHUNK * t) == 0 {
+        let guard = if total % (unit * t) == 0 {
             String::new()
         } else {
             format!("if (__L < {total}) ")
         };
         format!(
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {CHUNK};\n{ind}  {guard}{stmt}\n{ind}}}\n",
-            nreg / CHUNK
+            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {unit};\n{ind}  {guard}{stmt}\n{ind}}}\n",
+            nreg / unit
         )
     }
 
@@ -1023,15 +1031,15 @@ impl Emitter<'_> {
         let shape = buf_shape(self.k, b, self.vals);
         let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
         // The threads the chunks are spread over, and this thread's place among them.
-        let (t, tid, nreg) = match self.storage[b] {
+        let (t, tid, nreg, unit) = match self.storage[b] {
             Storage::Reg {
-                layout: Layout::Chunked,
+                layout: Layout::Chunked { unit },
                 nreg,
-            } => (self.threads, "TL_TID".to_string(), nreg),
+            } => (self.threads, "TL_TID".to_string(), nreg, unit),
             Storage::Reg {
-                layout: Layout::Cols { unit: CHUNK, width },
+                layout: Layout::Cols { unit, width },
                 nreg,
-            } => (width, group_tid(width, self.threads), nreg),
+            } if unit > 1 => (width, group_tid(width, self.threads), nreg, unit),
             _ => {
                 // Stores skip the per-element bounds test when the whole tile is inside; loads
                 // keep one path (tested with both, loads made ptxas spill in the examples' norms).
@@ -1053,7 +1061,7 @@ impl Emitter<'_> {
         );
         let (name, ptr) = (self.buf(b), self.tensor(tensor));
         let r = shape.len();
-        let guard = if total % (CHUNK * t) == 0 {
+        let guard = if total % (unit * t) == 0 {
             "true".to_string()
         } else {
             format!("__L < {total}")
@@ -1066,8 +1074,8 @@ impl Emitter<'_> {
         // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols).
         let chunks = |body: &str| {
             let mut s = format!(
-                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {CHUNK};\n{ind}    if ({guard}) {{\n",
-                nreg / CHUNK
+                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {unit};\n{ind}    if ({guard}) {{\n",
+                nreg / unit
             );
             for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
                 let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
@@ -1076,7 +1084,7 @@ impl Emitter<'_> {
             s
         };
         let (inside, lin) = region_index(r);
-        let regs = format!("{name} + __k * {CHUNK}");
+        let regs = format!("{name} + __k * {unit}");
         let nc = match (self.read_only(tensor), self.hint) {
             (true, Some(h)) => format!(", true, {}", h.policy()),
             (true, None) => ", true".to_string(),
@@ -1097,14 +1105,14 @@ impl Emitter<'_> {
                 let zero = if inside.is_empty() {
                     String::new()
                 } else {
-                    format!("\n{ind}      else for (int __v = 0; __v < {CHUNK}; ++__v) {name}[__k * {CHUNK} + __v] = tl::lit<{rt}>(0.0);")
+                    format!("\n{ind}      else for (int __v = 0; __v < {unit}; ++__v) {name}[__k * {unit} + __v] = tl::lit<{rt}>(0.0);")
                 };
                 format!(
-                    "{ind}      {test}tl::load_chunk<{gt}, {rt}{nc}>({ptr} + {lin}, {regs});{zero}"
+                    "{ind}      {test}tl::load_chunk<{unit}, {gt}, {rt}{nc}>({ptr} + {lin}, {regs});{zero}"
                 )
             } else {
                 format!(
-                    "{ind}      {test}tl::store_chunk<{rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
+                    "{ind}      {test}tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
                 )
             }
         };
@@ -1113,17 +1121,20 @@ impl Emitter<'_> {
         // (which then lies wholly inside or outside each row); a tensor whose pointer, row
         // length or offset refuse vectors goes element-wise, chunk by chunk.
         let mut s = format!(
-            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned({ptr}, __g) && {inside_test}) {{\n"
+            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned<{unit}>({ptr}, __g) && {inside_test}) {{\n"
         );
         s += &chunks(&vector(""));
-        let _ = writeln!(s, "{ind}}} else if (tl::chunk_aligned({ptr}, __g)) {{");
+        let _ = writeln!(
+            s,
+            "{ind}}} else if (tl::chunk_aligned<{unit}>({ptr}, __g)) {{"
+        );
         s += &chunks(&vector(&inside));
         let _ = writeln!(s, "{ind}}} else {{");
         let (row, base) = region_row(r);
         let tail = if to_regs {
-            format!("{ind}      tl::load_chunk_tail<{gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});")
+            format!("{ind}      tl::load_chunk_tail<{unit}, {gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});")
         } else {
-            format!("{ind}      tl::store_chunk_tail<{rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);")
+            format!("{ind}      tl::store_chunk_tail<{unit}, {rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);")
         };
         s += &chunks(&format!(
             "{ind}      const bool __row = {row};\n{ind}      const tl::index __gc = __g.off[3] + __c{};\n{tail}",

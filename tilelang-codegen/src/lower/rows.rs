@@ -48,11 +48,7 @@ pub(crate) fn rows_of(
     threads: usize,
     wave: usize,
 ) -> Option<(Layout, usize)> {
-    let u = match parent {
-        Layout::Strided => 1,
-        Layout::Chunked => CHUNK,
-        _ => return None,
-    };
+    let u = parent.unit()?;
     let last = *ext.last()?;
     let total: usize = ext.iter().product();
     if ext.len() < 2 || last % u != 0 || total % (u * threads) != 0 || threads % wave != 0 {
@@ -139,7 +135,7 @@ pub(super) fn assign(
         let r = if demoted[src] {
             // Read from shared memory in whichever order the result's other uses need.
             Req::Any(
-                [Layout::Chunked, Layout::Strided]
+                Layout::READ_ORDERS
                     .iter()
                     .filter_map(|&l| rows_of(l, &shape, threads, wave).map(|(l, _)| l))
                     .collect(),
@@ -288,7 +284,7 @@ pub(super) fn plan_reduces(
         };
         let (per, gather) = match storage[*src] {
             Storage::Reg { layout, .. } => (fits(layout), None),
-            _ => [Layout::Chunked, Layout::Strided]
+            _ => Layout::READ_ORDERS
                 .into_iter()
                 .find_map(|l| fits(l).map(|per| (per, l)))
                 .map_or((None, None), |(per, l)| (Some(per), Some(l))),

@@ -183,7 +183,7 @@ fn mapping(
             }
         })
     });
-    layout.filter(|l| matches!(l, Layout::Strided | Layout::Chunked))
+    layout.filter(|l| l.unit().is_some())
 }
 
 /// The cheapest `DIV` for a tile under the bank model (0 when plain is as cheap, or when the
@@ -240,7 +240,7 @@ fn passes(
     shape: &[usize],
     div: usize,
 ) -> Option<usize> {
-    let unit = if layout == Layout::Chunked { CHUNK } else { 1 };
+    let unit = layout.unit().unwrap_or(1);
     let total: usize = ext.iter().product();
     let nreg = total.div_ceil(unit * threads) * unit;
     let mut sum = 0;

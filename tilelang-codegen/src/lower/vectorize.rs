@@ -39,9 +39,10 @@ pub(crate) struct LoopPlan {
 pub(crate) struct VectorPlan {
     /// The innermost loop variable: lane `l` of a chunk is its value `base + l`.
     pub inner: VarId,
-    /// Lanes per chunk: [`CHUNK`], or for a free mapping with vectors in shared memory fewer,
-    /// 16 bytes of the widest such element (a wave's vectors then sit side by side in the
-    /// banks; 8 lanes of f32 would put each lane's 16 bytes 32 bytes apart, a 2-way conflict).
+    /// Lanes per chunk: the chunk of the fragments the loop touches, or for a free mapping
+    /// [`chunk_for`] of the widest element it moves as vectors (a wave's vectors then sit side
+    /// by side: 8 lanes of f32 would put each lane's 16 bytes 32 bytes apart, half of every
+    /// sector unused in global memory and a 2-way bank conflict in shared memory).
     pub lanes: usize,
     /// Accesses moved as one vector per chunk, by [`access_key`].
     pub grouped: BTreeSet<usize>,
@@ -107,10 +108,9 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
             let ext = extents_of(extents, p.vals);
             let layout = loop_layout(p, body, &ext);
             let vector = vector_plan(p, vars, body, &ext, layout, &read);
-            let layout = if vector.is_some() {
-                Layout::Chunked
-            } else {
-                layout
+            let layout = match &vector {
+                Some(v) => Layout::Chunked { unit: v.lanes },
+                None => layout,
             };
             out.insert(stmt_key(s), LoopPlan { layout, vector });
         }
@@ -126,7 +126,8 @@ fn loop_layout(p: &Plan, body: &[Stmt], ext: &[usize]) -> Layout {
         for_each_access(s, &mut |a| {
             if let Target::Buffer(b) = a.target {
                 if let Storage::Reg {
-                    layout: l @ (Layout::Matrix { .. } | Layout::Chunked | Layout::Rows { .. }),
+                    layout:
+                        l @ (Layout::Matrix { .. } | Layout::Chunked { .. } | Layout::Rows { .. }),
                     ..
                 } = p.storage[b]
                 {
@@ -301,9 +302,6 @@ fn vector_plan(
     read: &BTreeSet<ParamId>,
 ) -> Option<VectorPlan> {
     let (&inner, &e_in) = (vars.last()?, ext.last()?);
-    if e_in % CHUNK != 0 {
-        return None;
-    }
     // The mapping must be free or chunked already.
     let mut regs = false;
     let mut locals = false;
@@ -318,7 +316,13 @@ fn vector_plan(
         }
     });
     let free = layout == Layout::Strided && !regs;
-    if locals || !(free || layout == Layout::Chunked) {
+    // A chunked loop's lanes are its fragments' chunk; a free loop's are chosen below.
+    let lanes = match layout {
+        Layout::Chunked { unit } => unit,
+        _ if free => CHUNK,
+        _ => return None,
+    };
+    if locals || e_in % lanes != 0 {
         return None;
     }
     let mut b = Body {
@@ -355,7 +359,7 @@ fn vector_plan(
     }
     let mut plan = VectorPlan {
         inner,
-        lanes: CHUNK,
+        lanes,
         grouped: BTreeSet::new(),
         streaming: BTreeSet::new(),
         lane_vars: b.lets.keys().copied().collect(),
@@ -429,7 +433,7 @@ fn vector_plan(
     let mut shared_unit = true;
     // A load from memory that is the same in every lane: chunk-wise, a chunk reads it once.
     let mut invariant_load = false;
-    let mut shared_grouped: Vec<usize> = Vec::new();
+    let mut grouped_bytes: Vec<usize> = Vec::new();
     let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
     walk(body, &mut |s| {
         let store = match &s.kind {
@@ -461,9 +465,14 @@ fn vector_plan(
             invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
             if unit && !atomic && !conditional.contains(&access_key(a)) {
                 plan.grouped.insert(access_key(a));
-                if let (true, Target::Buffer(x)) = (shared, a.target) {
-                    shared_grouped.push(p.k.buffers[x].dtype.size_bytes());
-                }
+                grouped_bytes.push(match a.target {
+                    Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
+                    Target::Tensor(t) => match &p.k.params[t].kind {
+                        ParamKind::Tensor { dtype, .. } | ParamKind::Scalar { dtype } => {
+                            dtype.size_bytes()
+                        }
+                    },
+                });
                 if let (Some(st), Target::Tensor(t)) = (store, a.target) {
                     if std::ptr::eq(st, a) && !read.contains(&t) {
                         plan.streaming.insert(access_key(a));
@@ -477,8 +486,8 @@ fn vector_plan(
         });
     });
     if free {
-        let widest = shared_grouped.iter().max().copied().unwrap_or(1);
-        plan.lanes = (16 / widest).clamp(1, CHUNK);
+        let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
+        plan.lanes = chunk_for(widest);
     }
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
