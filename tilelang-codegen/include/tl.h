@@ -49,6 +49,8 @@ template <class T> TL_DEVICE T shfl_xor(T v, int mask) { return __shfl_xor_sync(
 // No HIP headers (clang -nogpuinc): the device-side prelude from clang builtins.
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
 typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
@@ -580,7 +582,8 @@ TL_DEVICE bool vec_aligned(const T* p) {
 template <bool SHARED, int N, bool NC, class T>
 TL_DEVICE void vload(const T* p, T* r) {
   constexpr int B = N * (int)sizeof(T);
-  static_assert(B % 16 == 0 || B == 8 || B == 4, "vector of 4, 8 or a multiple of 16 bytes");
+  static_assert(B % 16 == 0 || B == 8 || B == 4 || B == 2 || B == 1,
+                "vector of 1, 2, 4, 8 or a multiple of 16 bytes");
   if constexpr (B % 16 == 0) {
 #pragma unroll
     for (int i = 0; i < B / 16; ++i) {
@@ -590,15 +593,21 @@ TL_DEVICE void vload(const T* p, T* r) {
   } else if constexpr (B == 8) {
     const uint64_t v = *(const uint64_t*)p;
     __builtin_memcpy(r, &v, 8);
-  } else {
+  } else if constexpr (B == 4) {
     const uint32_t v = *(const uint32_t*)p;
     __builtin_memcpy(r, &v, 4);
+  } else if constexpr (B == 2) {
+    const uint16_t v = *(const uint16_t*)p;
+    __builtin_memcpy(r, &v, 2);
+  } else {
+    r[0] = p[0];
   }
 }
 template <bool STREAM, bool SHARED, int N, class T>
 TL_DEVICE void vstore(T* p, const T* r) {
   constexpr int B = N * (int)sizeof(T);
-  static_assert(B % 16 == 0 || B == 8 || B == 4, "vector of 4, 8 or a multiple of 16 bytes");
+  static_assert(B % 16 == 0 || B == 8 || B == 4 || B == 2 || B == 1,
+                "vector of 1, 2, 4, 8 or a multiple of 16 bytes");
   if constexpr (B % 16 == 0) {
 #pragma unroll
     for (int i = 0; i < B / 16; ++i) st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
@@ -606,10 +615,16 @@ TL_DEVICE void vstore(T* p, const T* r) {
     uint64_t v;
     __builtin_memcpy(&v, r, 8);
     *(uint64_t*)p = v;
-  } else {
+  } else if constexpr (B == 4) {
     uint32_t v;
     __builtin_memcpy(&v, r, 4);
     *(uint32_t*)p = v;
+  } else if constexpr (B == 2) {
+    uint16_t v;
+    __builtin_memcpy(&v, r, 2);
+    *(uint16_t*)p = v;
+  } else {
+    p[0] = r[0];
   }
 }
 

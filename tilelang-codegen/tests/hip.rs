@@ -1108,6 +1108,36 @@ pub fn axpy<const BLOCK: usize>(x: &Tensor<f16, (N,)>, y: &Tensor<f16, (N,)>, t:
 }
 "#;
 
+/// A free chunk-wise loop takes 16 bytes of its widest vector element as its lanes, so a loop
+/// that also moves f64 runs 2 lanes and its u8 accesses are 2-byte vectors (found by the device
+/// fuzzer: tl.h's vectors stopped at 4 bytes). Compiled for gfx942 with clang++-19.
+#[test]
+fn mixed_width_vectors_compile() {
+    const MIXED: &str = r#"
+#[tile_kernel(grid = [N.div_ceil(32)], threads = 32)]
+pub fn mixed(a: &Tensor<i32, (N,)>, f: &mut Tensor<f64, (N,)>, bytes: &mut Tensor<u8, (N,)>) {
+    for i in parallel(32) {
+        let g = block_idx(0) * 32 + i;
+        if g < N {
+            let x = a[g];
+            f[g] = x as f64;
+            bytes[g] = (x & 255) as u8;
+        }
+    }
+}
+"#;
+    let src = hip(MIXED, 0, "gfx942").source;
+    assert!(
+        src.contains("tl::vstore<true, false, 2>(&t_bytes["),
+        "{src}"
+    );
+    assert!(src.contains("tl::vstore<true, false, 2>(&t_f["), "{src}");
+    let (clang, objdump) = clang19();
+    let dir = scratch_dir("mixed");
+    clang_amd(clang, objdump, &src, "gfx942", &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A `parallel` loop over global tensors runs chunk-wise: unit-stride accesses move as one
 /// vector per chunk (tested for alignment at run time, else lane by lane), strided ones and
 /// those only some lanes perform (a select's arms) stay per lane, the tail guard is checked for
