@@ -566,7 +566,7 @@ fn agree(
 /// The kernel's chunk ([`chunk_for`]): 16 bytes of the widest element that a copy between
 /// memory and a fragment that may be chunked (`candidate`) moves on the memory side (an f16
 /// tensor copied into f32 registers moves 2-byte elements: 8 of them are one 16-byte vector);
-/// 8 elements when no copy does (the chunks then only order registers).
+/// [`CHUNK`] when no copy does (`chunk_for(0)`: the chunks then only order registers).
 fn chunk_unit(k: &Kernel, candidate: impl Fn(BufId) -> bool) -> usize {
     let mut widest = 0;
     walk(&k.body, &mut |s| {
@@ -585,11 +585,7 @@ fn chunk_unit(k: &Kernel, candidate: impl Fn(BufId) -> bool) -> usize {
             }
         }
     });
-    if widest == 0 {
-        CHUNK
-    } else {
-        chunk_for(widest)
-    }
+    chunk_for(widest)
 }
 
 /// Fragments that stay strided because a parallel loop over them would read or write shared

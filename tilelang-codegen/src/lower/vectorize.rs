@@ -467,11 +467,7 @@ fn vector_plan(
                 plan.grouped.insert(access_key(a));
                 grouped_bytes.push(match a.target {
                     Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
-                    Target::Tensor(t) => match &p.k.params[t].kind {
-                        ParamKind::Tensor { dtype, .. } | ParamKind::Scalar { dtype } => {
-                            dtype.size_bytes()
-                        }
-                    },
+                    Target::Tensor(t) => tensor_dtype(p.k, t).size_bytes(),
                 });
                 if let (Some(st), Target::Tensor(t)) = (store, a.target) {
                     if std::ptr::eq(st, a) && !read.contains(&t) {
