@@ -1684,3 +1684,50 @@ fn rows_read_again_are_kept_in_l2() {
         );
     }
 }
+
+/// A thread's chunks of a `(L, F)` loop reading a `(7, F)` shared tile of weights at row `t`:
+/// the weights' column is the same in every chunk (printed from the thread index alone, so the
+/// compiler loads it once for all of them), and the tile's vectors are provably aligned (moved
+/// with no run-time test, which would keep the 7-tap loop rolled). A window read at `j + t` is
+/// not grouped; a weight read one column off keeps its test.
+#[test]
+fn chunks_share_invariant_coordinates_and_aligned_shared_vectors() {
+    const TAPS: &str = r#"
+#[tile_kernel(grid = [L.div_ceil(BL)], threads = 128, configs = [l64(BL = 64, BF = 32)])]
+pub fn taps<const BL: usize, const BF: usize>(x: &Tensor<f16, (L,)>, w: &Tensor<f16, (KW, F)>, o: &mut Tensor<f16, (L, F)>) {
+    let l0 = block_idx(0) * BL;
+    let mut x_s = alloc_shared::<f16>((BL + 8,));
+    let mut w_s = alloc_shared::<f32>((8, BF));
+    let mut o_f = alloc_fragment::<f32>((BL, BF));
+    copy(x.at((l0,)), &mut x_s);
+    copy(w.at((0, 0)), &mut w_s);
+    for (j, f) in parallel(BL, BF) {
+        let mut acc = 0.0f32;
+        for t in serial(7) {
+            acc += (x_s[j + t] as f32) * w_s[(t, f + OFF)];
+        }
+        o_f[(j, f)] = acc;
+    }
+    copy(&o_f, o.at_mut((l0, 0)));
+}
+"#;
+    for arch in ["sm_90", "gfx942"] {
+        let src = hip(&TAPS.replace("OFF", "0"), 0, arch).source;
+        // 64 x 32 outputs in chunks of 8 (16 bytes of f16) over 128 threads: two a thread,
+        // 1024 elements apart, so the column (extent 32) does not change between them.
+        assert!(
+            src.contains("const unsigned __L = (__k * 128 + TL_TID) * 8;")
+                && src.contains("const tl::index __b = (tl::index)(((TL_TID * 8u) / 1) % 32);")
+                && src.contains("(tl::index)((__L / 32) % 64)"),
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("tl::vload<true, 8, false>(&b1_w_s[")
+                && !src.contains("tl::vec_aligned<8>(&b1_w_s["),
+            "{arch}: {src}"
+        );
+        // Column f + 1 starts chunks off a vector boundary: tested per chunk.
+        let off = hip(&TAPS.replace("OFF", "1"), 0, arch).source;
+        assert!(off.contains("tl::vec_aligned<8>(&b1_w_s["), "{arch}: {off}");
+    }
+}

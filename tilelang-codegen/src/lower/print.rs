@@ -114,6 +114,25 @@ pub(super) fn tile_coords(ext: &[usize], lin: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`tile_coords`] of a thread's chunks, `lin` advancing by `step` from one chunk to the next
+/// and `first` in its first: a coordinate the step cannot change (its extent times its stride
+/// divides the step) is printed from `first`, the same expression in every chunk, so the
+/// compiler sees that the chunks share it (one load of a row broadcast, not one a chunk).
+pub(super) fn chunk_coords(ext: &[usize], lin: &str, step: usize, first: &str) -> Vec<String> {
+    let mut stride: usize = ext.iter().product();
+    ext.iter()
+        .zip(tile_coords(ext, lin))
+        .map(|(&e, c)| {
+            stride /= e;
+            if step % (stride * e) == 0 {
+                format!("(tl::index)(({first} / {stride}) % {e})")
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// For tile coordinates `__c0..` of a rank-`r` tile at the offset of region `__g` (padded to
 /// rank 4: tile dim d is region dim 4 - r + d): whether the element is inside the tensor, and
 /// its linear index in it.

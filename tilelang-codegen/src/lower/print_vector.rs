@@ -2,7 +2,7 @@
 //! uniformity check, the body over lane arrays with grouped accesses as single vectors, and
 //! the lane-by-lane fallback.
 
-use super::print::{tile_coords, Emitter};
+use super::print::{chunk_coords, Emitter};
 use super::vectorize::{access_key, VectorPlan};
 use super::*;
 use std::fmt::Write;
@@ -114,15 +114,19 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
             let sh = matches!(a.target, Target::Buffer(_));
             let nc = matches!(a.target, Target::Tensor(t) if self.read_only(t));
-            let _ = writeln!(
-                out,
-                "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});\n{ind}else {{"
-            );
-            out.push_str(&self.lanes(
-                &format!("{ind}  "),
-                &format!("{ind}    {name}[__l] = {pl};\n"),
-            ));
-            let _ = writeln!(out, "{ind}}}");
+            if plan.aligned.contains(&key) {
+                let _ = writeln!(out, "{ind}tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});\n{ind}else {{"
+                );
+                out.push_str(&self.lanes(
+                    &format!("{ind}  "),
+                    &format!("{ind}    {name}[__l] = {pl};\n"),
+                ));
+                let _ = writeln!(out, "{ind}}}");
+            }
             if let Some(l) = &mut self.lane {
                 l.loads.insert(key, name);
             }
@@ -164,14 +168,21 @@ impl<'a> Emitter<'a> {
                     let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
                     out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
                     let sh = matches!(access.target, Target::Buffer(_));
-                    let _ = writeln!(
-                        out,
-                        "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});\n{ind}else {{"
-                    );
-                    out.push_str(
-                        &self.lanes(&in_lane, &format!("{in_lane}    {pl} = {name}[__l];\n")),
-                    );
-                    let _ = writeln!(out, "{ind}}}");
+                    if plan.aligned.contains(&access_key(access)) {
+                        let _ = writeln!(
+                            out,
+                            "{ind}tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});"
+                        );
+                    } else {
+                        let _ = writeln!(
+                            out,
+                            "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});\n{ind}else {{"
+                        );
+                        out.push_str(
+                            &self.lanes(&in_lane, &format!("{in_lane}    {pl} = {name}[__l];\n")),
+                        );
+                        let _ = writeln!(out, "{ind}}}");
+                    }
                 } else {
                     out.push_str(&self.lanes(&ind, &format!("{in_lane}  {pl} = {e};\n")));
                 }
@@ -247,7 +258,8 @@ impl<'a> Emitter<'a> {
             total.div_ceil(n * t)
         );
         let ind2 = format!("{ind}    ");
-        for (v, c) in vars.iter().zip(tile_coords(ext, "__L")) {
+        let first = format!("(TL_TID * {n}u)");
+        for (v, c) in vars.iter().zip(chunk_coords(ext, "__L", n * t, &first)) {
             if *v == plan.inner {
                 let _ = writeln!(out, "{ind2}const tl::index {BASE} = {c};");
             } else {

@@ -48,6 +48,11 @@ pub(crate) struct VectorPlan {
     pub grouped: BTreeSet<usize>,
     /// Grouped stores whose tensor the kernel never reads: stored evict-first.
     pub streaming: BTreeSet<usize>,
+    /// Grouped shared-memory accesses whose vectors are aligned in every chunk (lane 0's
+    /// element offset is a multiple of `lanes`, and shared buffers start on 16 bytes): moved
+    /// as vectors with no run-time test. (A test left in a serial loop's body keeps the
+    /// compiler from unrolling it and from sharing the vector between a thread's chunks.)
+    pub aligned: BTreeSet<usize>,
     /// Variables the body declares: one value per lane.
     pub lane_vars: BTreeSet<VarId>,
     /// The body's conditions (outside nested loops), which must agree across a chunk's lanes.
@@ -243,6 +248,30 @@ impl Body<'_> {
         }
     }
 
+    /// Whether `e`'s value in lane 0 is a multiple of `m` in every chunk (the innermost
+    /// variable's lane 0 is a chunk's first element: a multiple of the lanes).
+    fn multiple(&self, e: &Expr, m: i128, vals: &[u64]) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) if *v == self.inner => true,
+            ExprKind::Var(v) if self.assigned.contains(v) => false,
+            ExprKind::Var(v) => self
+                .lets
+                .get(v)
+                .is_some_and(|init| self.multiple(init, m, vals)),
+            ExprKind::Int(_) | ExprKind::Const(_) => {
+                eval_const(e, vals).is_some_and(|v| v % m == 0)
+            }
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, x, y) if e.ty.is_int() => {
+                self.multiple(x, m, vals) && self.multiple(y, m, vals)
+            }
+            ExprKind::Binary(BinOp::Mul, x, y) if e.ty.is_int() => {
+                self.multiple(x, m, vals) || self.multiple(y, m, vals)
+            }
+            ExprKind::Cast(x) if e.ty.is_int() && x.ty.is_int() => self.multiple(x, m, vals),
+            _ => false,
+        }
+    }
+
     /// How `c` changes over consecutive lanes, when it changes at most once: comparisons of
     /// affine integer expressions (`<`, `<=`, `>`, `>=` of any slope; `==`, `!=` only when
     /// lane-invariant), combined by `&&`, `||` and `!` in one direction.
@@ -362,6 +391,7 @@ fn vector_plan(
         lanes,
         grouped: BTreeSet::new(),
         streaming: BTreeSet::new(),
+        aligned: BTreeSet::new(),
         lane_vars: b.lets.keys().copied().collect(),
         conditions: Vec::new(),
         pure_lets: b
@@ -435,6 +465,8 @@ fn vector_plan(
     let mut invariant_load = false;
     let mut grouped_bytes: Vec<usize> = Vec::new();
     let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
+    // Grouped shared accesses with the largest chunk (of 8, 4, 2) their vectors align to.
+    let mut grouped_shared: Vec<(usize, usize)> = Vec::new();
     walk(body, &mut |s| {
         let store = match &s.kind {
             StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
@@ -465,6 +497,10 @@ fn vector_plan(
             invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
             if unit && !atomic && !conditional.contains(&access_key(a)) {
                 plan.grouped.insert(access_key(a));
+                if shared {
+                    let m = [8, 4, 2].into_iter().find(|&m| chunk_multiple(p, &b, a, m));
+                    grouped_shared.push((access_key(a), m.unwrap_or(1)));
+                }
                 grouped_bytes.push(match a.target {
                     Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
                     Target::Tensor(t) => tensor_dtype(p.k, t).size_bytes(),
@@ -485,6 +521,11 @@ fn vector_plan(
         let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
         plan.lanes = chunk_for(widest);
     }
+    plan.aligned = grouped_shared
+        .into_iter()
+        .filter(|&(_, m)| m % plan.lanes == 0)
+        .map(|(k, _)| k)
+        .collect();
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
     let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k));
@@ -503,6 +544,23 @@ fn unit_stride(p: &Plan, b: &Body, a: &Access) -> bool {
         return false;
     };
     lead.iter().all(|i| b.stride(i, p.vals) == Some(0)) && b.stride(last, p.vals) == Some(1)
+}
+
+/// Whether lane 0's element offset in `a` (a grouped access to an unswizzled shared buffer)
+/// is a multiple of `m` in every chunk: each index is a multiple of `m` or multiplies a
+/// stride that is.
+fn chunk_multiple(p: &Plan, b: &Body, a: &Access, m: usize) -> bool {
+    let Target::Buffer(x) = a.target else {
+        return false;
+    };
+    let shape = buf_shape(p.k, x, p.vals);
+    let mut stride = 1;
+    let mut ok = true;
+    for (i, d) in a.index.iter().zip(&shape).rev() {
+        ok &= stride % m == 0 || b.multiple(i, m as i128, p.vals);
+        stride *= d;
+    }
+    ok && p.swizzled[x] == 0
 }
 
 /// The access's row-major element index as one expression, for stride questions only (the
