@@ -169,10 +169,8 @@ impl<'a> Emitter<'a> {
                     out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
                     let sh = matches!(access.target, Target::Buffer(_));
                     if plan.aligned.contains(&access_key(access)) {
-                        let _ = writeln!(
-                            out,
-                            "{ind}tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});"
-                        );
+                        let _ =
+                            writeln!(out, "{ind}tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});");
                     } else {
                         let _ = writeln!(
                             out,
