@@ -525,6 +525,24 @@ TL_DEVICE bool tile_inside(const Region& r) {
   return r.off[0] >= 0 && r.off[0] + D0 <= r.dims[0] && r.off[1] >= 0 && r.off[1] + D1 <= r.dims[1] &&
          r.off[2] >= 0 && r.off[2] + D2 <= r.dims[2] && r.off[3] >= 0 && r.off[3] + D3 <= r.dims[3];
 }
+// How many consecutive iterations of a loop, from the current one and at most `limit`, keep a
+// tile of extents D0..D3 wholly inside the tensor when its region's offset moves by S0..S3
+// (each >= 0) per iteration: 0 when the tile is not inside now. A loop whose copies move this
+// way runs that many iterations with no tests in its copies (lower/interior.rs).
+template <int D0, int D1, int D2, int D3, int S0, int S1, int S2, int S3>
+TL_DEVICE index iterations_inside(const Region& r, index limit) {
+  if (!tile_inside<D0, D1, D2, D3>(r) || limit <= 0) return 0;
+  const int d[4] = {D0, D1, D2, D3}, s[4] = {S0, S1, S2, S3};
+  index n = limit;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if (s[i] > 0) {
+      const index k = (r.dims[i] - d[i] - r.off[i]) / s[i] + 1;
+      n = k < n ? k : n;
+    }
+  }
+  return n;
+}
 // The 16 bytes of elements r[0..16/sizeof(G)) as four words, assembled with shifts: going
 // through memcpy instead lets NVVM split the 128-bit store into four 32-bit ones.
 template <class G>

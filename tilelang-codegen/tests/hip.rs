@@ -662,14 +662,16 @@ fn rows_across_waves_exchange_through_shared_memory_once() {
         .map(str::trim)
         .filter(|l| !l.starts_with("#line"))
         .collect();
-    let at = body
-        .iter()
-        .position(|l| l.starts_with("tl::reduce_rows"))
-        .unwrap();
-    assert_eq!(body[at - 1], "tl::sync();", "{src}");
+    // The loop is printed twice, for its interior iterations and the rest (lower/interior.rs):
+    // each copy of the reduction has its barrier, and there is no other.
+    let at: Vec<usize> = (0..body.len())
+        .filter(|&i| body[i].starts_with("tl::reduce_rows"))
+        .collect();
+    assert_eq!(at.len(), 2, "{src}");
+    assert!(at.iter().all(|&i| body[i - 1] == "tl::sync();"), "{src}");
     assert_eq!(
         body.iter().filter(|l| l.starts_with("tl::sync")).count(),
-        1,
+        2,
         "{src}"
     );
     // The broadcast form: a row read inside a loop over the tile is register `__r / 8` of
@@ -1663,8 +1665,9 @@ fn rows_read_again_are_kept_in_l2() {
         ))
         .count()
     };
-    // Each copy has two vector paths (the tile inside the tensor, or across its edge).
-    assert_eq!((hinted(1), hinted(2)), (2, 2), "{src}");
+    // Each copy has three vector paths: the interior iterations of its loop
+    // (lower/interior.rs), and the tile inside the tensor or across its edge in the rest.
+    assert_eq!((hinted(1), hinted(2)), (3, 3), "{src}");
     let keep = src.find("true, 1>(t_x + ").unwrap();
     let last = src.find("true, 2>(t_x + ").unwrap();
     assert!(keep < last, "{src}");
@@ -1729,5 +1732,70 @@ pub fn taps<const BL: usize, const BF: usize>(x: &Tensor<f16, (L,)>, w: &Tensor<
         // Column f + 1 starts chunks off a vector boundary: tested per chunk.
         let off = hip(&TAPS.replace("OFF", "1"), 0, arch).source;
         assert!(off.contains("tl::vec_aligned<8>(&b1_w_s["), "{arch}: {off}");
+    }
+}
+
+/// A sequential loop whose copies move by a constant step runs its interior iterations with
+/// the copies' unconditional vector path and the rest with the tested paths; the bound comes
+/// from the copies' regions at the first iteration (lower/interior.rs). A loop whose copy's
+/// offset is computed in the loop, or that holds another sequential loop, is not split.
+#[test]
+fn sequential_loops_run_their_interior_iterations_untested() {
+    const SRC: &str = r#"
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [r2(BM = 2, BN = 1024)])]
+pub fn walk<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, y: &mut Tensor<f16, (M, N)>, z: &mut Tensor<f16, (M, N)>) {
+    let row0 = block_idx(0) * BM;
+    let mut tile = alloc_fragment::<f32, (BM, BN)>();
+    for t in serial(N.div_ceil(BN)) {
+        copy(x.at((row0, t * BN)), &mut tile);
+        copy(&tile, y.at_mut((row0, t * BN + 0)));
+    }
+    for t in serial(N.div_ceil(BN)) {
+        let c = t * BN;
+        copy(x.at((row0, c)), &mut tile);
+        copy(&tile, z.at_mut((row0, c)));
+    }
+    for u in serial(2) {
+        for t in serial(N.div_ceil(BN)) {
+            copy(x.at((row0 + u, t * BN)), &mut tile);
+            copy(&tile, z.at_mut((row0, t * BN)));
+        }
+    }
+}
+"#;
+    for arch in ["sm_90", "gfx942"] {
+        let src = hip(SRC, 0, arch).source;
+        // The first loop and the innermost of the nest; the second is not split.
+        assert_eq!(src.matches("tl::index __mid").count(), 2, "{arch}: {src}");
+        assert_eq!(
+            src.matches("__n = tl::chunk_aligned<8>(t_x, __g) ? tl::iterations_inside<1, 1, 2, 1024, 0, 0, 0, 1024>(__g, __n) : 0;").count(),
+            2,
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains("__n = tl::chunk_aligned<8>(t_y, __g) ? tl::iterations_inside<1, 1, 2, 1024, 0, 0, 0, 1024>(__g, __n) : 0;"),
+            "{arch}: {src}"
+        );
+        // The interior loop of the first: two copies, no test of either.
+        let at = src.find("< __mid").unwrap();
+        let interior = &src[at..src[at..].find("\n  }\n").unwrap() + at];
+        assert!(
+            !interior.contains("chunk_aligned") && !interior.contains("tile_inside"),
+            "{arch}: {interior}"
+        );
+        assert_eq!(
+            interior
+                .matches("tl::load_chunk<8, tl::half, float")
+                .count(),
+            1,
+            "{arch}: {interior}"
+        );
+        assert_eq!(
+            interior
+                .matches("tl::store_chunk<8, float, tl::half")
+                .count(),
+            1,
+            "{arch}: {interior}"
+        );
     }
 }

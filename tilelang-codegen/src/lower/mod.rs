@@ -17,7 +17,8 @@
 //!    picks the reductions a loop carries across its iterations (one exchange after the loop
 //!    instead of one per tile).
 //! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses;
-//!    `reuse`: the L2 hints of copies that read what the block reads again.
+//!    `reuse`: the L2 hints of copies that read what the block reads again; `interior`: the
+//!    sequential loops split into the iterations whose copies need no edge tests and the rest.
 //! 5. `sync`: where block barriers go.
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
@@ -26,6 +27,7 @@
 mod check;
 mod cols;
 mod defer;
+mod interior;
 mod layout;
 mod pipeline;
 mod print;
@@ -128,6 +130,9 @@ pub(crate) struct Plan<'a> {
     /// Copies whose loads carry an L2 hint ([`reuse`]), by [`stmt_key`]: empty where the
     /// target has none.
     pub reuse: BTreeMap<usize, reuse::Reuse>,
+    /// Sequential loops run as interior iterations and the rest ([`interior`]), by
+    /// [`stmt_key`].
+    pub splits: BTreeMap<usize, interior::Split>,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -240,9 +245,11 @@ pub(crate) fn plan<'a>(
         reduces,
         deferred,
         reuse,
+        splits: BTreeMap::new(),
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
+    plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
     Ok(plan)
 }

@@ -34,6 +34,11 @@ pub(super) struct Emitter<'a> {
     finishing: bool,
     /// Printing a copy whose loads carry an L2 hint ([`super::reuse`]).
     hint: Option<super::reuse::Reuse>,
+    /// Printing the interior iterations of a split loop ([`super::interior`]): its copies
+    /// that take the unconditional path there, by [`stmt_key`].
+    interior: BTreeSet<usize>,
+    /// Printing such a copy.
+    inside: bool,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -53,6 +58,8 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         lane: None,
         finishing: false,
         hint: None,
+        interior: BTreeSet::new(),
+        inside: false,
         temps: 0,
         lead: None,
         bcast: None,
@@ -337,12 +344,19 @@ impl Emitter<'_> {
                         } => ("((tl::index)0)".to_string(), self.expr(extent)),
                         _ => unreachable!(),
                     };
-                    let text = self.block(body, depth + 1);
                     let v = self.var(vars[0]);
-                    let _ = writeln!(
-                        out,
-                        "{ind}for (tl::index {v} = {start}; {v} < {end}; ++{v}) {{\n{text}{ind}}}"
-                    );
+                    match self.p.splits.get(&stmt_key(s)) {
+                        Some(split) => {
+                            out.push_str(&self.split_loop(split, &v, &start, &end, body, depth))
+                        }
+                        None => {
+                            let text = self.block(body, depth + 1);
+                            let _ = writeln!(
+                                out,
+                                "{ind}for (tl::index {v} = {start}; {v} < {end}; ++{v}) {{\n{text}{ind}}}"
+                            );
+                        }
+                    }
                 }
                 StmtKind::If { cond, then, els } => {
                     let c = self.expr(cond);
@@ -360,6 +374,62 @@ impl Emitter<'_> {
                 out.push_str(&self.carry_close(s, d, depth));
             }
         }
+        out
+    }
+
+    /// A loop split into its interior iterations and the rest ([`super::interior`]): before
+    /// it, each of the split's copies evaluates its region at the first iteration and bounds
+    /// how many iterations keep its tile inside (and, for chunked copies, aligned).
+    fn split_loop(
+        &mut self,
+        split: &interior::Split,
+        v: &str,
+        start: &str,
+        end: &str,
+        body: &[Stmt],
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let mid = format!("__mid{depth}");
+        let mut out = format!("{ind}{{\n{ind}tl::index {mid};\n{ind}{{\n{ind}  const tl::index {v} = {start};\n{ind}  tl::index __n = {end} - {v};\n");
+        for c in &split.copies {
+            let copy = body.iter().find(|s| stmt_key(s) == c.copy);
+            let Some(StmtKind::Copy { src, dst }) = copy.map(|s| &s.kind) else {
+                unreachable!("a split's copies are copies")
+            };
+            let ((Tile::Region { tensor, offsets }, Tile::Buffer(b))
+            | (Tile::Buffer(b), Tile::Region { tensor, offsets })) = (src, dst)
+            else {
+                unreachable!("a split's copies move between a buffer and a region")
+            };
+            let step = c.step.map(|s| s.to_string()).join(", ");
+            let n = format!(
+                "tl::iterations_inside<{}, {step}>(__g, __n)",
+                self.tile4(*b)
+            );
+            let n = match c.chunk {
+                Some(unit) => format!(
+                    "tl::chunk_aligned<{unit}>({}, __g) ? {n} : 0",
+                    self.tensor(*tensor)
+                ),
+                None => n,
+            };
+            let _ = writeln!(
+                out,
+                "{ind}  {{ {} __n = {n}; }}",
+                self.region(*tensor, offsets)
+            );
+        }
+        let _ = writeln!(out, "{ind}  {mid} = {v} + (__n > 0 ? __n : 0);\n{ind}}}");
+        let keys: BTreeSet<usize> = split.copies.iter().map(|c| c.copy).collect();
+        let saved = std::mem::replace(&mut self.interior, keys);
+        let inner = self.block(body, depth + 1);
+        self.interior = saved;
+        let rest = self.block(body, depth + 1);
+        let _ = writeln!(
+            out,
+            "{ind}for (tl::index {v} = {start}; {v} < {mid}; ++{v}) {{\n{inner}{ind}}}\n{ind}for (tl::index {v} = {mid}; {v} < {end}; ++{v}) {{\n{rest}{ind}}}\n{ind}}}"
+        );
         out
     }
 
@@ -549,7 +619,9 @@ impl Emitter<'_> {
             }
             StmtKind::Copy { src, dst } => {
                 self.hint = self.p.reuse.get(&stmt_key(s)).copied();
+                self.inside = self.interior.contains(&stmt_key(s));
                 let out = self.copy(src, dst, depth);
+                self.inside = false;
                 self.hint = None;
                 out
             }
@@ -837,22 +909,25 @@ impl Emitter<'_> {
         }
     }
 
+    /// `__g`, the region of `tensor` at `offsets`, padded to rank 4.
+    fn region(&self, tensor: ParamId, offsets: &[Expr]) -> String {
+        let mut dims = self.tensor_dims(tensor);
+        let mut offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+        while dims.len() < 4 {
+            dims.insert(0, "1".into());
+            offs.insert(0, "0".into());
+        }
+        format!(
+            "tl::Region __g = {{{{{}}}, {{{}}}}};",
+            dims.join(", "),
+            offs.join(", ")
+        )
+    }
+
     fn copy(&mut self, src: &Tile, dst: &Tile, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
-        let region = |tensor: ParamId, offsets: &[Expr]| -> String {
-            let mut dims = self.tensor_dims(tensor);
-            let mut offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
-            while dims.len() < 4 {
-                dims.insert(0, "1".into());
-                offs.insert(0, "0".into());
-            }
-            format!(
-                "tl::Region __g = {{{{{}}}, {{{}}}}};",
-                dims.join(", "),
-                offs.join(", ")
-            )
-        };
+        let region = |tensor: ParamId, offsets: &[Expr]| self.region(tensor, offsets);
         let ty = |b: BufId| ctype(self.k.buffers[b].dtype);
         match (src, dst) {
             (Tile::Region { tensor, offsets }, Tile::Buffer(b)) => {
@@ -1062,7 +1137,9 @@ impl Emitter<'_> {
             _ => {
                 // Stores skip the per-element bounds test when the whole tile is inside; loads
                 // keep one path (tested with both, loads made ptxas spill in the examples' norms).
-                return if to_regs {
+                return if self.inside {
+                    format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, true))
+                } else if to_regs {
                     format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, false))
                 } else {
                     format!(
@@ -1135,6 +1212,10 @@ impl Emitter<'_> {
                 )
             }
         };
+        if self.inside {
+            // An interior iteration of a split loop: inside and aligned ([`super::interior`]).
+            return format!("{ind}{{ {region}\n{}{ind}}}\n", chunks(&vector("")));
+        }
         // Three paths, chosen once for the block: a tile wholly inside the tensor moves whole
         // vectors with no test per chunk; a tile across the tensor's edge tests each chunk
         // (which then lies wholly inside or outside each row); a tensor whose pointer, row

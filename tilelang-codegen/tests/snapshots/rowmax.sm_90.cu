@@ -13,7 +13,29 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   {
   float b1_m_carry[2];
   for (int __r = 0; __r < 2; ++__r) b1_m_carry[__r] = tl::Max::unit<float>();
-  for (tl::index v1_c = ((tl::index)0); v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
+  {
+  tl::index __mid1;
+  {
+    const tl::index v1_c = ((tl::index)0);
+    tl::index __n = tl::div_ceil<tl::index>(n_N, k_BN) - v1_c;
+    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}}; __n = tl::chunk_aligned<4>(t_a, __g) ? tl::iterations_inside<1, 1, 4, 256, 0, 0, 0, 256>(__g, __n) : 0; }
+    __mid1 = v1_c + (__n > 0 ? __n : 0);
+  }
+  for (tl::index v1_c = ((tl::index)0); v1_c < __mid1; ++v1_c) {
+    { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
+      #pragma unroll
+      for (int __k = 0; __k < 2; ++__k) {
+        const int __L = (__k * 128 + TL_TID) * 4;
+        if (true) {
+          const tl::index __c0 = (tl::index)((__L / 256) % 4);
+          const tl::index __c1 = (tl::index)((__L / 1) % 256);
+          tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+        }
+      }
+    }
+    tl::fold_rows<tl::Max, float, 2, 4>(b0_t, b1_m_carry);
+  }
+  for (tl::index v1_c = __mid1; v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
     if (tl::chunk_aligned<4>(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
       #pragma unroll
@@ -51,6 +73,7 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
     }
     }
     tl::fold_rows<tl::Max, float, 2, 4>(b0_t, b1_m_carry);
+  }
   }
   if (((tl::index)0) < tl::div_ceil<tl::index>(n_N, k_BN)) {
     tl::reduce_rows<tl::Max, float, 2, 1, 64, 32, 128>(b1_m_carry, b1_m, (float*)(tl_smem + 0));

@@ -1,0 +1,175 @@
+//! Pass 4c, interior iterations: which sequential loops run in two parts, the iterations in
+//! which every tile their copies move lies wholly inside its tensor, then the rest.
+//!
+//! A copy between a register fragment and a global region decides at run time, each time it
+//! runs, between moving whole vectors with no test, testing each chunk against the tensor's
+//! edge, and going element by element (`print::chunked_copy`). In a loop that walks a row
+//! chunk by chunk (a normalisation's passes, softmax's), the decision is the same in every
+//! iteration but the last: the region advances by a constant step, and the pointer, the row
+//! length and the other coordinates do not change. Taken in every iteration, it cost the
+//! LayerNorm example 3-way branches, 64-bit compares and address chains around 8 elements a
+//! thread (ncu: issue-bound at 80% of issue slots, 38 instructions an element against 14 of
+//! work).
+//!
+//! So a loop whose copies' regions are affine in its variable (a constant, non-negative step
+//! per dimension, everything else invariant in the loop) is split: before it, each such copy's
+//! region is evaluated at the first iteration, and `tl::iterations_inside` gives how many
+//! iterations from there keep its tile inside; the loop then runs that many iterations (the
+//! fewest over its copies) with those copies printed as the unconditional vector path, and the
+//! rest with the copies as they are. A chunked copy also needs its alignment (pointer, row
+//! length, innermost offset) for the vector path; it holds in every interior iteration when it
+//! holds in the first and the innermost step is a multiple of the chunk.
+//!
+//! Only innermost loops are split (the body is printed twice; nested, it would be four
+//! times), and only `serial` loops and `pipelined` loops that run as plain loops (the staged
+//! ones have their own copies).
+
+use super::*;
+use crate::validate::walk;
+
+/// A split loop: the copies that take the unconditional path in its interior iterations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Split {
+    pub copies: Vec<Interior>,
+}
+
+/// A copy of a split loop, by [`stmt_key`]: how far its region moves per iteration, per
+/// dimension of the region padded to rank 4 (as `tl::Region` is), and the chunk whose
+/// alignment its interior path needs (`None` for element-wise copies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Interior {
+    pub copy: usize,
+    pub step: [i64; 4],
+    pub chunk: Option<usize>,
+}
+
+/// The loops to split, by [`stmt_key`].
+pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {
+    let mut out = BTreeMap::new();
+    walk(&p.k.body, &mut |s| {
+        let StmtKind::For { kind, vars, body } = &s.kind else {
+            return;
+        };
+        let plain = match kind {
+            LoopKind::Serial { .. } => true,
+            LoopKind::Pipelined { .. } => pipeline::staging(p, body).is_none(),
+            LoopKind::Parallel { .. } => false,
+        };
+        if !plain || has_sequential_loop(body) {
+            return;
+        }
+        // Variables whose value can change between iterations (besides the loop's).
+        let mut varying = BTreeSet::new();
+        walk(body, &mut |st| match &st.kind {
+            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => {
+                varying.insert(*var);
+            }
+            StmtKind::For { vars, .. } => varying.extend(vars.iter().copied()),
+            _ => {}
+        });
+        let copies: Vec<Interior> = body
+            .iter()
+            .filter_map(|st| interior_copy(p, st, vars[0], &varying))
+            .collect();
+        if !copies.is_empty() {
+            out.insert(stmt_key(s), Split { copies });
+        }
+    });
+    out
+}
+
+fn has_sequential_loop(body: &[Stmt]) -> bool {
+    let mut found = false;
+    walk(body, &mut |s| {
+        found |= matches!(
+            &s.kind,
+            StmtKind::For {
+                kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
+                ..
+            }
+        );
+    });
+    found
+}
+
+/// `s` as a copy of a split loop over `v`, when it is a copy between a register fragment and
+/// a global region whose offsets are affine in `v` with constant non-negative steps.
+fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Option<Interior> {
+    let StmtKind::Copy { src, dst } = &s.kind else {
+        return None;
+    };
+    let (offsets, b) = match (src, dst) {
+        (Tile::Region { offsets, .. }, Tile::Buffer(b))
+        | (Tile::Buffer(b), Tile::Region { offsets, .. }) => (offsets, *b),
+        _ => return None,
+    };
+    let Storage::Reg { layout, .. } = p.storage[b] else {
+        return None;
+    };
+    let chunk = match layout {
+        Layout::Chunked { unit } | Layout::Cols { unit, .. } if unit > 1 => Some(unit),
+        _ => None,
+    };
+    let mut step = [0i64; 4];
+    let pad = 4 - offsets.len();
+    for (d, o) in offsets.iter().enumerate() {
+        let s = affine_step(o, v, varying, p.vals)?;
+        step[pad + d] = i64::try_from(s)
+            .ok()
+            .filter(|s| (0..=i32::MAX as i64).contains(s))?;
+    }
+    if let Some(unit) = chunk {
+        // The vector path's alignment must hold in every interior iteration.
+        if step[3] % unit as i64 != 0 {
+            return None;
+        }
+    }
+    Some(Interior {
+        copy: stmt_key(s),
+        step,
+        chunk,
+    })
+}
+
+/// How much `e` grows when `v` grows by one, when `e` is `c + v·s` with `s` a constant and `c`
+/// invariant in the loop (no variable in `varying`, no load).
+fn affine_step(e: &Expr, v: VarId, varying: &BTreeSet<VarId>, vals: &[u64]) -> Option<i128> {
+    match &e.kind {
+        ExprKind::Var(x) if *x == v => Some(1),
+        ExprKind::Var(x) if varying.contains(x) => None,
+        ExprKind::Var(_)
+        | ExprKind::Int(_)
+        | ExprKind::Const(_)
+        | ExprKind::Sym(_)
+        | ExprKind::Scalar(_)
+        | ExprKind::BlockIdx(_) => Some(0),
+        ExprKind::Binary(BinOp::Add, a, b) if e.ty.is_int() => {
+            affine_step(a, v, varying, vals)?.checked_add(affine_step(b, v, varying, vals)?)
+        }
+        ExprKind::Binary(BinOp::Sub, a, b) if e.ty.is_int() => {
+            affine_step(a, v, varying, vals)?.checked_sub(affine_step(b, v, varying, vals)?)
+        }
+        ExprKind::Binary(BinOp::Mul, a, b) if e.ty.is_int() => {
+            match (
+                affine_step(a, v, varying, vals)?,
+                affine_step(b, v, varying, vals)?,
+            ) {
+                (0, 0) => Some(0),
+                (s, 0) => eval_const(b, vals)?.checked_mul(s),
+                (0, s) => eval_const(a, vals)?.checked_mul(s),
+                _ => None,
+            }
+        }
+        // Anything else is fine while it does not involve the loop (its value is the same in
+        // every iteration); a load might not be.
+        _ => {
+            let mut ok = true;
+            each_expr(e, &mut |x| match &x.kind {
+                ExprKind::Var(x) => ok &= *x != v && !varying.contains(x),
+                ExprKind::Load(_) => ok = false,
+                _ => {}
+            });
+            ok.then_some(0)
+        }
+    }
+}
