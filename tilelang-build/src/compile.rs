@@ -119,7 +119,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|(i, _)| *i);
     let mut manifest = String::from(
-        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\n",
+        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\tmin_blocks\n",
     );
     // Fragments demoted to shared memory: one warning per kernel and set of fragments, with
     // the configs and targets where it happens.
@@ -199,6 +199,81 @@ fn compile_one(
 ) -> Result<(String, Resources), String> {
     let hip = &job.hip;
     let arch = job.target.arch;
+    let log = build_object(job, &hip.source, dir, include, tool_id, manifest_dir)?;
+    let mut res = parse_resources(&log);
+    // A kernel over a request's register cap may run better with fewer registers and more
+    // resident warps (`lower::occupancy`). Two tries at most: the fullest request below the
+    // registers this object used, else the one that buys a single block more; the first
+    // whose object does not spill wins (a spill costs more than the warps it buys), and if
+    // neither does, the object without a request.
+    let mut min_blocks = 1;
+    let below: Vec<&lower::Bounded> = if res.spill_bytes == 0 {
+        let used = res.registers as usize;
+        hip.requests.iter().filter(|r| r.registers < used).collect()
+    } else {
+        Vec::new()
+    };
+    let mut over: Vec<&lower::Bounded> = below.first().into_iter().copied().collect();
+    if let Some(&last) = below.last().filter(|_| below.len() > 1) {
+        over.push(last);
+    }
+    for r in &over {
+        let got = parse_resources(&build_object(
+            job,
+            &r.source,
+            dir,
+            include,
+            tool_id,
+            manifest_dir,
+        )?);
+        if got.spill_bytes == 0 {
+            (res, min_blocks) = (got, r.min_blocks);
+            break;
+        }
+    }
+    if min_blocks == 1 && !over.is_empty() {
+        res = parse_resources(&build_object(
+            job,
+            &hip.source,
+            dir,
+            include,
+            tool_id,
+            manifest_dir,
+        )?);
+    }
+    let mut line = String::new();
+    let _ = writeln!(
+        line,
+        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}\t{}\t{min_blocks}",
+        job.kernel,
+        job.config,
+        hip.entry,
+        hip.threads,
+        hip.shared_bytes + res.static_shared as usize,
+        res.registers,
+        res.spill_bytes,
+        if hip.demoted.is_empty() {
+            "-".to_string()
+        } else {
+            hip.demoted.join(",")
+        }
+    );
+    Ok((line, res))
+}
+
+/// Compiles `source` into the job's object (`<entry>.<arch>.bin`), or takes it from the cache
+/// when the same source, header, compiler and target were compiled before; returns the
+/// device compiler's log (its resource report).
+fn build_object(
+    job: &Prepared,
+    source: &str,
+    dir: &Path,
+    include: &Path,
+    tool_id: &str,
+    manifest_dir: &Path,
+) -> Result<String, String> {
+    let hip = &job.hip;
+    let arch = job.target.arch;
     let src = dir.join(format!("{}.{arch}.cu", hip.entry));
     let obj = dir.join(object_name(&hip.entry, arch));
     let log = dir.join(format!("{}.{arch}.log", hip.entry));
@@ -207,14 +282,14 @@ fn compile_one(
         "{:016x}",
         fnv(format!(
             "{}\0{}\0{}\0{:?}",
-            hip.source,
+            source,
             lower::HEADER,
             tool_id,
             job.target
         )
         .as_bytes())
     );
-    write_if_changed(&src, &hip.source)?;
+    write_if_changed(&src, source)?;
     let cached =
         obj.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str());
     if !cached {
@@ -274,25 +349,7 @@ fn compile_one(
         }
         write_if_changed(&stamp, &hash)?;
     }
-    let res = parse_resources(&std::fs::read_to_string(&log).unwrap_or_default());
-    let mut line = String::new();
-    let _ = writeln!(
-        line,
-        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}\t{}",
-        job.kernel,
-        job.config,
-        hip.entry,
-        hip.threads,
-        hip.shared_bytes + res.static_shared as usize,
-        res.registers,
-        res.spill_bytes,
-        if hip.demoted.is_empty() {
-            "-".to_string()
-        } else {
-            hip.demoted.join(",")
-        }
-    );
-    Ok((line, res))
+    Ok(std::fs::read_to_string(&log).unwrap_or_default())
 }
 
 /// Whether `p` is a file with something in it.
@@ -535,6 +592,7 @@ mod tests {
                 threads: 32,
                 shared_bytes: 0,
                 demoted: Vec::new(),
+                requests: Vec::new(),
             },
         };
         let nvcc = format!(
@@ -676,6 +734,95 @@ mod tests {
             if name == "silent" {
                 assert!(e.contains("its output:\nall fine"), "{e}");
             }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The occupancy requests through fake nvccs whose register use depends on the
+    /// `__launch_bounds__` of the source: a kernel over a request's cap gets the fullest
+    /// request that does not spill, else the one buying a single block, else none.
+    #[cfg(unix)]
+    #[test]
+    fn occupancy_requests_are_kept_only_without_spills() {
+        let d = std::env::temp_dir().join(format!("tilelang-fake-occ-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(
+            d.join("src/lib.rs"),
+            "#[tile_kernel(grid = [N.div_ceil(1024)], threads = 256)]\npub fn fill(a: &mut Tensor<f32, (N,)>) {\n    let i0 = block_idx(0) * 1024;\n    for i in parallel(1024) {\n        if i0 + i < N {\n            a[i0 + i] = 1.0;\n        }\n    }\n}\n",
+        )
+        .unwrap();
+        let found = crate::find::kernels_with(&d.join("src"), None).unwrap();
+        let target = Target::by_arch("sm_90").unwrap();
+        let hip = lower::emit(&found[0].ir, 0, &target, None).unwrap();
+        let asked: Vec<(usize, usize)> = hip
+            .requests
+            .iter()
+            .map(|r| (r.min_blocks, r.registers))
+            .collect();
+        assert_eq!(asked, [(6, 40), (5, 48), (4, 64), (3, 80), (2, 128)]);
+        assert!(hip
+            .source
+            .contains("__launch_bounds__(256) tl_fill__default("));
+        assert!(hip.requests[0]
+            .source
+            .contains("__launch_bounds__(256, 6) tl_fill__default("));
+        // (registers, spill bytes) by the request in the source; the object records it.
+        let fake = |six: &str, three: &str, none: &str| {
+            let report = |rs: &str| {
+                let (r, sp) = rs.split_once('/').unwrap();
+                format!("echo 'ptxas info    : Used {r} registers'; echo '    0 bytes stack frame, {sp} bytes spill stores, {sp} bytes spill loads'")
+            };
+            format!(
+                "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.cu) src=\"$a\";; esac; done\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\"; shift; done\nb=$(grep -o '__launch_bounds__([0-9, ]*)' \"$src\")\nprintf '%s' \"$b\" > \"$out\"\ncase \"$b\" in\n  *', 6)') {};;\n  *', 3)') {};;\n  *', '*) echo 'ptxas info    : Used 200 registers';;\n  *) {};;\nesac\n",
+                report(six),
+                report(three),
+                report(none)
+            )
+        };
+        let cases = [
+            (
+                "fits",
+                fake("40/0", "80/0", "100/0"),
+                "__launch_bounds__(256, 6)",
+                6,
+            ),
+            (
+                "one-more",
+                fake("40/16", "80/0", "100/0"),
+                "__launch_bounds__(256, 3)",
+                3,
+            ),
+            (
+                "spills",
+                fake("40/16", "80/8", "100/0"),
+                "__launch_bounds__(256)",
+                1,
+            ),
+            (
+                "under",
+                fake("40/0", "80/0", "36/0"),
+                "__launch_bounds__(256)",
+                1,
+            ),
+        ];
+        for (name, script, object, blocks) in cases {
+            let path = d.join(format!("nvcc-{name}"));
+            std::fs::write(&path, script).unwrap();
+            crate::toolchain::tests::make_executable(&path);
+            let out = d.join(format!("out-{name}"));
+            std::fs::create_dir_all(&out).unwrap();
+            let jobs = [Job {
+                kernel: &found[0],
+                config: 0,
+                target,
+                tool: Tool::Nvcc(path.clone()),
+            }];
+            assert_eq!(run_all(&jobs, &out, &d), Ok(()), "{name}");
+            let obj = out.join(object_name("tl_fill__default", "sm_90"));
+            assert_eq!(std::fs::read_to_string(&obj).unwrap(), object, "{name}");
+            let manifest = std::fs::read_to_string(out.join("manifest.tsv")).unwrap();
+            let row: Vec<&str> = manifest.lines().nth(1).unwrap().split('\t').collect();
+            assert_eq!(row[9], blocks.to_string(), "{name}: {manifest}");
         }
         std::fs::remove_dir_all(&d).unwrap();
     }

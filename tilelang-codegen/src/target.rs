@@ -33,6 +33,19 @@ pub struct Target {
     pub max_shared: usize,
 }
 
+/// The resources of one multiprocessor that bound how many blocks it keeps resident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Multiprocessor {
+    /// 32-bit registers.
+    pub registers: usize,
+    /// Resident threads.
+    pub threads: usize,
+    /// Resident blocks.
+    pub blocks: usize,
+    /// Shared memory, bytes (each block also costs the 1 KB the driver reserves).
+    pub shared: usize,
+}
+
 /// Every target tilelang compiles for.
 ///
 /// NVIDIA shared-memory limits are the "maximum amount of shared memory per thread block" of the
@@ -135,6 +148,28 @@ impl Target {
             (Vendor::Amd, 64) => 512,
             (Vendor::Amd, _) => 256,
         }
+    }
+
+    /// What one multiprocessor holds, for the occupancy a block size allows, where the lowering
+    /// asks the device compiler for one: NVIDIA only (`__launch_bounds__`'s second argument).
+    /// The CUDA C++ Programming Guide's "Technical Specifications per Compute Capability":
+    /// 64 K registers on every target here; 2048 resident threads on 8.0 and 9.0, 1536 on 8.6
+    /// and 8.9; 32 resident blocks on 8.0 and 9.0, 16 on 8.6, 24 on 8.9; shared memory per SM
+    /// 164, 100, 100 and 228 KB. AMD targets answer `None`: nothing there has been measured.
+    pub fn multiprocessor(&self) -> Option<Multiprocessor> {
+        let (threads, blocks, shared_kb) = match self.arch {
+            "sm_80" => (2048, 32, 164),
+            "sm_86" => (1536, 16, 100),
+            "sm_89" => (1536, 24, 100),
+            "sm_90" => (2048, 32, 228),
+            _ => return None,
+        };
+        Some(Multiprocessor {
+            registers: 64 * 1024,
+            threads,
+            blocks,
+            shared: shared_kb * 1024,
+        })
     }
 
     /// Whether loads can carry L2 eviction hints (`createpolicy` and `.L2::cache_hint`, PTX

@@ -1799,3 +1799,54 @@ pub fn walk<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, y: &mut T
         );
     }
 }
+
+/// Occupancy requests (`lower/occupancy.rs`): a single-pass kernel on NVIDIA gets the ladder
+/// of register caps (three quarters of an sm_90's threads first, the 8-register allocation
+/// unit, sm_86's smaller thread count), and the source the build compiles first asks for
+/// none. No ladder on AMD, for a `gemm`, for a sequential loop over global memory (a row
+/// reduction), or where shared memory already bounds the resident blocks.
+#[test]
+fn occupancy_requests_only_for_single_pass_kernels_on_nvidia() {
+    let ladder = |src: &str, config: usize, arch: &str| -> Vec<(usize, usize)> {
+        hip(src, config, arch)
+            .requests
+            .iter()
+            .map(|r| (r.min_blocks, r.registers))
+            .collect()
+    };
+    // TRANSPOSE `a`: 256 threads, 8 KB of shared memory.
+    assert_eq!(
+        ladder(TRANSPOSE, 0, "sm_90"),
+        [(6, 40), (5, 48), (4, 64), (3, 80), (2, 128)]
+    );
+    assert_eq!(ladder(TRANSPOSE, 0, "sm_86"), [(4, 64), (3, 80), (2, 128)]);
+    let k = hip(TRANSPOSE, 0, "sm_90");
+    assert!(k.source.contains("__launch_bounds__(256) tl_transpose__a("));
+    for r in &k.requests {
+        let bounds = format!("__launch_bounds__(256, {}) tl_transpose__a(", r.min_blocks);
+        assert!(r.source.contains(&bounds), "{bounds}");
+        assert_eq!(
+            r.source
+                .replace(&bounds, "__launch_bounds__(256) tl_transpose__a("),
+            k.source
+        );
+    }
+    assert!(ladder(TRANSPOSE, 0, "gfx942").is_empty());
+    assert!(ladder(GEMM, 0, "sm_90").is_empty());
+    assert!(ladder(ROWMAX, 0, "sm_90").is_empty());
+    // 96 KB of shared memory a block: two fit in an sm_90's 228 KB, so the ladder is one rung.
+    const BIG_SHARED: &str = r#"
+#[tile_kernel(grid = [N.div_ceil(1024)], threads = 256)]
+pub fn stage(x: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (N,)>) {
+    let mut s = alloc_shared::<f32>((24576,));
+    copy(x.at((block_idx(0) * 1024,)), &mut s);
+    for i in parallel(1024) {
+        let g = block_idx(0) * 1024 + i;
+        if g < N {
+            y[g] = s[i * 24];
+        }
+    }
+}
+"#;
+    assert_eq!(ladder(BIG_SHARED, 0, "sm_90"), [(2, 128)]);
+}

@@ -48,13 +48,22 @@ fn main() -> ExitCode {
                 );
                 match lower::emit(&f.ir, c, t, None) {
                     Ok(h) => println!(
-                        "// threads {} shared {} demoted {}\n{}",
+                        "// threads {} shared {} demoted {} occupancy requests {}\n{}",
                         h.threads,
                         h.shared_bytes,
                         if h.demoted.is_empty() {
                             "-".to_string()
                         } else {
                             h.demoted.join(",")
+                        },
+                        if h.requests.is_empty() {
+                            "-".to_string()
+                        } else {
+                            h.requests
+                                .iter()
+                                .map(|r| format!("{}:{}", r.min_blocks, r.registers))
+                                .collect::<Vec<_>>()
+                                .join(",")
                         },
                         h.source
                     ),

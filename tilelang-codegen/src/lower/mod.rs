@@ -20,6 +20,8 @@
 //!    `reuse`: the L2 hints of copies that read what the block reads again; `interior`: the
 //!    sequential loops split into the iterations whose copies need no edge tests and the rest.
 //! 5. `sync`: where block barriers go.
+//! 6. `occupancy`: the requests for resident blocks per multiprocessor (a register cap) the
+//!    build may try (NVIDIA, kernels without `gemm` or sequential loops over global memory).
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
@@ -29,6 +31,7 @@ mod cols;
 mod defer;
 mod interior;
 mod layout;
+mod occupancy;
 mod pipeline;
 mod print;
 mod print_vector;
@@ -64,6 +67,18 @@ pub struct HipKernel {
     /// Fragments kept in shared memory because no register layout serves all their uses (the
     /// build reports them: they cost shared memory and barriers).
     pub demoted: Vec<String>,
+    /// The same plan printed with each request for resident blocks ([`occupancy`]), in the
+    /// order the build tries them; `source` asks for none.
+    pub requests: Vec<Bounded>,
+}
+
+/// A kernel's source asking the device compiler to keep `min_blocks` blocks resident per
+/// multiprocessor, which caps it at `registers` per thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounded {
+    pub min_blocks: usize,
+    pub registers: usize,
+    pub source: String,
 }
 
 /// What the launcher needs to call a lowered (kernel, config): no source.
@@ -133,6 +148,10 @@ pub(crate) struct Plan<'a> {
     /// Sequential loops run as interior iterations and the rest ([`interior`]), by
     /// [`stmt_key`].
     pub splits: BTreeMap<usize, interior::Split>,
+    /// The requests for resident blocks the build may try ([`occupancy`]).
+    pub requests: Vec<occupancy::Request>,
+    /// The request printed: 1 asks nothing.
+    pub min_blocks: usize,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -246,11 +265,20 @@ pub(crate) fn plan<'a>(
         deferred,
         reuse,
         splits: BTreeMap::new(),
+        requests: Vec::new(),
+        min_blocks: 1,
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
+    plan.requests = occupancy::plan_requests(
+        k,
+        target,
+        threads,
+        plan.shared_bytes,
+        layout::thread_registers(k, vals, &plan.storage),
+    );
     Ok(plan)
 }
 
@@ -299,8 +327,17 @@ pub fn emit(
     target: &Gpu,
     file: Option<&str>,
 ) -> Result<HipKernel, Diagnostic> {
-    let plan = plan(k, config, target)?;
+    let mut plan = plan(k, config, target)?;
     let source = print::kernel(&plan, file);
+    let mut requests = Vec::new();
+    for r in plan.requests.clone() {
+        plan.min_blocks = r.blocks;
+        requests.push(Bounded {
+            min_blocks: r.blocks,
+            registers: r.registers,
+            source: print::kernel(&plan, file),
+        });
+    }
     let demoted = plan.demoted();
     let Launch {
         entry,
@@ -313,6 +350,7 @@ pub fn emit(
         threads,
         shared_bytes,
         demoted,
+        requests,
     })
 }
 

@@ -93,9 +93,13 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
     for i in 0..k.symbols.len() {
         params.push(format!("tl::index {}", e.sym(i)));
     }
+    let bounds = match p.min_blocks {
+        1 => format!("{threads}"),
+        m => format!("{threads}, {m}"),
+    };
     let _ = writeln!(
         src,
-        "TL_GLOBAL void __launch_bounds__({threads}) {entry}({}) {{",
+        "TL_GLOBAL void __launch_bounds__({bounds}) {entry}({}) {{",
         params.join(", ")
     );
     if p.shared_bytes > 0 {

@@ -1,0 +1,127 @@
+//! Pass 6, occupancy: which requests for resident blocks per multiprocessor
+//! (`__launch_bounds__(threads, blocks)`, a cap on registers per thread) the build may try.
+//!
+//! A kernel that loads its tile, computes and stores it, once, holds the tile in registers
+//! whatever the cap: the registers ptxas spends beyond that are temporaries, and when they
+//! push it over a multiprocessor's budget they cost resident warps, which is what hides the
+//! memory's latency. The SiLU-gate example used 47 registers (five blocks of 256 threads, 62%
+//! of the threads an H200 holds); asked for six it uses 40 with no spill, 0.372 → 0.353 ms.
+//! Where a sequential loop reads or writes global memory the same cap is a loss: ptxas spends
+//! those registers on later iterations' loads in flight (softmax 3-pass at 48 registers
+//! instead of 64: 0.687 → 0.785 ms; cross-entropy 0.528 → 0.558), and a request that does not
+//! bind still changes ptxas's choices (conv1d single asked for six blocks at 32 registers took
+//! 34-40 and lost 4-18%). Measured on the H200, 2026-12-04, one run of each object.
+//!
+//! So requests are made only where they can pay:
+//!
+//! * NVIDIA targets ([`Gpu::multiprocessor`]); AMD has no measurements yet.
+//! * No `gemm` (matrix-unit kernels keep accumulators and operands live on purpose), and no
+//!   sequential loop that touches global memory.
+//! * At most three quarters of the multiprocessor's threads, never more blocks than the
+//!   block's shared memory lets reside, and no cap below the registers of the fragments and
+//!   local buffers the layout counted ([`layout::thread_registers`]).
+//!
+//! The pass records the ladder of requests, each leaving more registers than the one before.
+//! How many registers the code needs only ptxas knows, so the build (`tilelang-build`'s
+//! `compile.rs`) compiles the kernel without a request first, then, only if that used more
+//! registers than a request's cap, each such request in turn and keeps the first that does
+//! not spill (`HipKernel::requests`, the same plan printed with each).
+
+use super::*;
+use crate::validate::walk;
+
+/// The fraction of a multiprocessor's resident threads asked for, in quarters.
+const QUARTERS: usize = 3;
+
+/// One request: blocks per multiprocessor, and the registers per thread that leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Request {
+    pub blocks: usize,
+    pub registers: usize,
+}
+
+/// The requests worth trying, in order (each leaving more registers than the one before);
+/// empty where nothing is asked for.
+pub(super) fn plan_requests(
+    k: &Kernel,
+    target: &Gpu,
+    threads: usize,
+    shared: usize,
+    fragment_registers: usize,
+) -> Vec<Request> {
+    let Some(sm) = target.multiprocessor() else {
+        return Vec::new();
+    };
+    let mut gemm = false;
+    walk(&k.body, &mut |s| {
+        gemm |= matches!(s.kind, StmtKind::Gemm { .. })
+    });
+    if gemm || sequential_global(&k.body, false) {
+        return Vec::new();
+    }
+    let mut blocks = (sm.threads * QUARTERS / 4 / threads).min(sm.blocks);
+    if shared > 0 {
+        blocks = blocks.min(sm.shared / (shared + 1024));
+    }
+    let cap = |b| register_cap(sm.registers, threads, b);
+    (2..=blocks)
+        .rev()
+        // Below the fragments' own registers a cap can only spill; of the counts that give
+        // one cap, the largest is asked for.
+        .filter(|&b| cap(b) >= fragment_registers && (b == blocks || cap(b) != cap(b + 1)))
+        .map(|b| Request {
+            blocks: b,
+            registers: cap(b),
+        })
+        .filter(|r| r.registers < 255)
+        .collect()
+}
+
+/// Whether a sequential loop among `stmts` (or `stmts` themselves, `inside` one) reads or
+/// writes global memory: there the registers ptxas spends are loads of later iterations in
+/// flight, which a cap would take away.
+fn sequential_global(stmts: &[Stmt], inside: bool) -> bool {
+    stmts.iter().any(|s| {
+        let mut global = false;
+        for_each_access(s, &mut |a| global |= matches!(a.target, Target::Tensor(_)));
+        if let StmtKind::Copy { src, dst } = &s.kind {
+            global |= [src, dst].iter().any(|t| matches!(t, Tile::Region { .. }));
+        }
+        if inside && global {
+            return true;
+        }
+        match &s.kind {
+            StmtKind::For { kind, body, .. } => {
+                sequential_global(body, inside || !matches!(kind, LoopKind::Parallel { .. }))
+            }
+            StmtKind::If { then, els, .. } => {
+                sequential_global(then, inside) || sequential_global(els, inside)
+            }
+            _ => false,
+        }
+    })
+}
+
+/// The registers per thread that `blocks` resident blocks of `threads` leave: the register
+/// file over their warps, in the allocation unit of 8 registers a thread (256 a warp), at most
+/// the ISA's 255.
+pub(super) fn register_cap(registers: usize, threads: usize, blocks: usize) -> usize {
+    let warps = threads.div_ceil(32) * blocks;
+    (registers / (warps * 32) / 8 * 8).min(255)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::register_cap;
+
+    #[test]
+    fn caps_follow_the_register_file_and_its_allocation_unit() {
+        // 6 blocks of 256 threads: 65536 / 1536 = 42.7, allocated in 8s.
+        assert_eq!(register_cap(65536, 256, 6), 40);
+        assert_eq!(register_cap(65536, 512, 2), 64);
+        assert_eq!(register_cap(65536, 128, 12), 40);
+        assert_eq!(register_cap(65536, 256, 1), 255);
+        // A block of 48 threads allocates two whole warps.
+        assert_eq!(register_cap(65536, 48, 16), 64);
+    }
+}
