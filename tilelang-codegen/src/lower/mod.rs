@@ -67,7 +67,7 @@ pub struct HipKernel {
     /// Fragments kept in shared memory because no register layout serves all their uses (the
     /// build reports them: they cost shared memory and barriers).
     pub demoted: Vec<String>,
-    /// The same plan printed with each request for resident blocks ([`occupancy`]), in the
+    /// The same plan printed with each request for resident blocks (the occupancy pass), in the
     /// order the build tries them; `source` asks for none.
     pub requests: Vec<Bounded>,
 }
