@@ -465,8 +465,6 @@ fn vector_plan(
     let mut invariant_load = false;
     let mut grouped_bytes: Vec<usize> = Vec::new();
     let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
-    // Grouped shared accesses with the largest chunk (of 8, 4, 2) their vectors align to.
-    let mut grouped_shared: Vec<(usize, usize)> = Vec::new();
     walk(body, &mut |s| {
         let store = match &s.kind {
             StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
@@ -497,10 +495,6 @@ fn vector_plan(
             invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
             if unit && !atomic && !conditional.contains(&access_key(a)) {
                 plan.grouped.insert(access_key(a));
-                if shared {
-                    let m = [8, 4, 2].into_iter().find(|&m| chunk_multiple(p, &b, a, m));
-                    grouped_shared.push((access_key(a), m.unwrap_or(1)));
-                }
                 grouped_bytes.push(match a.target {
                     Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
                     Target::Tensor(t) => tensor_dtype(p.k, t).size_bytes(),
@@ -521,11 +515,18 @@ fn vector_plan(
         let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
         plan.lanes = chunk_for(widest);
     }
-    plan.aligned = grouped_shared
-        .into_iter()
-        .filter(|&(_, m)| m % plan.lanes == 0)
-        .map(|(k, _)| k)
-        .collect();
+    // Grouped shared accesses whose vectors of the final lanes are aligned in every chunk.
+    walk(body, &mut |s| {
+        for_each_access(s, &mut |a| {
+            let shared = matches!(a.target, Target::Buffer(x) if matches!(p.storage[x], Storage::Shared { .. }));
+            if shared
+                && plan.grouped.contains(&access_key(a))
+                && chunk_multiple(p, &b, a, plan.lanes)
+            {
+                plan.aligned.insert(access_key(a));
+            }
+        });
+    });
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
     let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k));
