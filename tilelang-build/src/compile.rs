@@ -661,20 +661,25 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A crate whose `src/lib.rs` is `lib`, in a fresh temporary folder, and its kernels.
+    fn temp_crate(tag: &str, lib: &str) -> (std::path::PathBuf, Vec<crate::find::Found>) {
+        let d = std::env::temp_dir().join(format!("tilelang-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(d.join("src/lib.rs"), lib).unwrap();
+        let found = crate::find::kernels_with(&d.join("src"), None).unwrap();
+        (d, found)
+    }
+
     /// Fake nvccs, set through `NVCC` as a user would: one exits 0 and writes nothing, one
     /// writes an empty object, one a real-looking one. The first two are errors naming the
     /// command; an object left by an earlier build does not hide them.
     #[cfg(unix)]
     #[test]
     fn a_compiler_that_writes_no_object_is_an_error_naming_the_command() {
-        let d = std::env::temp_dir().join(format!("tilelang-fake-nvcc-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("src")).unwrap();
-        std::fs::write(
-            d.join("src/lib.rs"),
+        let (d, found) = temp_crate(
+            "fake-nvcc",
             "#[tile_kernel(grid = [1], threads = 32)]\npub fn fill(a: &mut Tensor<f32, (N,)>) {\n    for i in parallel(32) {\n        if i < N {\n            a[i] = 1.0;\n        }\n    }\n}\n",
-        )
-        .unwrap();
-        let found = crate::find::kernels_with(&d.join("src"), None).unwrap();
+        );
         assert_eq!(found.len(), 1);
         // `-o FILE`: the scripts find the object's path the way nvcc does.
         let write = |content: &str| {
@@ -744,14 +749,10 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn occupancy_requests_are_kept_only_without_spills() {
-        let d = std::env::temp_dir().join(format!("tilelang-fake-occ-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("src")).unwrap();
-        std::fs::write(
-            d.join("src/lib.rs"),
+        let (d, found) = temp_crate(
+            "fake-occ",
             "#[tile_kernel(grid = [N.div_ceil(1024)], threads = 256)]\npub fn fill(a: &mut Tensor<f32, (N,)>) {\n    let i0 = block_idx(0) * 1024;\n    for i in parallel(1024) {\n        if i0 + i < N {\n            a[i0 + i] = 1.0;\n        }\n    }\n}\n",
-        )
-        .unwrap();
-        let found = crate::find::kernels_with(&d.join("src"), None).unwrap();
+        );
         let target = Target::by_arch("sm_90").unwrap();
         let hip = lower::emit(&found[0].ir, 0, &target, None).unwrap();
         let asked: Vec<(usize, usize)> = hip
