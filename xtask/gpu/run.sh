@@ -6,6 +6,7 @@
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
 #   bash run.sh bench|bench-ours|bench-peers|bench-compile
+#   bash run.sh ab        (after `bash scripts/ab-base.sh REV` here: ours at REV and now)
 #
 # `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
 # configs, cuBLAS, cuBLASLt, cuDNN, the copy ceiling, launch latency eager and as graph
@@ -19,6 +20,10 @@
 # development machine:
 #   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
 # TILELANG_BENCH_SIZES, _ONLY, _MS and _FLUSH_MB pass through (see benches/README.md).
+# `ab` times our kernels twice in one call, with the bench binary of another commit
+# (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/base.json
+# and $OUT/ours.json, and prints them side by side (bench-diff.py): an A/B of a lowering
+# change on one machine in one session. Set TILELANG_BENCH_ONLY to the chapters it touches.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
@@ -56,7 +61,7 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer racecheck (examples)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
 fi
 case "$phase" in
-  bench|bench-ours|bench-peers|bench-compile)
+  bench|bench-ours|bench-peers|bench-compile|ab)
     # The vendor libraries come from the image's Python packages (pip `nvidia-*` wheels, which
     # PyTorch's CUDA 13 wheels bring): find libcublas, libcublasLt and libcudnn (cuDNN 9, whose
     # libcudnn_*.so.9 sub-libraries sit beside it) under the `nvidia` namespace package, whatever
@@ -103,6 +108,22 @@ esac
 if [ "$phase" = bench ] || [ "$phase" = bench-ours ]; then
   export TILELANG_BENCH_JSON="$out/ours.json" TILELANG_TUNE_CACHE="$out/tune.tsv" CRITERION_HOME="$out/criterion"
   step "benches: ours (default + tuned), cuBLAS, copy ceiling, launch latency" "$here/bin/bench-tutorials" --bench
+fi
+if [ "$phase" = ab ]; then
+  if [ ! -x "$here/base/bench-tutorials" ]; then
+    echo "ab: no base/bench-tutorials in the bundle (run scripts/ab-base.sh REV before carrying it)" | tee -a "$log"
+    status=1
+  else
+    echo "ab: base $(cat "$here/base/COMMIT" 2>/dev/null), now $(cat "$here/COMMIT" 2>/dev/null)" | tee -a "$log"
+    for side in base ours; do
+      exe="$here/bin/bench-tutorials"
+      [ "$side" = base ] && exe="$here/base/bench-tutorials"
+      TILELANG_BENCH_JSON="$out/$side.json" TILELANG_TUNE_CACHE="$out/tune-$side.tsv" CRITERION_HOME="$out/criterion-ab" \
+        step "benches ($side)" "$exe" --bench
+    done
+    rm -rf "$out/criterion-ab"
+    python3 "$here/bench-diff.py" "$out/base.json" "$out/ours.json" | tee -a "$log" | sed 's/^/ab| /'
+  fi
 fi
 peers_only=()
 [ -n "${PEERS_ONLY:-}" ] && peers_only=(--only "$PEERS_ONLY")

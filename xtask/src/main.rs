@@ -205,6 +205,12 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         std::fs::copy(root().join("xtask/gpu").join(script), dir.join(script))
             .map_err(|e| e.to_string())?;
     }
+    // The A/B phase's comparison (`run.sh ab`).
+    std::fs::copy(
+        root().join("scripts/bench-diff.py"),
+        dir.join("bench-diff.py"),
+    )
+    .map_err(|e| e.to_string())?;
     // The peers' script (PyTorch and Triton timings), when the repository has it.
     let peers = root().join("peers");
     if peers.is_dir() {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Puts the bench binary of another commit into a GPU bundle, for `bash .gpu/run.sh ab`: our
+# kernels timed at REV and now, side by side in one device call (see xtask/gpu/run.sh).
+#
+#     TILELANG_TARGETS=sm_90 cargo xtask gpu-bundle
+#     TILELANG_TARGETS=sm_90 bash scripts/ab-base.sh HEAD~1      # into .gpu/base/
+#     # on the GPU machine, carrying .gpu:
+#     TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
+#
+# REV is built in a worktree under target/ with its own target folder (target/ab-base), so
+# the bundle's own build is left alone; device objects come from the shared content-hash
+# cache (target/tilelang-cache) where REV's sources match ones compiled before. Needs what
+# gpu-bundle needs (nvcc: the README's `eval "$(bash scripts/nvcc-env.sh)"`).
+set -euo pipefail
+rev="${1:?usage: bash scripts/ab-base.sh REV [BUNDLE]}"
+root="$(git rev-parse --show-toplevel)"
+bundle="$(cd "$root" && realpath -m "${2:-.gpu}")"
+[ -x "$bundle/bin/bench-tutorials" ] || { echo "ab-base: no bundle in $bundle (run cargo xtask gpu-bundle first)" >&2; exit 1; }
+sha="$(git -C "$root" rev-parse --verify "$rev^{commit}")"
+src="$root/target/ab-base-src"
+git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
+git -C "$root" worktree prune
+git -C "$root" worktree add --detach "$src" "$sha" >&2
+trap 'git -C "$root" worktree remove --force "$src"' EXIT
+echo "ab-base: building the benches at $sha" >&2
+exe="$(cd "$src" && CARGO_TARGET_DIR="$root/target/ab-base" TILELANG_CACHE_DIR="$root/target/tilelang-cache" \
+  cargo bench -p benches --bench tutorials --no-run --message-format=json \
+  | python3 -c 'import json, sys
+exe = [m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m.get("executable")]
+print(exe[-1] if exe else "")')"
+[ -x "$exe" ] || { echo "ab-base: the build at $sha made no bench executable" >&2; exit 1; }
+mkdir -p "$bundle/base"
+cp "$exe" "$bundle/base/bench-tutorials"
+strip "$bundle/base/bench-tutorials" 2>/dev/null || true
+echo "$sha" > "$bundle/base/COMMIT"
+echo "ab-base: $bundle/base/bench-tutorials is $sha; the bundle is now $(du -sh "$bundle" | cut -f1) (where what travels to the GPU machine is limited, $bundle/objects is only for the check phase's SASS count and may be left behind); run there: bash $(basename "$bundle")/run.sh ab" >&2
