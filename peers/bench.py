@@ -108,11 +108,13 @@ def _define_kernels():
     """Defines the Triton kernels once torch/triton are imported (keeps --help import-free)."""
 
     # 01: copy. One program per BLOCK elements; int64 offsets so 2^31+ elements would work.
+    # ANCHOR: triton_copy
     @triton.jit
     def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
         offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
+    # ANCHOR_END: triton_copy
 
     # 02: C = A + B in f16 (one correctly rounded f16 add per element).
     @triton.jit
@@ -679,6 +681,7 @@ def _launch(kernel, grid, out, *args, **meta):
 # The ten tutorials
 # --------------------------------------------------------------------------------------------
 
+# ANCHOR: peers_copy
 def ch01_copy(ctx, ss):
     n = SIZES["01"][ss]["n"]
     g = _generator(ctx, "01", ss)
@@ -694,6 +697,7 @@ def ch01_copy(ctx, ss):
     measure(ctx, {**mk("triton"), "config": "BLOCK=1024 num_warps=4"},
             _launch(K.copy_kernel, (triton.cdiv(n, BLOCK),), out, a, out, n, BLOCK=BLOCK,
                     num_warps=4), ref, TOL_EXACT, out=out)
+# ANCHOR_END: peers_copy
 
 
 def ch02_vector_add(ctx, ss):

@@ -24,6 +24,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: copy_one_thread
 /// Variant 1: one block of one thread copies everything, one element at a time.
 #[tile_kernel(grid = [1], threads = 1)]
 pub fn copy_one_thread(a: &Tensor<f16, (N,)>, b: &mut Tensor<f16, (N,)>) {
@@ -31,7 +32,9 @@ pub fn copy_one_thread(a: &Tensor<f16, (N,)>, b: &mut Tensor<f16, (N,)>) {
         b[i] = a[i];
     }
 }
+// ANCHOR_END: copy_one_thread
 
+// ANCHOR: copy_one_block
 /// Variant 2: one block; each step of the serial loop copies `THREADS` elements in parallel.
 #[tile_kernel(
     grid = [1],
@@ -49,7 +52,9 @@ pub fn copy_one_block<const THREADS: usize>(a: &Tensor<f16, (N,)>, b: &mut Tenso
         }
     }
 }
+// ANCHOR_END: copy_one_block
 
+// ANCHOR: copy_tiled
 /// Variant 3: one block per `BLOCK` elements; a tile goes global → fragment → global.
 #[tile_kernel(
     grid = [N.div_ceil(BLOCK)],
@@ -66,6 +71,7 @@ pub fn copy_tiled<const BLOCK: usize, const THREADS: usize>(
     copy(a.at((base,)), &mut tile);
     copy(&tile, b.at_mut((base,)));
 }
+// ANCHOR_END: copy_tiled
 
 /// The float64 reference: the input itself.
 pub fn reference_copy(a: &[f64]) -> Vec<f64> {
@@ -85,9 +91,11 @@ pub fn random_finite_f16(rng: &mut Rng, n: usize) -> Vec<f16> {
         .collect()
 }
 
+// ANCHOR: tolerance
 /// A copy is exact.
 const ATOL: f64 = 0.0;
 const RTOL: f64 = 0.0;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let n = match scale {

@@ -15,17 +15,22 @@
 //! `cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]`: the performance table
 //! (markdown on stdout, `perf.md`, `perf.svg`), see `report.rs`.
 //!
+//! `cargo xtask book`: the tutorials as a book in English and Chinese (`book/en`, `book/zh`)
+//! into `target/book/`, with the chapters' performance tables generated from `docs/perf/`; see
+//! `book.rs`.
+//!
 //! `cargo xtask test [ARGS..]`: the README's test command. Installs what the tests need when
 //! it is missing (clang 19 and LLVM 19 from the distribution, see `tools.rs`), then runs
 //! `cargo test --workspace ARGS..`.
 
+mod book;
 mod report;
 mod tools;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]";
+const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask book\n       cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +38,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("gpu-bundle") => gpu_bundle(Path::new(args.get(1).map_or(".gpu", String::as_str))),
         Some("report") => report::report(&args[1..]),
+        Some("book") => book::book(),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -1,0 +1,415 @@
+//! `cargo xtask book`: the tutorials as a book in English (`book/en`) and Chinese (`book/zh`).
+//!
+//! The chapters' code is included from the real files by anchors (`// ANCHOR: name` in
+//! `kernels/src/chNN_*.rs`, `# ANCHOR: name` in `peers/bench.py`), never pasted. The
+//! performance tables are generated here, before mdBook runs, from the committed JSON of the
+//! newest `docs/perf/<date>-*` run that measured the chapter with its peers, into
+//! `book/<lang>/src/generated/` (not committed). Then the two books are checked against each
+//! other (the same chapter files, the same includes in each) and built with a pinned mdBook
+//! (installed from crates.io into `target/tools` when missing) into `target/book/<lang>`, and
+//! every relative link of the output is checked.
+
+use crate::report::{merge, parse, rate, Doc, Row};
+use crate::root;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The mdBook the books are built with.
+const MDBOOK: &str = "0.5.4";
+
+/// The languages, each a book under `book/`.
+pub const LANGS: [&str; 2] = ["en", "zh"];
+
+pub fn book() -> Result<(), String> {
+    let root = root();
+    check_parity(&root)?;
+    for lang in LANGS {
+        generate_tables(&root, lang)?;
+    }
+    let mdbook = mdbook(&root)?;
+    for lang in LANGS {
+        let out = root.join("target/book").join(lang);
+        let o = Command::new(&mdbook)
+            .arg("build")
+            .arg(root.join("book").join(lang))
+            .arg("-d")
+            .arg(&out)
+            .output()
+            .map_err(|e| format!("{}: {e}", mdbook.display()))?;
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // mdBook reports a failed include as an error and still writes the page.
+        if !o.status.success() || log.contains("ERROR") || log.contains("[ERROR]") {
+            return Err(format!("mdbook build book/{lang} failed:\n{log}"));
+        }
+        check_links(&out)?;
+        println!("book/{lang} -> {}", out.join("index.html").display());
+    }
+    Ok(())
+}
+
+/// `target/tools/bin/mdbook` at [`MDBOOK`], installed there from crates.io when missing.
+fn mdbook(root: &Path) -> Result<PathBuf, String> {
+    let tools = root.join("target/tools");
+    let exe = tools.join("bin/mdbook");
+    let version = |exe: &Path| {
+        Command::new(exe)
+            .arg("--version")
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    if version(&exe).is_some_and(|v| v.ends_with(MDBOOK)) {
+        return Ok(exe);
+    }
+    eprintln!("xtask: installing mdbook {MDBOOK} into {}", tools.display());
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["install", "mdbook", "--locked", "--no-default-features"])
+        .args(["--version", MDBOOK, "--root"])
+        .arg(&tools)
+        .status()
+        .map_err(|e| format!("cargo install mdbook: {e}"))?;
+    if !status.success() || !version(&exe).is_some_and(|v| v.ends_with(MDBOOK)) {
+        return Err(format!(
+            "could not install mdbook {MDBOOK} (cargo install mdbook --version {MDBOOK} --root {})",
+            tools.display()
+        ));
+    }
+    Ok(exe)
+}
+
+/// The chapter files a book's `SUMMARY.md` links, in order.
+fn chapters(summary: &str) -> Vec<String> {
+    summary
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once("](")?;
+            let file = rest.split(')').next()?;
+            (!file.is_empty()).then(|| file.to_string())
+        })
+        .collect()
+}
+
+/// The `{{#include ..}}` directives of a chapter, in order.
+fn includes(text: &str) -> Vec<String> {
+    text.match_indices("{{#include ")
+        .filter_map(|(i, _)| {
+            let rest = &text[i + "{{#include ".len()..];
+            rest.split_once("}}")
+                .map(|(path, _)| path.trim().to_string())
+        })
+        .collect()
+}
+
+/// Both books list the same chapter files, and each chapter includes the same code and
+/// tables in the same order: the Chinese book is the English one translated, never a
+/// different selection.
+fn check_parity(root: &Path) -> Result<(), String> {
+    let read =
+        |p: PathBuf| std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()));
+    let summaries: Vec<String> = LANGS
+        .iter()
+        .map(|l| read(root.join("book").join(l).join("src/SUMMARY.md")))
+        .collect::<Result<_, _>>()?;
+    let lists: Vec<Vec<String>> = summaries.iter().map(|s| chapters(s)).collect();
+    if lists[0] != lists[1] {
+        return Err(format!(
+            "book/en and book/zh list different chapters:\n  en: {:?}\n  zh: {:?}",
+            lists[0], lists[1]
+        ));
+    }
+    let mut errors = Vec::new();
+    for file in &lists[0] {
+        let texts: Vec<String> = LANGS
+            .iter()
+            .map(|l| read(root.join("book").join(l).join("src").join(file)))
+            .collect::<Result<_, _>>()?;
+        let (en, zh) = (includes(&texts[0]), includes(&texts[1]));
+        if en != zh {
+            errors.push(format!(
+                "{file}: the includes differ\n  en: {en:?}\n  zh: {zh:?}"
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+/// The chapters' performance tables, `src/generated/perf-NN.md`, for every chapter the book
+/// includes one of.
+fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
+    let src = root.join("book").join(lang).join("src");
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).map_err(|e| e.to_string())?;
+    let mut wanted = BTreeSet::new();
+    for file in chapters(&summary) {
+        let text = std::fs::read_to_string(src.join(&file)).map_err(|e| e.to_string())?;
+        for inc in includes(&text) {
+            if let Some(ch) = inc
+                .strip_prefix("generated/perf-")
+                .and_then(|r| r.strip_suffix(".md"))
+            {
+                wanted.insert(ch.to_string());
+            }
+        }
+    }
+    let dir = src.join("generated");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for ch in wanted {
+        let (run, ours, peers) = newest_run(root, &ch)?;
+        let md = chapter_table(&ch, &run, &ours, &peers, lang);
+        std::fs::write(dir.join(format!("perf-{ch}.md")), md).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The newest `docs/perf/*` run (by folder name, which starts with its date) whose `ours.json`
+/// has records of chapter `ch` and whose `peers.json` has too.
+fn newest_run(root: &Path, ch: &str) -> Result<(String, Doc, Doc), String> {
+    let perf = root.join("docs/perf");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(&perf)
+        .map_err(|e| format!("{}: {e}", perf.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("ours.json").is_file() && p.join("peers.json").is_file())
+        .collect();
+    runs.sort();
+    for run in runs.iter().rev() {
+        let read = |name: &str| -> Result<Doc, String> {
+            let p = run.join(name);
+            let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            parse(&s).map_err(|e| format!("{}: {e}", p.display()))
+        };
+        let ours = read("ours.json")?;
+        let peers = read("peers.json")?;
+        let has = |d: &Doc| d.recs.iter().any(|r| r.chapter == ch);
+        if has(&ours) && has(&peers) {
+            let name = run.strip_prefix(root).unwrap_or(run).display().to_string();
+            return Ok((name, ours, peers));
+        }
+    }
+    Err(format!(
+        "no run under {} measured chapter {ch} with its peers (ours.json and peers.json)",
+        perf.display()
+    ))
+}
+
+/// The words of a table in one language.
+struct Words {
+    source: &'static str,
+    size: [&'static str; 2],
+    head: &'static str,
+    ceiling: &'static str,
+}
+
+fn words(lang: &str) -> Words {
+    match lang {
+        "zh" => Words {
+            source: "测量：{gpu}，{date}，提交 `{commit}`；数据：`{run}/`，由 `cargo xtask book` 从其 JSON 生成。时间为设备时间中位数（毫秒），每次启动前清空 L2；加速比 = 对方时间 / 本库时间（大于 1 表示本库更快）。",
+            size: ["教程规模", "大规模"],
+            head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占拷贝上限 | 相对 PyTorch | 相对 Triton |",
+            ceiling: "同一次运行中测得的设备内拷贝上限：{bw} TB/s。",
+        },
+        _ => Words {
+            source: "Measured on {gpu}, {date}, commit `{commit}`; data: `{run}/`, generated from its JSON by `cargo xtask book`. Times are device-time medians in ms with the L2 flushed before every launch; speed-up = their time / ours (above 1: ours is faster).",
+            size: ["Tutorial size", "Large size"],
+            head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of copy ceiling | vs PyTorch | vs Triton |",
+            ceiling: "Device-to-device copy ceiling measured in the same run: {bw} TB/s.",
+        },
+    }
+}
+
+fn ms(r: Option<&crate::report::Rec>) -> String {
+    match r.and_then(|r| r.median_ms) {
+        Some(m) if m >= 1.0 => format!("{m:.3}"),
+        Some(m) => format!("{m:.4}"),
+        None => "—".into(),
+    }
+}
+
+fn speedup(theirs: Option<&crate::report::Rec>, ours: Option<&crate::report::Rec>) -> String {
+    match (
+        theirs.and_then(|r| r.median_ms),
+        ours.and_then(|r| r.median_ms),
+    ) {
+        (Some(t), Some(o)) if o > 0.0 => format!("{:.2}×", t / o),
+        _ => "—".into(),
+    }
+}
+
+/// Chapter `ch`'s rows of one run as Markdown: the source line, then a table per size set.
+fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> String {
+    let w = words(lang);
+    let table = merge(ours, peers);
+    let h = &table.ours_header;
+    let get = |k: &str| h.get(k).cloned().unwrap_or_else(|| "?".into());
+    let commit: String = get("commit").chars().take(7).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}\n",
+        w.source
+            .replace("{gpu}", &get("gpu"))
+            .replace("{date}", &get("date"))
+            .replace("{commit}", &commit)
+            .replace("{run}", run)
+    );
+    for (i, size) in ["tutorial", "large"].iter().enumerate() {
+        let rows: Vec<&Row> = table
+            .rows
+            .iter()
+            .filter(|r| r.chapter == ch && r.size_set == *size)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "**{}**\n\n{}", w.size[i], w.head);
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in rows {
+            let best = r.ours();
+            let vendor = r
+                .vendor()
+                .map(|v| format!("{} ({})", ms(Some(v)), v.imp))
+                .unwrap_or_else(|| "—".into());
+            let ours_cell = best
+                .map(|b| format!("{} `{}`", ms(Some(b)), b.config))
+                .unwrap_or_else(|| "—".into());
+            let rate_cell = best
+                .and_then(|b| rate(b).map(|x| (x, b.bytes.is_some())))
+                .map(|(x, bytes)| {
+                    if bytes {
+                        format!("{:.2} TB/s", x / 1e12)
+                    } else {
+                        format!("{:.0} TFLOPS", x / 1e12)
+                    }
+                })
+                .unwrap_or_else(|| "—".into());
+            let pct = match (
+                best.filter(|b| b.bytes.is_some()).and_then(rate),
+                table.ceilings.bandwidth,
+            ) {
+                (Some(x), Some(c)) if c > 0.0 => format!("{:.0}%", 100.0 * x / c),
+                _ => "—".into(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.variant,
+                r.shape,
+                ms(r.pytorch.as_ref()),
+                ms(r.triton.as_ref()),
+                vendor,
+                ours_cell,
+                rate_cell,
+                pct,
+                speedup(r.pytorch.as_ref(), best),
+                speedup(r.triton.as_ref(), best),
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(bw) = table.ceilings.bandwidth {
+        let _ = writeln!(
+            out,
+            "{}",
+            w.ceiling.replace("{bw}", &format!("{:.2}", bw / 1e12))
+        );
+    }
+    out
+}
+
+/// Every relative link (`href="..."`, `src="..."`) of the built pages names a file that exists.
+fn check_links(out: &Path) -> Result<(), String> {
+    let mut pages = Vec::new();
+    html_files(out, &mut pages);
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap_or_default();
+        for attr in ["href=\"", "src=\""] {
+            for (i, _) in text.match_indices(attr) {
+                let rest = &text[i + attr.len()..];
+                let Some(link) = rest.split('"').next() else {
+                    continue;
+                };
+                let path = link.split(['#', '?']).next().unwrap_or("");
+                if path.is_empty()
+                    || path.contains("://")
+                    || path.starts_with("mailto:")
+                    || path.starts_with("data:")
+                {
+                    continue;
+                }
+                let target = page.parent().unwrap().join(path);
+                if !target.exists() {
+                    broken.push(format!(
+                        "{}: {link}",
+                        page.strip_prefix(out).unwrap_or(page).display()
+                    ));
+                }
+            }
+        }
+    }
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "broken links in {}:\n  {}",
+            out.display(),
+            broken.join("\n  ")
+        ))
+    }
+}
+
+fn html_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            html_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "html") {
+            out.push(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_and_includes_are_read_in_order() {
+        let s = "# Summary\n\n[Introduction](introduction.md)\n\n- [01 Copy](ch01-copy.md)\n- [02 Vector add]()\n";
+        assert_eq!(chapters(s), ["introduction.md", "ch01-copy.md"]);
+        let t = "a\n```rust\n{{#include ../../../kernels/src/ch01_copy.rs:copy_tiled}}\n```\n{{#include generated/perf-01.md}}\n";
+        assert_eq!(
+            includes(t),
+            [
+                "../../../kernels/src/ch01_copy.rs:copy_tiled",
+                "generated/perf-01.md"
+            ]
+        );
+    }
+
+    /// The committed books mirror each other (the same check `cargo xtask book` runs first).
+    #[test]
+    fn the_two_books_list_the_same_chapters_and_includes() {
+        check_parity(&root()).unwrap();
+    }
+
+    /// Every chapter's table can be generated from the committed runs, in both languages.
+    #[test]
+    fn chapter_tables_come_from_committed_runs() {
+        let (run, ours, peers) = newest_run(&root(), "01").unwrap();
+        for lang in LANGS {
+            let md = chapter_table("01", &run, &ours, &peers, lang);
+            assert!(md.contains("| copy |"), "{md}");
+            assert!(md.contains("×"), "{md}");
+        }
+    }
+}
