@@ -116,6 +116,7 @@ def _define_kernels():
         tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
     # ANCHOR_END: triton_copy
 
+    # ANCHOR: triton_add
     # 02: C = A + B in f16 (one correctly rounded f16 add per element).
     @triton.jit
     def add_kernel(a, b, c, n, BLOCK: tl.constexpr):
@@ -124,7 +125,9 @@ def _define_kernels():
         x = tl.load(a + offs, mask=mask)
         y = tl.load(b + offs, mask=mask)
         tl.store(c + offs, x + y, mask=mask)
+    # ANCHOR_END: triton_add
 
+    # ANCHOR: triton_mul_relu
     # 02: C = max(0, A*B), fused in registers. The f32 product of two f16 values is exact, so
     # rounding it to f16 once gives the correctly rounded f16 product.
     @triton.jit
@@ -134,6 +137,7 @@ def _define_kernels():
         x = tl.load(a + offs, mask=mask).to(tl.float32)
         y = tl.load(b + offs, mask=mask).to(tl.float32)
         tl.store(c + offs, tl.maximum(x * y, 0.0).to(tl.float16), mask=mask)
+    # ANCHOR_END: triton_mul_relu
 
     # 03: C[i, j] = A[i] + B[j]; a 2-D grid of BM x BN tiles (axis 0 over columns).
     @triton.jit
@@ -700,6 +704,7 @@ def ch01_copy(ctx, ss):
 # ANCHOR_END: peers_copy
 
 
+# ANCHOR: peers_vector_add
 def ch02_vector_add(ctx, ss):
     n = SIZES["02"][ss]["n"]
     g = _generator(ctx, "02", ss)
@@ -731,6 +736,7 @@ def ch02_vector_add(ctx, ss):
     measure(ctx, {**mk("mul_relu", "triton"), "config": cfg, "note": "fused, one pass"},
             _launch(K.mul_relu_kernel, grid, out, a, b, out, n, BLOCK=BLOCK, num_warps=4),
             ref, TOL_F16_ELEMENTWISE, out=out)
+# ANCHOR_END: peers_vector_add
 
 
 def ch03_outer_add(ctx, ss):

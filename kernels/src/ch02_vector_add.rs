@@ -11,6 +11,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: vector_add
 /// `c = a + b`.
 #[tile_kernel(
     grid = [N.div_ceil(BLOCK)],
@@ -31,7 +32,9 @@ pub fn vector_add<const BLOCK: usize, const THREADS: usize>(
         }
     }
 }
+// ANCHOR_END: vector_add
 
+// ANCHOR: mul_relu
 /// `c = max(0, a·b)`, fused: the product never leaves registers.
 #[tile_kernel(
     grid = [N.div_ceil(BLOCK)],
@@ -52,6 +55,7 @@ pub fn mul_relu<const BLOCK: usize, const THREADS: usize>(
         }
     }
 }
+// ANCHOR_END: mul_relu
 
 /// The float64 references.
 pub fn reference_add(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -61,9 +65,11 @@ pub fn reference_mul_relu(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| (x * y).max(0.0)).collect()
 }
 
+// ANCHOR: tolerance
 /// f16 results are rounded once from an exact f64 value: half an ulp, 2^-11 relative.
 const RTOL: f64 = 1.0 / 1024.0;
 const ATOL: f64 = 1e-6;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let n = match scale {
