@@ -139,6 +139,7 @@ def _define_kernels():
         tl.store(c + offs, tl.maximum(x * y, 0.0).to(tl.float16), mask=mask)
     # ANCHOR_END: triton_mul_relu
 
+    # ANCHOR: triton_outer_add
     # 03: C[i, j] = A[i] + B[j]; a 2-D grid of BM x BN tiles (axis 0 over columns).
     @triton.jit
     def outer_add_kernel(a, b, c, M, N, BM: tl.constexpr, BN: tl.constexpr):
@@ -149,6 +150,7 @@ def _define_kernels():
         offs = rows[:, None].to(tl.int64) * N + cols[None, :]
         mask = (rows[:, None] < M) & (cols[None, :] < N)
         tl.store(c + offs, x[:, None] + y[None, :], mask=mask)
+    # ANCHOR_END: triton_outer_add
 
     # 04 forward: C = relu(A * B[None, :]) in f16.
     @triton.jit
@@ -739,6 +741,7 @@ def ch02_vector_add(ctx, ss):
 # ANCHOR_END: peers_vector_add
 
 
+# ANCHOR: peers_outer_add
 def ch03_outer_add(ctx, ss):
     m, n = SIZES["03"][ss]["m"], SIZES["03"][ss]["n"]
     g = _generator(ctx, "03", ss)
@@ -757,6 +760,7 @@ def ch03_outer_add(ctx, ss):
             _launch(K.outer_add_kernel, (triton.cdiv(n, BN), triton.cdiv(m, BM)), out,
                     a, b, out, m, n, BM=BM, BN=BN, num_warps=4),
             ref, TOL_F16_ELEMENTWISE, out=out)
+# ANCHOR_END: peers_outer_add
 
 
 def ch04_broadcast_relu(ctx, ss):

@@ -26,6 +26,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: outer_add
 /// `c[i, j] = a[i] + b[j]`, one guarded element per parallel iteration.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
@@ -52,7 +53,9 @@ pub fn outer_add<const BM: usize, const BN: usize, const THREADS: usize>(
         }
     }
 }
+// ANCHOR_END: outer_add
 
+// ANCHOR: outer_add_staged
 /// The same sum, with the inputs staged in shared buffers and the tile written by one `copy`.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
@@ -80,6 +83,7 @@ pub fn outer_add_staged<const BM: usize, const BN: usize, const THREADS: usize>(
     }
     copy(&c_f, c.at_mut((row, col)));
 }
+// ANCHOR_END: outer_add_staged
 
 /// The float64 reference, row-major `[a.len(), b.len()]`.
 pub fn reference_outer_add(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -88,10 +92,12 @@ pub fn reference_outer_add(a: &[f64], b: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+// ANCHOR: tolerance
 /// The f16 sum of two f16 values is the exact sum rounded once: at most half an ulp, 2^-11
 /// relative (sums that land in the subnormal range are exact). We allow 2^-10, as chapter 02.
 const RTOL: f64 = 1.0 / 1024.0;
 const ATOL: f64 = 1e-6;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let (m, n) = match scale {
