@@ -152,6 +152,7 @@ def _define_kernels():
         tl.store(c + offs, x[:, None] + y[None, :], mask=mask)
     # ANCHOR_END: triton_outer_add
 
+    # ANCHOR: triton_broadcast_relu
     # 04 forward: C = relu(A * B[None, :]) in f16.
     @triton.jit
     def bcast_relu_fwd_kernel(a, b, c, M, N, BM: tl.constexpr, BN: tl.constexpr):
@@ -177,6 +178,7 @@ def _define_kernels():
         fwd = (x * w).to(tl.float16)
         grad = tl.where(fwd > 0, g * w, 0.0)
         tl.store(da + offs, grad.to(tl.float16), mask=mask)
+    # ANCHOR_END: triton_broadcast_relu
 
     # 05: out[i] = sum_j A[i, j]. One program per row; BLOCK f32 lanes accumulate the row in
     # column chunks, then one tree reduction.
@@ -763,6 +765,7 @@ def ch03_outer_add(ctx, ss):
 # ANCHOR_END: peers_outer_add
 
 
+# ANCHOR: peers_broadcast_relu
 def ch04_broadcast_relu(ctx, ss):
     m, n = SIZES["04"][ss]["m"], SIZES["04"][ss]["n"]
     g = _generator(ctx, "04", ss)
@@ -804,6 +807,7 @@ def ch04_broadcast_relu(ctx, ss):
     measure(ctx, {**mk("bwd", "triton", bwd_bytes), "config": cfg},
             _launch(K.bcast_relu_bwd_kernel, grid, out, a, b, dc, out, m, n, BM=BM, BN=BN,
                     num_warps=8), ref, TOL_F16_ELEMENTWISE, out=out)
+# ANCHOR_END: peers_broadcast_relu
 
 
 def ch05_row_sum(ctx, ss):

@@ -30,6 +30,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: fwd
 /// Forward: `c[i, j] = max(0, a[i, j]·b[j])`, computed in f16.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
@@ -58,7 +59,9 @@ pub fn broadcast_relu_fwd<const BM: usize, const BN: usize, const THREADS: usize
     }
     copy(&a_f, c.at_mut((row, col)));
 }
+// ANCHOR_END: fwd
 
+// ANCHOR: bwd
 /// Backward: `da[i, j] = dc[i, j]·b[j]` where `f16(a[i, j]·b[j]) > 0`, else 0.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
@@ -92,6 +95,7 @@ pub fn broadcast_relu_bwd<const BM: usize, const BN: usize, const THREADS: usize
     }
     copy(&g_f, da.at_mut((row, col)));
 }
+// ANCHOR_END: bwd
 
 /// The float64 reference of the forward, `[m, n]` row-major with `n = b.len()`.
 pub fn reference_fwd(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -120,11 +124,13 @@ pub fn reference_bwd(a: &[f64], b: &[f64], dc: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+// ANCHOR: tolerance
 /// Each output is an exact f64 value (a product of two f16 values, or 0) rounded once to f16:
 /// half an ulp, 2^-11 relative; we allow 2^-10, as chapter 02. Products in the subnormal
 /// range are off by at most 2^-25 absolute, which ATOL covers.
 const RTOL: f64 = 1.0 / 1024.0;
 const ATOL: f64 = 1e-6;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let (m, n) = match scale {
