@@ -180,6 +180,7 @@ def _define_kernels():
         tl.store(da + offs, grad.to(tl.float16), mask=mask)
     # ANCHOR_END: triton_broadcast_relu
 
+    # ANCHOR: triton_row_sum
     # 05: out[i] = sum_j A[i, j]. One program per row; BLOCK f32 lanes accumulate the row in
     # column chunks, then one tree reduction.
     @triton.jit
@@ -191,6 +192,7 @@ def _define_kernels():
             cols = start + tl.arange(0, BLOCK)
             acc += tl.load(base + cols, mask=cols < n_cols, other=0.0)
         tl.store(out + row, tl.sum(acc, axis=0))
+    # ANCHOR_END: triton_row_sum
 
     # 06 3-pass: row max, then sum of exp(x - max), then write exp(x - max) / sum.
     @triton.jit
@@ -810,6 +812,7 @@ def ch04_broadcast_relu(ctx, ss):
 # ANCHOR_END: peers_broadcast_relu
 
 
+# ANCHOR: peers_row_sum
 def ch05_row_sum(ctx, ss):
     m, n = SIZES["05"][ss]["m"], SIZES["05"][ss]["n"]
     g = _generator(ctx, "05", ss)
@@ -826,6 +829,7 @@ def ch05_row_sum(ctx, ss):
     measure(ctx, {**mk("triton"), "config": "BLOCK=2048 num_warps=8"},
             _launch(K.row_sum_kernel, (m,), out, a, out, n, BLOCK=BLOCK, num_warps=8),
             ref, TOL_ROW_SUM, out=out)
+# ANCHOR_END: peers_row_sum
 
 
 def ch06_softmax(ctx, ss):

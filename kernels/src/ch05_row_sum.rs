@@ -39,6 +39,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: row_sum
 /// `b[i] = Σ_j a[i, j]`, `BM` rows per block, `BN` columns per step.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -71,6 +72,7 @@ pub fn row_sum<const BM: usize, const BN: usize, const THREADS: usize>(
     }
     copy(&acc, b.at_mut((row,)));
 }
+// ANCHOR_END: row_sum
 
 /// The smallest and largest `BN` among the configs of [`row_sum`] (the error bound uses both).
 const BN_MIN: usize = 256;
@@ -83,6 +85,7 @@ pub fn reference_row_sum(a: &[f32], n: usize) -> Vec<f64> {
         .collect()
 }
 
+// ANCHOR: tolerance
 /// `γ_k` for `k = BN_MAX − 1 + ⌈n / BN_MIN⌉`, which is at least `BN − 1 + ⌈n / BN⌉` for every
 /// config: a bound on the error of each row sum relative to `Σ_j |a[i, j]|` (see the module doc).
 pub fn gamma(n: usize) -> f64 {
@@ -99,6 +102,7 @@ pub fn error_bound(a: &[f32], n: usize) -> f64 {
         .fold(0.0, f64::max);
     gamma(n) * max_abs_sum
 }
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let (m, n) = match scale {
