@@ -194,6 +194,7 @@ def _define_kernels():
         tl.store(out + row, tl.sum(acc, axis=0))
     # ANCHOR_END: triton_row_sum
 
+    # ANCHOR: triton_softmax
     # 06 3-pass: row max, then sum of exp(x - max), then write exp(x - max) / sum.
     @triton.jit
     def softmax_3pass_kernel(x, y, n_cols, BLOCK: tl.constexpr):
@@ -240,6 +241,7 @@ def _define_kernels():
             cols = start + tl.arange(0, BLOCK)
             v = tl.load(xr + cols, mask=cols < n_cols, other=0.0)
             tl.store(yr + cols, tl.exp(v - row_max) / row_sum, mask=cols < n_cols)
+    # ANCHOR_END: triton_softmax
 
     # 07 3-pass: S = Q*K element-wise (recomputed in each pass, never stored), row softmax of
     # S, times V.
@@ -832,6 +834,7 @@ def ch05_row_sum(ctx, ss):
 # ANCHOR_END: peers_row_sum
 
 
+# ANCHOR: peers_softmax
 def ch06_softmax(ctx, ss):
     m, n = SIZES["06"][ss]["m"], SIZES["06"][ss]["n"]
     g = _generator(ctx, "06", ss)
@@ -852,6 +855,7 @@ def ch06_softmax(ctx, ss):
     measure(ctx, {**mk("online", "triton"), "config": cfg},
             _launch(K.softmax_online_kernel, (m,), out, a, out, n, BLOCK=BLOCK, num_warps=8),
             ref, TOL_SOFTMAX, out=out)
+# ANCHOR_END: peers_softmax
 
 
 def ch07_flash_attention(ctx, ss):

@@ -51,6 +51,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: softmax_3pass
 /// Three passes over each row: maximum, sum of exponentials, normalised write.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -100,7 +101,9 @@ pub fn softmax_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
         copy(&tile, b.at_mut((row0, t * BN)));
     }
 }
+// ANCHOR_END: softmax_3pass
 
+// ANCHOR: softmax_online
 /// One pass for a running maximum and a rescaled running sum, then one write pass.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -151,7 +154,9 @@ pub fn softmax_online<const BM: usize, const BN: usize, const THREADS: usize>(
         copy(&tile, b.at_mut((row0, t * BN)));
     }
 }
+// ANCHOR_END: softmax_online
 
+// ANCHOR: softmax_row
 /// The whole row in registers (`requires N <= BN`): one read of the input and one write, the
 /// minimum traffic. The row is copied once into a `(BM, BN)` fragment and stays there for the
 /// maximum, the exponentials, the sum and the division. Columns past `N` are masked as in the
@@ -188,6 +193,7 @@ pub fn softmax_row<const BM: usize, const BN: usize, const THREADS: usize>(
     }
     copy(&tile, b.at_mut((row0, 0)));
 }
+// ANCHOR_END: softmax_row
 
 /// The float64 reference: max-subtracted softmax of each row of the row-major `[m, n]` matrix.
 pub fn reference_softmax(a: &[f64], m: usize, n: usize) -> Vec<f64> {
@@ -202,6 +208,7 @@ pub fn reference_softmax(a: &[f64], m: usize, n: usize) -> Vec<f64> {
     out
 }
 
+// ANCHOR: tolerance
 /// Relative tolerance, against float64. The tutorial checked `|got − want| ≤ 1e-4` (and 5e-4);
 /// softmax outputs lie in `[0, 1]`, so `RTOL·|want| ≤ 5e-5` is at least twice as strict
 /// everywhere, and far stricter on typical outputs (~1/16384, where an absolute 1e-4 checks
@@ -216,6 +223,7 @@ const RTOL: f64 = 5e-5;
 /// row maximum) lose relative precision or flush to zero; the float64 reference keeps them.
 /// An absolute slack of 1e-36 covers exactly those and nothing the tutorial would see.
 const ATOL: f64 = 1e-36;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let n = 16_384;
