@@ -243,6 +243,7 @@ def _define_kernels():
             tl.store(yr + cols, tl.exp(v - row_max) / row_sum, mask=cols < n_cols)
     # ANCHOR_END: triton_softmax
 
+    # ANCHOR: triton_flash
     # 07 3-pass: S = Q*K element-wise (recomputed in each pass, never stored), row softmax of
     # S, times V.
     @triton.jit
@@ -296,6 +297,7 @@ def _define_kernels():
             sc = tl.load(qr + cols, mask=inb, other=0.0) * tl.load(kr + cols, mask=inb, other=0.0)
             vv = tl.load(v + row * n_cols + cols, mask=inb, other=0.0)
             tl.store(o + row * n_cols + cols, tl.exp(sc - row_max) / row_sum * vv, mask=inb)
+    # ANCHOR_END: triton_flash
 
     # 08: C = A.B, row-major f16 A [M, K], B [K, N], f32 accumulation in tl.dot (tensor cores),
     # C stored as f16. One program per BM x BN tile of C. Programs are numbered down a band of
@@ -858,6 +860,7 @@ def ch06_softmax(ctx, ss):
 # ANCHOR_END: peers_softmax
 
 
+# ANCHOR: peers_flash
 def ch07_flash_attention(ctx, ss):
     m, n = SIZES["07"][ss]["m"], SIZES["07"][ss]["n"]
     g = _generator(ctx, "07", ss)
@@ -883,6 +886,7 @@ def ch07_flash_attention(ctx, ss):
     measure(ctx, {**mk("2-pass", "triton"), "config": cfg},
             _launch(K.flash_2pass_kernel, (m,), out, q, k, v, out, n, BLOCK=BLOCK, num_warps=8),
             ref, TOL_SOFTMAX, out=out)
+# ANCHOR_END: peers_flash
 
 
 def gemm_tolerance(a64, b64, k):

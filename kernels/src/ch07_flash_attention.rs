@@ -49,6 +49,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: flash_3pass
 /// Max pass, sum pass, write pass; S is recomputed from Q and K in each.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -107,7 +108,9 @@ pub fn flash_attn_3pass<const BM: usize, const BN: usize, const THREADS: usize>(
         copy(&q_t, o.at_mut((row0, t * BN)));
     }
 }
+// ANCHOR_END: flash_3pass
 
+// ANCHOR: flash_2pass
 /// Online max and rescaled sum in one pass, then the write pass.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -165,7 +168,9 @@ pub fn flash_attn_2pass<const BM: usize, const BN: usize, const THREADS: usize>(
         copy(&q_t, o.at_mut((row0, t * BN)));
     }
 }
+// ANCHOR_END: flash_2pass
 
+// ANCHOR: flash_row
 /// The whole row in registers (`requires N <= BN`): Q, K and V read once and O written once,
 /// the minimum traffic. `S = Q·K` is formed once into the `(BM, BN)` fragment and stays there
 /// for the maximum, the exponentials and the sum; V is copied in only for the last step.
@@ -208,6 +213,7 @@ pub fn flash_attn_row<const BM: usize, const BN: usize, const THREADS: usize>(
     }
     copy(&s_t, o.at_mut((row0, 0)));
 }
+// ANCHOR_END: flash_row
 
 /// The variant the original notebooks used on this arch: 2 passes on the integrated GPU
 /// (gfx1151), 3 passes elsewhere.
@@ -266,6 +272,7 @@ pub fn reference_flash(q: &[f64], k: &[f64], v: &[f64], m: usize, n: usize) -> V
     out
 }
 
+// ANCHOR: tolerance
 /// Relative tolerance, against float64. The tutorial checked `|got − want| ≤ 1e-4`. Inputs here
 /// have `|V| < 2` and `P ≤ 1`, so `|O| < 2` and `RTOL·|O| < 1e-4`: at least as strict
 /// everywhere, and much stricter on typical outputs (`|O| ~ 1/16384`). Error budget in f32
@@ -278,6 +285,7 @@ const RTOL: f64 = 5e-5;
 /// Values of `P` below f32's normal range (`S` more than ~87 below the row maximum) lose
 /// relative precision or flush to zero; 1e-36 absolute covers exactly those.
 const ATOL: f64 = 1e-36;
+// ANCHOR_END: tolerance
 
 pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>> {
     let n = 16_384;
