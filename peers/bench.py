@@ -299,6 +299,7 @@ def _define_kernels():
             tl.store(o + row * n_cols + cols, tl.exp(sc - row_max) / row_sum * vv, mask=inb)
     # ANCHOR_END: triton_flash
 
+    # ANCHOR: triton_gemm
     # 08: C = A.B, row-major f16 A [M, K], B [K, N], f32 accumulation in tl.dot (tensor cores),
     # C stored as f16. One program per BM x BN tile of C. Programs are numbered down a band of
     # GROUP_M tile-rows before moving one tile-column right, so programs running at the same
@@ -336,6 +337,7 @@ def _define_kernels():
             b_ptrs += BK * N
         c_ptrs = c + rows[:, None] * N + cols[None, :]
         tl.store(c_ptrs, acc.to(tl.float16), mask=row_ok & col_ok)
+    # ANCHOR_END: triton_gemm
 
     # 10: W4A16. Bp [K, N/2] u8 holds B[k, 2j] = (p & 0xF) - 8 and B[k, 2j+1] = (p >> 4) - 8.
     # Same tiling as gemm_kernel, BN = 2*BNP output columns per tile. Each K step loads a
@@ -927,6 +929,7 @@ def _cfg_str(cfg):
     return " ".join(f"{k}={v}" for k, v in cfg.items())
 
 
+# ANCHOR: peers_gemm
 def ch08_gemm(ctx, ss):
     m, n, k = (SIZES["08"][ss][x] for x in "mnk")
     g = _generator(ctx, "08", ss)
@@ -954,6 +957,7 @@ def ch08_gemm(ctx, ss):
         meta["EVEN_K"] = k % meta["BK"] == 0
         measure(ctx, {**mk("triton"), "config": _cfg_str(cfg)},
                 _launch(K.gemm_kernel, grid, out, a, b, out, m, n, k, **meta), ref, tol, out=out)
+# ANCHOR_END: peers_gemm
 
 
 def ch09_conv1d(ctx, ss):

@@ -42,6 +42,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: gemm_naive
 /// Step 1: one output element per `parallel` iteration, a serial dot product over `K` read
 /// straight from global memory, accumulated in an f32 register.
 #[tile_kernel(
@@ -68,7 +69,9 @@ pub fn gemm_naive<const BM: usize, const BN: usize, const THREADS: usize>(
         }
     }
 }
+// ANCHOR_END: gemm_naive
 
+// ANCHOR: gemm_fragment
 /// Step 2: tensor cores fed straight from global memory: the `A` and `B` tiles are copied into
 /// register fragments and multiplied into an f32 fragment accumulator with `gemm`.
 #[tile_kernel(
@@ -97,7 +100,9 @@ pub fn gemm_fragment<const BM: usize, const BN: usize, const BK: usize, const TH
     }
     copy(&acc, c.at_mut((by * BM, bx * BN)));
 }
+// ANCHOR_END: gemm_fragment
 
+// ANCHOR: gemm_tiled
 /// Steps 3 and 4: shared-memory tiles of `A` and `B`, an f32 fragment accumulator fed by
 /// `gemm` (tensor cores), and a `STAGES`-deep software pipeline over the `K` slabs.
 /// `STAGES = 1` is the un-pipelined version of the same kernel.
@@ -136,6 +141,7 @@ pub fn gemm_tiled<
     }
     copy(&acc, c.at_mut((by * BM, bx * BN)));
 }
+// ANCHOR_END: gemm_tiled
 
 /// The configs of [`gemm_tiled()`] without a pipeline (`STAGES = 1`: step 3) if `pipelined` is
 /// false, else those with one (`STAGES > 1`: step 4), in the attribute's order.
@@ -189,6 +195,7 @@ pub fn reference_gemm(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> Vec
     c
 }
 
+// ANCHOR: tolerance
 /// The tolerance `(atol, rtol)` for an f16-in, f32-accumulate, f16-out product of these inputs,
 /// against [`reference_gemm`] of the same (f16-rounded) inputs.
 ///
@@ -220,6 +227,7 @@ pub fn gemm_tolerance(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> (f6
     let e = k as f64 * (2.0f64).powi(-23) * (max_row * max_col).sqrt();
     (1.001 * e + (2.0f64).powi(-25), (2.0f64).powi(-11))
 }
+// ANCHOR_END: tolerance
 
 /// Random f16 inputs uniform in `[-1, 1)` and their f64 widenings.
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<f16>, Vec<f16>) {

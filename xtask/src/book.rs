@@ -170,33 +170,58 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The newest `docs/perf/*` run (by folder name, which starts with its date) whose `ours.json`
-/// has records of chapter `ch` and whose `peers.json` has too.
+/// The newest run under `docs/perf/` (by folder path, which starts with its date; folders one
+/// level down count, as `2026-12-01-h200-vector/gemm`) that measured chapter `ch` side by side
+/// with its peers (PyTorch, Triton: the comparison a chapter is about), else the newest whose
+/// `ours.json` has the chapter at all, with no peers.
 fn newest_run(root: &Path, ch: &str) -> Result<(String, Doc, Doc), String> {
     let perf = root.join("docs/perf");
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(&perf)
+    let mut runs: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(&perf)
         .map_err(|e| format!("{}: {e}", perf.display()))?
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("ours.json").is_file() && p.join("peers.json").is_file())
-        .collect();
+    {
+        let p = e.path();
+        if p.is_dir() {
+            runs.push(p.clone());
+            runs.extend(
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|q| q.is_dir()),
+            );
+        }
+    }
+    runs.retain(|p| p.join("ours.json").is_file());
     runs.sort();
-    for run in runs.iter().rev() {
-        let read = |name: &str| -> Result<Doc, String> {
-            let p = run.join(name);
-            let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            parse(&s).map_err(|e| format!("{}: {e}", p.display()))
-        };
-        let ours = read("ours.json")?;
-        let peers = read("peers.json")?;
-        let has = |d: &Doc| d.recs.iter().any(|r| r.chapter == ch);
-        if has(&ours) && has(&peers) {
+    let read = |p: PathBuf| -> Result<Doc, String> {
+        let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        parse(&s).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let has = |d: &Doc| d.recs.iter().any(|r| r.chapter == ch);
+    for need_peers in [true, false] {
+        for run in runs.iter().rev() {
+            let ours = read(run.join("ours.json"))?;
+            if !has(&ours) {
+                continue;
+            }
+            let mut peers = Doc::default();
+            for name in ["peers.json", "peers-compile.json"] {
+                if run.join(name).is_file() {
+                    peers.extend(read(run.join(name))?);
+                }
+            }
+            if need_peers && !has(&peers) {
+                continue;
+            }
             let name = run.strip_prefix(root).unwrap_or(run).display().to_string();
             return Ok((name, ours, peers));
         }
     }
     Err(format!(
-        "no run under {} measured chapter {ch} with its peers (ours.json and peers.json)",
+        "no run under {} measured chapter {ch} (an ours.json with its records)",
         perf.display()
     ))
 }
@@ -207,6 +232,7 @@ struct Words {
     size: [&'static str; 2],
     head: &'static str,
     ceiling: &'static str,
+    no_peers: &'static str,
 }
 
 fn words(lang: &str) -> Words {
@@ -216,12 +242,14 @@ fn words(lang: &str) -> Words {
             size: ["教程规模", "大规模"],
             head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占拷贝上限 | 相对 PyTorch | 相对 Triton |",
             ceiling: "同一次运行中测得的设备内拷贝上限：{bw} TB/s。",
+            no_peers: "这次运行没有测量 PyTorch 与 Triton（它们最近一次的数字见更早的 `docs/perf/` 运行）。",
         },
         _ => Words {
             source: "Measured on {gpu}, {date}, commit `{commit}`; data: `{run}/`, generated from its JSON by `cargo xtask book`. Times are device-time medians in ms with the L2 flushed before every launch; speed-up = their time / ours (above 1: ours is faster).",
             size: ["Tutorial size", "Large size"],
             head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of copy ceiling | vs PyTorch | vs Triton |",
             ceiling: "Device-to-device copy ceiling measured in the same run: {bw} TB/s.",
+            no_peers: "PyTorch and Triton were not measured in this run (their latest numbers are in an earlier `docs/perf/` run).",
         },
     }
 }
@@ -261,6 +289,9 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
             .replace("{commit}", &commit)
             .replace("{run}", run)
     );
+    if !peers.recs.iter().any(|r| r.chapter == ch) {
+        let _ = writeln!(out, "{}\n", w.no_peers);
+    }
     for (i, size) in ["tutorial", "large"].iter().enumerate() {
         let rows: Vec<&Row> = table
             .rows
