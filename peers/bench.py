@@ -387,6 +387,7 @@ def _define_kernels():
         c_ptrs = c + rows[:, None] * N + cols[None, :]
         tl.store(c_ptrs, acc.to(tl.float16), mask=row_ok & (cols[None, :] < N))
 
+    # ANCHOR: triton_conv1d
     # 09 single filter: O[n, l] = sum_t X[n, l + t - KW//2] * W[t], zero padding, f32 sums.
     @triton.jit
     def conv1d_single_kernel(x, w, o, L, KW: tl.constexpr, BL: tl.constexpr):
@@ -417,6 +418,7 @@ def _define_kernels():
         offs = (row * L + ls)[:, None] * F + fs[None, :]
         mask = (ls[:, None] < L) & (fs[None, :] < F)
         tl.store(o + offs, acc.to(tl.float16), mask=mask)
+    # ANCHOR_END: triton_conv1d
 
     # Launch overhead: a 1-element add.
     @triton.jit
@@ -960,6 +962,7 @@ def ch08_gemm(ctx, ss):
 # ANCHOR_END: peers_gemm
 
 
+# ANCHOR: peers_conv1d
 def ch09_conv1d(ctx, ss):
     s = SIZES["09"][ss]
     kw, pad, f = s["kw"], s["kw"] // 2, s["f"]
@@ -1034,6 +1037,7 @@ def ch09_conv1d(ctx, ss):
     measure(ctx, {**mk("triton"), "config": "BL=128 num_warps=4"},
             _launch(K.conv1d_multi_kernel, (triton.cdiv(ml, BL), mn), out, x, w, out, ml,
                     KW=kw, F=f, BL=BL, num_warps=4), ref, tol, out=out)
+# ANCHOR_END: peers_conv1d
 
 
 def ch10_w4a16(ctx, ss):

@@ -31,6 +31,7 @@
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: conv1d_single
 /// Single filter: each block computes `BR` rows × `BL` positions of `O`.
 #[tile_kernel(
     grid = [L.div_ceil(BL), N.div_ceil(BR)],
@@ -65,7 +66,9 @@ pub fn conv1d_single<const BR: usize, const BL: usize, const THREADS: usize>(
     }
     copy(&o_f, o.at_mut((r0, l0)));
 }
+// ANCHOR_END: conv1d_single
 
+// ANCHOR: conv1d_multi
 /// Multi filter: each block computes one row `n`, `BL` positions × `BF` filters of `O`.
 #[tile_kernel(
     grid = [F.div_ceil(BF), L.div_ceil(BL), N],
@@ -100,6 +103,7 @@ pub fn conv1d_multi<const BL: usize, const BF: usize, const THREADS: usize>(
     }
     copy(&o_f, o.at_mut((n, l0, f0)));
 }
+// ANCHOR_END: conv1d_multi
 
 /// The float64 references: `x` is `n×l`, `w` is `kw` taps (× `f` filters for multi,
 /// row-major `[kw, f]`), padding `kw / 2` zeros each side.
@@ -130,6 +134,7 @@ pub fn reference_multi(x: &[f64], w: &[f64], n: usize, l: usize, f: usize) -> Ve
     o
 }
 
+// ANCHOR: tolerance
 /// `(atol, rtol)` for a `kw`-tap f16 correlation accumulated in f32 and rounded to f16 once.
 ///
 /// Products of two f16 values are exact in f32; summing `kw` of them errs by at most
@@ -147,6 +152,7 @@ pub fn conv_tolerance(x: &[f64], w: &[f64], f: usize) -> (f64, f64) {
     let e = kw as f64 * (2.0f64).powi(-23) * xmax * wmax;
     (1.001 * e + (2.0f64).powi(-25), (2.0f64).powi(-11))
 }
+// ANCHOR_END: tolerance
 
 fn inputs(len_x: usize, len_w: usize, seed: u64) -> (Vec<f16>, Vec<f16>) {
     let mut rng = Rng::new(seed);
