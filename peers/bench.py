@@ -339,6 +339,7 @@ def _define_kernels():
         tl.store(c_ptrs, acc.to(tl.float16), mask=row_ok & col_ok)
     # ANCHOR_END: triton_gemm
 
+    # ANCHOR: triton_w4a16
     # 10: W4A16. Bp [K, N/2] u8 holds B[k, 2j] = (p & 0xF) - 8 and B[k, 2j+1] = (p >> 4) - 8.
     # Same tiling as gemm_kernel, BN = 2*BNP output columns per tile. Each K step loads a
     # packed (BK, BNP) tile, unpacks its low and high nibbles into two f16 (BK, BNP) tiles (the
@@ -386,6 +387,7 @@ def _define_kernels():
         cols = tile_n * (2 * BNP) + tl.arange(0, 2 * BNP)
         c_ptrs = c + rows[:, None] * N + cols[None, :]
         tl.store(c_ptrs, acc.to(tl.float16), mask=row_ok & (cols[None, :] < N))
+    # ANCHOR_END: triton_w4a16
 
     # ANCHOR: triton_conv1d
     # 09 single filter: O[n, l] = sum_t X[n, l + t - KW//2] * W[t], zero padding, f32 sums.
@@ -1040,6 +1042,7 @@ def ch09_conv1d(ctx, ss):
 # ANCHOR_END: peers_conv1d
 
 
+# ANCHOR: peers_w4a16
 def ch10_w4a16(ctx, ss):
     m, n, k = (SIZES["10"][ss][x] for x in "mnk")
     assert n % 2 == 0
@@ -1085,6 +1088,7 @@ def ch10_w4a16(ctx, ss):
         measure(ctx, {**mk("triton"), "config": _cfg_str(cfg)},
                 _launch(K.w4a16_kernel, grid, out, a, bp, out, m, n, k, **meta),
                 ref, tol, out=out)
+# ANCHOR_END: peers_w4a16
 
 
 CHAPTER_FNS = {

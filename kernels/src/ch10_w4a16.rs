@@ -40,6 +40,7 @@ use crate::ch08_gemm::{gemm_tolerance, reference_gemm};
 use crate::check::{self, Case, Problem, Rng, Scale, Work};
 use tilelang::prelude::*;
 
+// ANCHOR: gemm_w4a16
 /// Tiled GEMM with a packed-int4 `B`, unpacked into shared memory inside the pipelined K loop.
 #[tile_kernel(
     grid = [N.div_ceil(BN), M.div_ceil(BM)],
@@ -84,6 +85,7 @@ pub fn gemm_w4a16<
     }
     copy(&acc, c.at_mut((by * BM, bx * BN)));
 }
+// ANCHOR_END: gemm_w4a16
 
 /// Unpacks `Bp [k, n/2]` into the f64 matrix `B [k, n]` (the format's definition).
 pub fn unpack(bp: &[u8], k: usize, n: usize) -> Vec<f64> {
@@ -102,6 +104,7 @@ pub fn reference_w4a16(a: &[f64], bp: &[u8], m: usize, n: usize, k: usize) -> Ve
     reference_gemm(a, &unpack(bp, k, n), m, n, k)
 }
 
+// ANCHOR: tolerance
 /// The tolerance of chapter 08 ([`gemm_tolerance`]) applies unchanged: the weights `−8..=7`
 /// are exact in f16, each product of an f16 activation (11-bit significand) with a weight
 /// (4 bits) is exact in f32, so the only errors are the f32 accumulation (bounded by
@@ -111,6 +114,7 @@ pub fn reference_w4a16(a: &[f64], bp: &[u8], m: usize, n: usize, k: usize) -> Ve
 fn tolerance(a: &[f64], bp: &[u8], m: usize, n: usize, k: usize) -> (f64, f64) {
     gemm_tolerance(a, &unpack(bp, k, n), m, n, k)
 }
+// ANCHOR_END: tolerance
 
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<f16>, Vec<u8>) {
     let mut rng = Rng::new(seed);
