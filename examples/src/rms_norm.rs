@@ -26,6 +26,7 @@
 use kernels::check::Rng;
 use tilelang::prelude::*;
 
+// ANCHOR: kernel
 /// RMSNorm of every row of `x`, scaled by `w`.
 #[tile_kernel(
     grid = [M.div_ceil(BM)],
@@ -76,7 +77,9 @@ pub fn rms_norm<const BM: usize, const BN: usize, const THREADS: usize>(
         copy(&tile, y.at_mut((row0, t * BN)));
     }
 }
+// ANCHOR_END: kernel
 
+// ANCHOR: reference
 /// The float64 reference: `x` is `[m, n]` row-major, `w` has `n` values.
 pub fn reference(x: &[f64], w: &[f64], n: usize, eps: f64) -> Vec<f64> {
     let mut y = vec![0.0; x.len()];
@@ -89,6 +92,7 @@ pub fn reference(x: &[f64], w: &[f64], n: usize, eps: f64) -> Vec<f64> {
     }
     y
 }
+// ANCHOR_END: reference
 
 /// `(atol, rtol)` for a row length `n` and chunk width `bn`.
 ///
@@ -131,6 +135,7 @@ mod tests {
     use super::*;
     use kernels::check::{self, to_f64};
 
+    // ANCHOR: check
     fn check_all(what: &str, xv: &[f16], wv: &[f16], m: usize, n: usize, seed: u64) {
         let dev = check::test_device();
         let want = reference(&to_f64(xv), &to_f64(wv), n, EPS as f64);
@@ -151,6 +156,7 @@ mod tests {
             );
         }
     }
+    // ANCHOR_END: check
 
     #[test]
     fn every_config_matches_the_reference_with_tails() {
@@ -195,6 +201,7 @@ mod tests {
         check_all("zero/huge/tiny", &xv, &wv, m, n, seed);
     }
 
+    // ANCHOR: shape_error
     #[test]
     fn the_row_length_of_w_must_match() {
         let dev = check::test_device();
@@ -208,4 +215,5 @@ mod tests {
         );
         assert!(y.to_vec().unwrap().iter().all(|v| v.is_nan()));
     }
+    // ANCHOR_END: shape_error
 }
