@@ -2,7 +2,7 @@
 //!
 //! The chapters' code is included from the real files by anchors (`// ANCHOR: name` in
 //! `kernels/src/chNN_*.rs`, `# ANCHOR: name` in `peers/bench.py`), never pasted. The
-//! performance tables are generated here, before mdBook runs, from the committed JSON of the
+//! performance tables and charts are generated here, before mdBook runs, from the committed JSON of the
 //! newest `docs/perf/<date>-*` run that measured the chapter with its peers, into
 //! `book/<lang>/src/generated/` (not committed). Then the two books are checked against each
 //! other (the same chapter files, the same includes in each) and built with a pinned mdBook
@@ -166,6 +166,10 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
         let (run, ours, peers) = newest_run(root, &ch)?;
         let md = chapter_table(&ch, &run, &ours, &peers, lang);
         std::fs::write(dir.join(format!("perf-{ch}.md")), md).map_err(|e| e.to_string())?;
+        let mut chart = merge(&ours, &peers);
+        chart.rows.retain(|r| r.chapter == ch);
+        std::fs::write(dir.join(format!("perf-{ch}.svg")), chart.svg())
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -233,6 +237,7 @@ struct Words {
     head: &'static str,
     ceiling: &'static str,
     no_peers: &'static str,
+    chart: &'static str,
 }
 
 fn words(lang: &str) -> Words {
@@ -243,6 +248,7 @@ fn words(lang: &str) -> Words {
             head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占拷贝上限 | 相对 PyTorch | 相对 Triton |",
             ceiling: "同一次运行中测得的设备内拷贝上限：{bw} TB/s。",
             no_peers: "这次运行没有测量 PyTorch 与 Triton（它们最近一次的数字见更早的 `docs/perf/` 运行）。",
+            chart: "同一次运行的图表",
         },
         _ => Words {
             source: "Measured on {gpu}, {date}, commit `{commit}`; data: `{run}/`, generated from its JSON by `cargo xtask book`. Times are device-time medians in ms with the L2 flushed before every launch; speed-up = their time / ours (above 1: ours is faster).",
@@ -250,6 +256,7 @@ fn words(lang: &str) -> Words {
             head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of copy ceiling | vs PyTorch | vs Triton |",
             ceiling: "Device-to-device copy ceiling measured in the same run: {bw} TB/s.",
             no_peers: "PyTorch and Triton were not measured in this run (their latest numbers are in an earlier `docs/perf/` run).",
+            chart: "The same run as a chart",
         },
     }
 }
@@ -353,6 +360,9 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
             w.ceiling.replace("{bw}", &format!("{:.2}", bw / 1e12))
         );
     }
+    // The chart beside it (`generate_tables` writes it; the link is relative to the chapter's
+    // page, which includes this text from `src/`).
+    let _ = writeln!(out, "\n![{}](generated/perf-{ch}.svg)", w.chart);
     out
 }
 
@@ -441,6 +451,7 @@ mod tests {
             let md = chapter_table("01", &run, &ours, &peers, lang);
             assert!(md.contains("| copy |"), "{md}");
             assert!(md.contains("×"), "{md}");
+            assert!(md.contains("](generated/perf-01.svg)"), "{md}");
         }
     }
 }
