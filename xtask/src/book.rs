@@ -2,8 +2,9 @@
 //!
 //! The chapters' code is included from the real files by anchors (`// ANCHOR: name` in
 //! `kernels/src/chNN_*.rs`, `# ANCHOR: name` in `peers/bench.py`), never pasted. The
-//! performance tables and charts are generated here, before mdBook runs, from the committed JSON of the
-//! newest `docs/perf/<date>-*` run that measured the chapter with its peers, into
+//! performance tables and charts (from the committed JSON of the newest `docs/perf/<date>-*`
+//! run that measured the chapter with its peers) and the configs each target uses (from the
+//! kernels' attributes) are generated here, before mdBook runs, into
 //! `book/<lang>/src/generated/` (not committed). Then the two books are checked against each
 //! other (the same chapter files, the same includes in each) and built with a pinned mdBook
 //! (installed from crates.io into `target/tools` when missing) into `target/book/<lang>`, and
@@ -149,6 +150,7 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
     let src = root.join("book").join(lang).join("src");
     let summary = std::fs::read_to_string(src.join("SUMMARY.md")).map_err(|e| e.to_string())?;
     let mut wanted = BTreeSet::new();
+    let mut configs = BTreeSet::new();
     for file in chapters(&summary) {
         let text = std::fs::read_to_string(src.join(&file)).map_err(|e| e.to_string())?;
         for inc in includes(&text) {
@@ -158,10 +160,20 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
             {
                 wanted.insert(ch.to_string());
             }
+            if let Some(ch) = inc
+                .strip_prefix("generated/configs-")
+                .and_then(|r| r.strip_suffix(".md"))
+            {
+                configs.insert(ch.to_string());
+            }
         }
     }
     let dir = src.join("generated");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for ch in configs {
+        let md = chapter_configs(root, &ch, lang)?;
+        std::fs::write(dir.join(format!("configs-{ch}.md")), md).map_err(|e| e.to_string())?;
+    }
     for ch in wanted {
         let (run, ours, peers) = newest_run(root, &ch)?;
         let md = chapter_table(&ch, &run, &ours, &peers, lang);
@@ -172,6 +184,60 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// Chapter `ch`'s kernels (in `kernels/src/chNN_*.rs`) with the config each target runs
+/// unless the autotuner picks another: the `defaults` of the attribute, `configs[0]` for a
+/// target it does not name.
+fn chapter_configs(root: &Path, ch: &str, lang: &str) -> Result<String, String> {
+    let found = tilelang_build::find::kernels_with(&root.join("kernels/src"), None)?;
+    let mut kernels: Vec<&tilelang_build::find::Found> = found
+        .iter()
+        .filter(|f| {
+            f.file
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("ch{ch}_")))
+        })
+        .collect();
+    kernels.sort_by_key(|f| f.ir.name.to_string());
+    const TARGETS: [&str; 7] = [
+        "sm_90", "gfx1100", "gfx1151", "gfx1201", "gfx90a", "gfx942", "cpu",
+    ];
+    let (head, note) = match lang {
+        "zh" => (
+            "| 内核 | 配置 |",
+            "内核为 AMD 目标指定的默认配置沿用原始笔记本在这些 GPU 上的测量（例如在集成显卡 gfx1151 上每个线程块处理一行）；未指定的目标使用第一个配置。AMD 目标在 CI 中编译，生成的代码在主机上以设备模型的模拟运行并与 CPU 后端对照，但尚未在 AMD 硬件上运行。",
+        ),
+        _ => (
+            "| kernel | configs |",
+            "Where a kernel names AMD defaults, they follow the original notebooks' measurements on those GPUs (one row per block on the integrated gfx1151, for example); a target it does not name uses its first config. The AMD targets are compiled in CI and their generated code runs on the host under an emulation of the device model, checked against the CPU backend; it has not run on AMD hardware.",
+        ),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{head} {} |", TARGETS.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---|".repeat(TARGETS.len()));
+    for f in kernels {
+        let k = &f.ir;
+        let names: Vec<String> = k.configs.iter().map(|c| format!("`{}`", c.name)).collect();
+        let pick = |arch: &str| {
+            let i = k
+                .defaults
+                .iter()
+                .find(|(a, _)| a == arch)
+                .map_or(0, |(_, i)| *i);
+            format!("`{}`", k.configs[i].name)
+        };
+        let cells: Vec<String> = TARGETS.iter().map(|t| pick(t)).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            k.name,
+            names.join(", "),
+            cells.join(" | ")
+        );
+    }
+    let _ = writeln!(out, "\n{note}");
+    Ok(out)
 }
 
 /// The newest run under `docs/perf/` (by folder path, which starts with its date; folders one
@@ -441,6 +507,17 @@ mod tests {
     #[test]
     fn the_two_books_list_the_same_chapters_and_includes() {
         check_parity(&root()).unwrap();
+    }
+
+    /// The configs table names chapter 01's kernels and the config sm_90 defaults to.
+    #[test]
+    fn chapter_configs_come_from_the_kernels() {
+        let md = chapter_configs(&root(), "01", "en").unwrap();
+        assert!(
+            md.contains("| `copy_tiled` | `b1024`, `b2048`, `b8192` | `b1024` |"),
+            "{md}"
+        );
+        assert!(md.contains("| `copy_one_thread` |"), "{md}");
     }
 
     /// Every chapter's table can be generated from the committed runs, in both languages.
