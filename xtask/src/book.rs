@@ -10,7 +10,7 @@
 //! (installed from crates.io into `target/tools` when missing) into `target/book/<lang>`, and
 //! every relative link of the output is checked.
 
-use crate::report::{merge, parse, rate, Doc, Row};
+use crate::report::{fmt_rate, merge, ms, parse, speedup, with_config, Doc, Row};
 use crate::root;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -302,6 +302,7 @@ struct Words {
     size: [&'static str; 2],
     head: &'static str,
     ceiling: &'static str,
+    gemm_ceiling: &'static str,
     no_peers: &'static str,
     chart: &'static str,
 }
@@ -311,37 +312,21 @@ fn words(lang: &str) -> Words {
         "zh" => Words {
             source: "测量：{gpu}，{date}，提交 `{commit}`；数据：`{run}/`，由 `cargo xtask book` 从其 JSON 生成。时间为设备时间中位数（毫秒），每次启动前清空 L2；加速比 = 对方时间 / 本库时间（大于 1 表示本库更快）。",
             size: ["教程规模", "大规模"],
-            head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占拷贝上限 | 相对 PyTorch | 相对 Triton |",
+            head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占上限 | 相对 PyTorch | 相对 Triton |",
             ceiling: "同一次运行中测得的设备内拷贝上限：{bw} TB/s。",
+            gemm_ceiling: "同一次运行中最快的厂商 f16 GEMM：{tf} TFLOPS（GEMM 各行的上限）。",
             no_peers: "这次运行没有测量 PyTorch 与 Triton（它们最近一次的数字见更早的 `docs/perf/` 运行）。",
             chart: "同一次运行的图表",
         },
         _ => Words {
             source: "Measured on {gpu}, {date}, commit `{commit}`; data: `{run}/`, generated from its JSON by `cargo xtask book`. Times are device-time medians in ms with the L2 flushed before every launch; speed-up = their time / ours (above 1: ours is faster).",
             size: ["Tutorial size", "Large size"],
-            head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of copy ceiling | vs PyTorch | vs Triton |",
+            head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of ceiling | vs PyTorch | vs Triton |",
             ceiling: "Device-to-device copy ceiling measured in the same run: {bw} TB/s.",
+            gemm_ceiling: "Fastest vendor f16 GEMM in the same run: {tf} TFLOPS (the ceiling of the GEMM rows).",
             no_peers: "PyTorch and Triton were not measured in this run (their latest numbers are in an earlier `docs/perf/` run).",
             chart: "The same run as a chart",
         },
-    }
-}
-
-fn ms(r: Option<&crate::report::Rec>) -> String {
-    match r.and_then(|r| r.median_ms) {
-        Some(m) if m >= 1.0 => format!("{m:.3}"),
-        Some(m) => format!("{m:.4}"),
-        None => "—".into(),
-    }
-}
-
-fn speedup(theirs: Option<&crate::report::Rec>, ours: Option<&crate::report::Rec>) -> String {
-    match (
-        theirs.and_then(|r| r.median_ms),
-        ours.and_then(|r| r.median_ms),
-    ) {
-        (Some(t), Some(o)) if o > 0.0 => format!("{:.2}×", t / o),
-        _ => "—".into(),
     }
 }
 
@@ -380,35 +365,20 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
             let best = r.ours();
             let vendor = r
                 .vendor()
-                .map(|v| format!("{} ({})", ms(Some(v)), v.imp))
+                .map(|v| format!("{} ({})", ms(&Some(v.clone())), v.imp))
                 .unwrap_or_else(|| "—".into());
-            let ours_cell = best
-                .map(|b| format!("{} `{}`", ms(Some(b)), b.config))
-                .unwrap_or_else(|| "—".into());
-            let rate_cell = best
-                .and_then(|b| rate(b).map(|x| (x, b.bytes.is_some())))
-                .map(|(x, bytes)| {
-                    if bytes {
-                        format!("{:.2} TB/s", x / 1e12)
-                    } else {
-                        format!("{:.0} TFLOPS", x / 1e12)
-                    }
-                })
-                .unwrap_or_else(|| "—".into());
-            let pct = match (
-                best.filter(|b| b.bytes.is_some()).and_then(rate),
-                table.ceilings.bandwidth,
-            ) {
-                (Some(x), Some(c)) if c > 0.0 => format!("{:.0}%", 100.0 * x / c),
-                _ => "—".into(),
-            };
+            let ours_cell = with_config(&best.cloned());
+            let rate_cell = best.map_or_else(|| "—".into(), fmt_rate);
+            let pct = table
+                .percent_of_ceiling(r)
+                .map_or_else(|| "—".into(), |p| format!("{p:.0}%"));
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.variant,
                 r.shape,
-                ms(r.pytorch.as_ref()),
-                ms(r.triton.as_ref()),
+                ms(&r.pytorch),
+                ms(&r.triton),
                 vendor,
                 ours_cell,
                 rate_cell,
@@ -424,6 +394,17 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
             out,
             "{}",
             w.ceiling.replace("{bw}", &format!("{:.2}", bw / 1e12))
+        );
+    }
+    let gemm_rows = table
+        .rows
+        .iter()
+        .any(|r| r.chapter == ch && r.ours().is_some_and(|o| o.flops.is_some()));
+    if let (true, Some(tf)) = (gemm_rows, table.ceilings.gemm) {
+        let _ = writeln!(
+            out,
+            "{}",
+            w.gemm_ceiling.replace("{tf}", &format!("{:.0}", tf / 1e12))
         );
     }
     // The chart beside it (`generate_tables` writes it; the link is relative to the chapter's

@@ -450,7 +450,7 @@ fn size_rank(s: &str) -> u8 {
     }
 }
 
-fn ms(r: &Option<Rec>) -> String {
+pub(crate) fn ms(r: &Option<Rec>) -> String {
     match r {
         Some(r) => match r.median_ms {
             Some(m) => format!(
@@ -475,7 +475,7 @@ fn fmt_ms(m: f64) -> String {
 }
 
 /// `2.41 TB/s` or `612 TFLOPS`.
-fn fmt_rate(r: &Rec) -> String {
+pub(crate) fn fmt_rate(r: &Rec) -> String {
     match (rate(r), r.flops.is_some()) {
         (Some(x), true) => format!("{:.1} TFLOPS", x / 1e12),
         (Some(x), false) => format!("{:.2} TB/s", x / 1e12),
@@ -483,7 +483,7 @@ fn fmt_rate(r: &Rec) -> String {
     }
 }
 
-fn speedup(theirs: Option<&Rec>, ours: Option<&Rec>) -> String {
+pub(crate) fn speedup(theirs: Option<&Rec>, ours: Option<&Rec>) -> String {
     match (
         theirs.and_then(|r| r.median_ms),
         ours.and_then(|r| r.median_ms),
@@ -493,7 +493,7 @@ fn speedup(theirs: Option<&Rec>, ours: Option<&Rec>) -> String {
     }
 }
 
-fn with_config(r: &Option<Rec>) -> String {
+pub(crate) fn with_config(r: &Option<Rec>) -> String {
     match r {
         Some(rec) if !rec.config.is_empty() => format!("{} `{}`", ms(r), rec.config),
         _ => ms(r),
