@@ -213,10 +213,11 @@ fn compile_one(
     } else {
         Vec::new()
     };
-    let mut over: Vec<&lower::Bounded> = below.first().into_iter().copied().collect();
-    if let Some(&last) = below.last().filter(|_| below.len() > 1) {
-        over.push(last);
-    }
+    let over: Vec<&lower::Bounded> = match below[..] {
+        [] => Vec::new(),
+        [only] => vec![only],
+        [fullest, .., one_more] => vec![fullest, one_more],
+    };
     for r in &over {
         let got = parse_resources(&build_object(
             job,
