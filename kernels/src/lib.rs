@@ -18,6 +18,9 @@ pub mod ch08_gemm;
 pub mod ch09_conv1d;
 pub mod ch10_w4a16;
 
+/// The math library on every float dtype (not a chapter): see the module.
+pub mod math;
+
 #[cfg(test)]
 mod graph_tests;
 
@@ -67,6 +70,14 @@ pub const KERNELS: &[&KernelInfo] = &[
     &ch09_conv1d::conv1d_single::KERNEL,
     &ch09_conv1d::conv1d_multi::KERNEL,
     &ch10_w4a16::gemm_w4a16::KERNEL,
+];
+
+/// The kernels that check the math library ([`math`]): not chapters, not benchmarked.
+pub const MATH_KERNELS: &[&KernelInfo] = &[
+    &math::math_f16::KERNEL,
+    &math::math_bf16::KERNEL,
+    &math::math_f32::KERNEL,
+    &math::math_f64::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`].

@@ -123,22 +123,43 @@ pub enum MathFn {
     Abs,
     Max,
     Min,
+    Tanh,
+    Erf,
+    Sigmoid,
+    Pow,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Fma,
 }
 
 impl MathFn {
+    /// Every function, in the order `docs/language.md` lists them.
+    pub const ALL: [MathFn; 17] = [
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Log,
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Abs,
+        MathFn::Max,
+        MathFn::Min,
+        MathFn::Tanh,
+        MathFn::Erf,
+        MathFn::Sigmoid,
+        MathFn::Pow,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Fma,
+    ];
     pub fn from_name(s: &str) -> Option<MathFn> {
-        Some(match s {
-            "exp" => MathFn::Exp,
-            "exp2" => MathFn::Exp2,
-            "log" => MathFn::Log,
-            "sqrt" => MathFn::Sqrt,
-            "rsqrt" => MathFn::Rsqrt,
-            "abs" => MathFn::Abs,
-            "max" => MathFn::Max,
-            "min" => MathFn::Min,
-            _ => return None,
-        })
+        MathFn::ALL.into_iter().find(|f| f.name() == s)
     }
+    /// The name in a kernel, which is also the name of the CPU backend's function and of
+    /// tl.h's template.
     pub fn name(self) -> &'static str {
         match self {
             MathFn::Exp => "exp",
@@ -149,11 +170,21 @@ impl MathFn {
             MathFn::Abs => "abs",
             MathFn::Max => "max",
             MathFn::Min => "min",
+            MathFn::Tanh => "tanh",
+            MathFn::Erf => "erf",
+            MathFn::Sigmoid => "sigmoid",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Fma => "fma",
         }
     }
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Max | MathFn::Min => 2,
+            MathFn::Max | MathFn::Min | MathFn::Pow => 2,
+            MathFn::Fma => 3,
             _ => 1,
         }
     }

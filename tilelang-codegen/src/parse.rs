@@ -1185,14 +1185,24 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                         mutable: name == "at_mut",
                     }
                 }
-                "min" | "max" | "exp" | "sqrt" | "abs" | "ln" | "exp2" => {
+                "min" | "max" | "exp" | "sqrt" | "abs" | "ln" | "exp2" | "tanh" | "erf" | "sin"
+                | "cos" | "floor" | "ceil" | "powf" | "powi" | "mul_add" => {
+                    let function = match name.as_str() {
+                        "ln" => "log",
+                        "powf" | "powi" => "pow",
+                        "mul_add" => "fma",
+                        other => other,
+                    };
                     cx.error_hint(
                         range(&m.method),
                         format!("method `.{name}()` is not supported in a tile kernel"),
                         format!(
-                            "call the built-in function instead: `{}(x{})`",
-                            if name == "ln" { "log" } else { &name },
-                            if m.args.is_empty() { "" } else { ", y" }
+                            "call the built-in function instead: `{function}(x{})`",
+                            match m.args.len() {
+                                0 => "",
+                                1 => ", y",
+                                _ => ", y, z",
+                            }
                         ),
                     );
                     return None;

@@ -21,7 +21,8 @@ const PRIMITIVES: &[&str] = &[
     "reduce_max",
     "atomic_add",
 ];
-const FUNCTIONS: &str = "exp, exp2, log, sqrt, rsqrt, abs, max, min, if_then_else, block_idx";
+const FUNCTIONS: &str = "exp, exp2, log, sqrt, rsqrt, abs, max, min, tanh, erf, sigmoid, pow, sin, cos, floor, ceil, fma, if_then_else, block_idx";
+const ORDINALS: [&str; 3] = ["first", "second", "third"];
 
 #[derive(Clone, Copy)]
 enum Binding {
@@ -1715,40 +1716,42 @@ impl Checker<'_> {
     ) -> Option<Expr> {
         let name = func.to_string();
         if let Some(f) = MathFn::from_name(&name) {
-            let usage = if f.arity() == 2 {
-                format!("{name}(a, b)")
-            } else {
-                format!("{name}(x)")
+            let usage = match f.arity() {
+                1 => format!("{name}(x)"),
+                n => format!("{name}({})", ["a", "b", "c"][..n].join(", ")),
             };
             if !self.arity(func, args, f.arity(), &usage, span) {
                 return None;
             }
-            let a0 = if f.arity() == 2
-                && is_untyped_literal(&args[0])
-                && !is_untyped_literal(&args[1])
-            {
-                let b = self.expr(&args[1], expect)?;
-                let a = self.expr_as(&args[0], b.ty, &format!("the first argument of `{name}`"))?;
-                vec![a, b]
-            } else {
-                let a = self.expr(&args[0], expect)?;
-                let mut v = vec![a];
-                if f.arity() == 2 {
-                    let ty = v[0].ty;
-                    v.push(self.expr_as(
-                        &args[1],
+            // The arguments share one type: that of the first one that is not an untyped
+            // literal (`pow(2.0, x)` with `x: f16` is an f16 `pow`), else the first one's.
+            let lead = args
+                .iter()
+                .position(|a| !is_untyped_literal(a))
+                .unwrap_or(0);
+            let first = self.expr(&args[lead], expect)?;
+            let ty = first.ty;
+            let mut a0 = Vec::with_capacity(args.len());
+            for (i, a) in args.iter().enumerate() {
+                if i == lead {
+                    a0.push(first.clone());
+                } else {
+                    a0.push(self.expr_as(
+                        a,
                         ty,
-                        &format!("the second argument of `{name}`"),
+                        &format!("the {} argument of `{name}`", ORDINALS[i]),
                     )?);
                 }
-                v
-            };
+            }
             let ty = a0[0].ty;
             if f.float_only() && !ty.is_float() {
                 self.cx.error_hint(
                     span,
                     format!("`{name}` is defined on floating-point values, found {ty}"),
-                    format!("cast first: `{name}(x as f32)`"),
+                    match f.arity() {
+                        1 => format!("cast first: `{name}(x as f32)`"),
+                        _ => format!("cast the arguments first: `{name}(a as f32, ..)`"),
+                    },
                 );
                 return None;
             }

@@ -444,7 +444,7 @@ fn unknown_functions_and_iterators() {
         r#"
 #[tile_kernel(grid = [1], threads = 4)]
 fn k(x: &mut Tensor<f32, (N,)>) {
-    let y = tanh(x[0]);
+    let y = gelu(x[0]);
     for i in threads(4) {}
     sync_threads();
     exp(1.0);
@@ -457,7 +457,7 @@ fn k(x: &mut Tensor<f32, (N,)>) {
                 "iterate over `parallel(..)`, `serial(..)` or `pipelined(n, stages)`",
             ),
             (
-                "unknown function `tanh`",
+                "unknown function `gelu`",
                 "the functions are exp, exp2, log",
             ),
             (

@@ -393,6 +393,8 @@ const CORPUS: &[&str] = &[
                 x >>= 1;
                 let mut y = x as f64;
                 y = sqrt(abs(y)) + log(y * y + 1.0) + exp(-y / 1000.0) + exp2(1.5) + rsqrt(4.0);
+                y = tanh(y) + erf(y) + sigmoid(y) + pow(y, 3.0) + sin(y) * cos(y) + floor(y) - ceil(y);
+                y = fma(y, 0.5, pow(2.0, y));
                 o[g] = if_then_else(x == 0 || x != 1 && x <= 2 || x > 3 && x >= 4, x, -x);
                 f[g] = y;
                 let b8: u8 = (x & 255) as u8;
@@ -708,6 +710,15 @@ const KEYWORDS: &[&str] = &[
     "abs",
     "max",
     "min",
+    "tanh",
+    "erf",
+    "sigmoid",
+    "pow",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "fma",
     "div_ceil",
     "at",
     "at_mut",
@@ -919,6 +930,10 @@ const EXPR_SNIPPETS: &[&str] = &[
     "abs(-(1 << 63))",
     "(0u8 - 1)",
     "rsqrt(0.0)",
+    "pow(-8.0, 1.0 / 3.0)",
+    "fma(1, 2, 3)",
+    "sin(1e300)",
+    "(1.5).mul_add(2.0, 3.0)",
     "a.at",
 ];
 

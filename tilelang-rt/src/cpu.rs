@@ -370,7 +370,11 @@ pub fn shr<T: Shift>(a: T, b: T) -> T {
     a.shr(b)
 }
 
-/// The math functions. Half-precision types compute in f32 and round once.
+/// The math functions. Half-precision types compute in f32 and round once; f32 and f64 use
+/// their own precision, except `sigmoid` on f32, computed in f64 and rounded once. What each
+/// guarantees is in `docs/language.md` ("Math functions"): `floor`, `ceil`, `sqrt`, `abs`
+/// and `fma` on f32/f64 are correctly rounded; `tanh`, `erf`, `sin`, `cos`, `pow` are musl's
+/// (through the `libm` crate: the same bits on every host), within 1 ulp.
 pub trait Math: Scalar {
     fn exp(self) -> Self;
     fn exp2(self) -> Self;
@@ -378,7 +382,75 @@ pub trait Math: Scalar {
     fn sqrt(self) -> Self;
     fn rsqrt(self) -> Self;
     fn abs(self) -> Self;
+    fn tanh(self) -> Self;
+    fn erf(self) -> Self;
+    fn sigmoid(self) -> Self;
+    fn pow(self, y: Self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn fma(self, b: Self, c: Self) -> Self;
 }
+
+/// The functions of one working precision (`f32` or `f64`), by name.
+trait Libm: Copy {
+    fn tanh(self) -> Self;
+    fn erf(self) -> Self;
+    fn sigmoid(self) -> Self;
+    fn pow(self, y: Self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn fma(self, b: Self, c: Self) -> Self;
+}
+impl Libm for f32 {
+    fn tanh(self) -> f32 {
+        libm::tanhf(self)
+    }
+    fn erf(self) -> f32 {
+        libm::erff(self)
+    }
+    fn sigmoid(self) -> f32 {
+        // In f64, rounded once: 1 / (1 + e^-x) in f32 would round three times.
+        (1.0 / (1.0 + libm::exp(-(self as f64)))) as f32
+    }
+    fn pow(self, y: f32) -> f32 {
+        libm::powf(self, y)
+    }
+    fn sin(self) -> f32 {
+        libm::sinf(self)
+    }
+    fn cos(self) -> f32 {
+        libm::cosf(self)
+    }
+    fn fma(self, b: f32, c: f32) -> f32 {
+        libm::fmaf(self, b, c)
+    }
+}
+impl Libm for f64 {
+    fn tanh(self) -> f64 {
+        libm::tanh(self)
+    }
+    fn erf(self) -> f64 {
+        libm::erf(self)
+    }
+    fn sigmoid(self) -> f64 {
+        1.0 / (1.0 + libm::exp(-self))
+    }
+    fn pow(self, y: f64) -> f64 {
+        libm::pow(self, y)
+    }
+    fn sin(self) -> f64 {
+        libm::sin(self)
+    }
+    fn cos(self) -> f64 {
+        libm::cos(self)
+    }
+    fn fma(self, b: f64, c: f64) -> f64 {
+        libm::fma(self, b, c)
+    }
+}
+
 macro_rules! math_via {
     ($t:ty, $w:ty, $to:expr, $from:expr) => {
         impl Math for $t {
@@ -406,6 +478,44 @@ macro_rules! math_via {
             fn abs(self) -> Self {
                 $from($to(self).abs())
             }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $from(Libm::tanh($to(self)))
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $from(Libm::erf($to(self)))
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                $from(Libm::sigmoid($to(self)))
+            }
+            #[inline(always)]
+            fn pow(self, y: Self) -> Self {
+                $from(Libm::pow($to(self), $to(y)))
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $from(Libm::sin($to(self)))
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $from(Libm::cos($to(self)))
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                $from($to(self).floor())
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                $from($to(self).ceil())
+            }
+            #[inline(always)]
+            fn fma(self, b: Self, c: Self) -> Self {
+                // Halves: the product of two is exact in f32, so this rounds the sum twice
+                // (f32, then the half type): within 1 ulp.
+                $from(Libm::fma($to(self), $to(b), $to(c)))
+            }
         }
     };
 }
@@ -414,26 +524,32 @@ math_via!(bf16, f32, |x: bf16| x.to_f32(), bf16::from_f32);
 math_via!(f32, f32, |x: f32| x, |x: f32| x);
 math_via!(f64, f64, |x: f64| x, |x: f64| x);
 
-#[inline(always)]
-pub fn exp<T: Math>(x: T) -> T {
-    x.exp()
+macro_rules! math_fns {
+    ($($name:ident($($arg:ident),*)),* $(,)?) => {
+        $(
+            #[inline(always)]
+            pub fn $name<T: Math>(x: T $(, $arg: T)*) -> T {
+                x.$name($($arg),*)
+            }
+        )*
+    };
 }
-#[inline(always)]
-pub fn exp2<T: Math>(x: T) -> T {
-    x.exp2()
-}
-#[inline(always)]
-pub fn log<T: Math>(x: T) -> T {
-    x.log()
-}
-#[inline(always)]
-pub fn sqrt<T: Math>(x: T) -> T {
-    x.sqrt()
-}
-#[inline(always)]
-pub fn rsqrt<T: Math>(x: T) -> T {
-    x.rsqrt()
-}
+math_fns!(
+    exp(),
+    exp2(),
+    log(),
+    sqrt(),
+    rsqrt(),
+    tanh(),
+    erf(),
+    sigmoid(),
+    pow(y),
+    sin(),
+    cos(),
+    floor(),
+    ceil(),
+    fma(b, c),
+);
 
 /// `abs` on integers and floats.
 #[inline(always)]
