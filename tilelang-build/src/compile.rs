@@ -205,8 +205,9 @@ fn compile_one(
     // resident warps (`lower::occupancy`). Two tries at most: the fullest request below the
     // registers this object used, else the one that buys a single block more; the first
     // whose object does not spill wins (a spill costs more than the warps it buys), and if
-    // neither does, the object without a request.
-    let mut min_blocks = 1;
+    // neither does, the object without a request. (A kernel whose attribute asks for blocks
+    // has no requests: its source already says how many.)
+    let mut min_blocks = hip.min_blocks;
     let below: Vec<&lower::Bounded> = if res.spill_bytes == 0 {
         let used = res.registers as usize;
         hip.requests.iter().filter(|r| r.registers < used).collect()
@@ -232,7 +233,7 @@ fn compile_one(
             break;
         }
     }
-    if min_blocks == 1 && !over.is_empty() {
+    if min_blocks == hip.min_blocks && !over.is_empty() {
         res = parse_resources(&build_object(
             job,
             &hip.source,
@@ -594,6 +595,7 @@ mod tests {
                 shared_bytes: 0,
                 demoted: Vec::new(),
                 requests: Vec::new(),
+                min_blocks: 1,
             },
         };
         let nvcc = format!(

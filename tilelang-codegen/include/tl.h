@@ -16,6 +16,9 @@
 #include <stdint.h>
 #define TL_DEVICE __device__ __forceinline__
 #define TL_GLOBAL extern "C" __global__
+// The attribute's occupancy controls (lower/occupancy.rs); AMD's waves per SIMD have no
+// NVIDIA form: there `min_blocks` is `__launch_bounds__`' second argument.
+#define TL_MAX_REGISTERS(r) __maxnreg__(r)
 #define TL_TID ((int)threadIdx.x)
 #define TL_BID_X ((long long)blockIdx.x)
 #define TL_BID_Y ((long long)blockIdx.y)
@@ -346,6 +349,8 @@ __device__ inline float fmaf(float x, float y, float z) { return __builtin_fmaf(
 #endif
 #define TL_DEVICE __device__ __forceinline__
 #define TL_GLOBAL extern "C" __global__
+#define TL_MAX_REGISTERS(r) __attribute__((amdgpu_num_vgpr(r)))
+#define TL_WAVES_PER_EU(w) __attribute__((amdgpu_waves_per_eu(w)))
 #if defined(__GFX9__)
 #define TL_WAVE 64
 #else

@@ -41,6 +41,8 @@
 #define __device__
 #define __shared__
 #define __launch_bounds__(n)
+#define TL_MAX_REGISTERS(r)
+#define TL_WAVES_PER_EU(w)
 #define __forceinline__ inline
 // `__restrict__` is a GNU extension that clang accepts in host C++ as it is.
 #define TL_DEVICE inline

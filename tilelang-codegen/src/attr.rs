@@ -7,6 +7,7 @@
 //!     configs = [small(BLOCK = 256, THREADS = 64), large(BLOCK = 1024, THREADS = 256)],
 //!     defaults = [gfx1100 = small, sm_90 = large],// the default config per target arch
 //!     requires = [N % BLOCK == 0],                // launch-time conditions on shapes and configs
+//!     min_blocks = 4,                             // or `max_registers = 64`: occupancy, per config
 //! )]
 //! ```
 
@@ -18,7 +19,15 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::Ident;
 
-pub const KEYS: &[&str] = &["grid", "threads", "configs", "defaults", "requires"];
+pub const KEYS: &[&str] = &[
+    "grid",
+    "threads",
+    "configs",
+    "defaults",
+    "requires",
+    "min_blocks",
+    "max_registers",
+];
 
 /// Target architectures a `defaults` entry may name.
 pub const ARCHS: &[&str] = &[
@@ -35,6 +44,11 @@ pub struct KernelAttr {
     pub configs: Vec<ConfigDef>,
     pub defaults: Vec<(Ident, Ident)>,
     pub requires: Vec<Expr>,
+    /// Blocks that must fit on one multiprocessor at once (a register cap the device
+    /// compiler meets), a constant expression per config.
+    pub min_blocks: Option<Expr>,
+    /// Registers per thread at most, a constant expression per config.
+    pub max_registers: Option<Expr>,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +67,8 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
         configs: Vec::new(),
         defaults: Vec::new(),
         requires: Vec::new(),
+        min_blocks: None,
+        max_registers: None,
     };
     let items = match Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated.parse2(tokens) {
         Ok(items) => items,
@@ -127,6 +143,8 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                     .collect();
             }
             "threads" => out.threads = parse::expr(cx, value),
+            "min_blocks" => out.min_blocks = parse::expr(cx, value),
+            "max_registers" => out.max_registers = parse::expr(cx, value),
             "configs" => {
                 let syn::Expr::Array(arr) = value else {
                     cx.error_hint(

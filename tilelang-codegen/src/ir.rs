@@ -26,6 +26,8 @@ pub struct Kernel {
     pub params: Vec<Param>,
     pub grid: Vec<Expr>,
     pub threads: Expr,
+    /// The attribute's occupancy control, if any (`min_blocks` or `max_registers`).
+    pub occupancy: Option<Occupancy>,
     pub configs: Vec<Config>,
     /// `(arch, index into configs)`; archs not listed use `configs[0]`.
     pub defaults: Vec<(String, usize)>,
@@ -34,6 +36,15 @@ pub struct Kernel {
     pub vars: Vec<Var>,
     pub buffers: Vec<Buffer>,
     pub body: Vec<Stmt>,
+}
+
+/// An occupancy control: a constant expression per config, checked in range by validation.
+#[derive(Debug, Clone)]
+pub enum Occupancy {
+    /// Blocks per multiprocessor the device compiler must let reside (a register cap).
+    MinBlocks(Expr),
+    /// Registers per thread at most.
+    MaxRegisters(Expr),
 }
 
 #[derive(Debug, Clone)]

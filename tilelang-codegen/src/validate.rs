@@ -160,6 +160,34 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         }
         Some(e)
     });
+    let mut constant = |key: &str, example: &str, e: &Option<ast::Expr>| {
+        let e = e.as_ref()?;
+        let ir = ck.expr_as(e, Dtype::Index, &format!("`{key}`"))?;
+        if !is_const(&ir) {
+            ck.cx.error_hint(
+                e.span,
+                format!("`{key}` must be a constant"),
+                format!("use a literal or a const generic, e.g. `{key} = {example}`"),
+            );
+            return None;
+        }
+        Some(ir)
+    };
+    let min_blocks = constant("min_blocks", "4", &attr.min_blocks);
+    let max_registers = constant("max_registers", "64", &attr.max_registers);
+    let occupancy = match (min_blocks, max_registers) {
+        (Some(b), None) => Some(ir::Occupancy::MinBlocks(b)),
+        (None, Some(r)) => Some(ir::Occupancy::MaxRegisters(r)),
+        (None, None) => None,
+        (Some(_), Some(r)) => {
+            ck.cx.error_hint(
+                r.span,
+                "`min_blocks` and `max_registers` cannot both be given",
+                "keep one: `min_blocks = B` caps registers at what B resident blocks leave; `max_registers = R` caps them directly",
+            );
+            None
+        }
+    };
     let requires: Vec<(Expr, String)> = attr
         .requires
         .iter()
@@ -295,6 +323,7 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         params,
         grid,
         threads,
+        occupancy,
         configs,
         defaults,
         requires,
@@ -1878,6 +1907,45 @@ fn check_threads(cx: &mut Ctxt, threads: &Expr, cfg: &Config, span: Range) {
     }
 }
 
+fn check_occupancy(cx: &mut Ctxt, occupancy: Option<&ir::Occupancy>, cfg: &Config) {
+    let Some(o) = occupancy else { return };
+    let (key, e, range, hint) = match o {
+        ir::Occupancy::MinBlocks(e) => (
+            "min_blocks",
+            e,
+            1..=32,
+            "ask for 1 to 32 resident blocks per multiprocessor",
+        ),
+        ir::Occupancy::MaxRegisters(e) => (
+            "max_registers",
+            e,
+            16..=255,
+            "cap registers per thread between 16 and 255",
+        ),
+    };
+    match eval_const(e, &cfg.values) {
+        Some(v) if range.contains(&v) => {}
+        Some(v) => cx.error_hint(
+            e.span,
+            format!(
+                "in config `{}`: `{key}` is {v}, outside {}..={}",
+                cfg.name,
+                range.start(),
+                range.end()
+            ),
+            hint,
+        ),
+        None => cx.error_hint(
+            e.span,
+            format!(
+                "in config `{}`: `{key}` does not evaluate to a constant",
+                cfg.name
+            ),
+            "use a literal or a const generic",
+        ),
+    }
+}
+
 /// Per-config checks: every constant the kernel uses is evaluated under each config.
 fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
     for (ci, cfg) in k.configs.iter().enumerate() {
@@ -1889,6 +1957,7 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
             .unwrap_or(k.name.span());
         let label = format!("in config `{}`", cfg.name);
         check_threads(cx, &k.threads, cfg, cfg_span.into());
+        check_occupancy(cx, k.occupancy.as_ref(), cfg);
         let shape = |b: BufId| -> Vec<Option<i128>> {
             k.buffers[b]
                 .shape

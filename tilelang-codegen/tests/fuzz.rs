@@ -727,6 +727,8 @@ const KEYWORDS: &[&str] = &[
     "configs",
     "defaults",
     "requires",
+    "min_blocks",
+    "max_registers",
     "cpu",
     "sm_90",
     "gfx1100",

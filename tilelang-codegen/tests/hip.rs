@@ -1900,6 +1900,78 @@ pub fn walk<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, y: &mut T
 /// unit, sm_86's smaller thread count), and the source the build compiles first asks for
 /// none. No ladder on AMD, for a `gemm`, for a sequential loop over global memory (a row
 /// reduction), or where shared memory already bounds the resident blocks.
+/// The attribute's `min_blocks` and `max_registers`: printed per vendor in place of any
+/// request (the user decided), per config; refused, on the config, where the target cannot
+/// hold them.
+#[test]
+fn occupancy_controls_of_the_attribute_are_printed_per_vendor_or_refused() {
+    let with = |key: &str| {
+        TRANSPOSE.replace(
+            "e(BM = 24, BN = 40, T = 64)])]",
+            &format!("e(BM = 24, BN = 40, T = 64)], {key})]"),
+        )
+    };
+    let blocks = with("min_blocks = 2048 / T / 2");
+    // a: 256 threads, 4 blocks; e: 64 threads, 16 blocks.
+    let k = hip(&blocks, 0, "sm_90");
+    assert!(k.requests.is_empty() && k.min_blocks == 4, "{}", k.source);
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void __launch_bounds__(256, 4) tl_transpose__a("));
+    let k = hip(&blocks, 4, "sm_90");
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void __launch_bounds__(64, 16) tl_transpose__e("));
+    // AMD: waves per SIMD, four SIMDs a CU or WGP: 4 blocks of 8 waves (wave 32) are 8; of 4
+    // waves (wave 64) 4.
+    let k = hip(&blocks, 0, "gfx1100");
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void __launch_bounds__(256) TL_WAVES_PER_EU(8) tl_transpose__a("));
+    let k = hip(&blocks, 0, "gfx942");
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void __launch_bounds__(256) TL_WAVES_PER_EU(4) tl_transpose__a("));
+    let capped = with("max_registers = 48");
+    let k = hip(&capped, 0, "sm_90");
+    // nvcc takes `__maxnreg__` only without `__launch_bounds__`.
+    assert!(k.requests.is_empty() && k.min_blocks == 1);
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void TL_MAX_REGISTERS(48) tl_transpose__a("));
+    let k = hip(&capped, 0, "gfx1201");
+    assert!(k
+        .source
+        .contains("TL_GLOBAL void __launch_bounds__(256) TL_MAX_REGISTERS(48) tl_transpose__a("));
+    // What the target cannot hold is an error on the config.
+    let refused = |src: &str, config: usize, arch: &str| {
+        emit(&kernel(src), config, &Target::by_arch(arch).unwrap(), None)
+            .unwrap_err()
+            .message
+    };
+    let m = refused(&with("min_blocks = 12"), 0, "sm_90");
+    assert!(m.contains("12 blocks of 256 threads cannot reside on one sm_90 multiprocessor (2048 threads, 32 blocks)"), "{m}");
+    // sm_86 holds 1536 threads: 8 blocks of 256 do not fit there, and do on sm_90.
+    let eight = with("min_blocks = 8");
+    let m = refused(&eight, 0, "sm_86");
+    assert!(
+        m.contains("config `a`") && m.contains("(1536 threads, 16 blocks)"),
+        "{m}"
+    );
+    assert_eq!(hip(&eight, 0, "sm_90").min_blocks, 8);
+    let wide = with("max_registers = 200").replace("threads = T", "threads = 512");
+    let m = refused(&wide, 0, "sm_90");
+    assert!(m.contains("a block of 512 threads would need 102400 registers, and a sm_90 multiprocessor has 65536"), "{m}");
+    // Config d's fragment `t` (128 × 64 f16) over 32 threads takes 128 registers a thread: a
+    // cap below that is refused.
+    let big = TRANSPOSE.replace("threads = T", "threads = 32").replace(
+        "e(BM = 24, BN = 40, T = 64)])]",
+        "e(BM = 24, BN = 40, T = 64)], max_registers = 16)]",
+    );
+    let m = refused(&big, 3, "sm_90");
+    assert!(m.contains("`max_registers = 16` is below the"), "{m}");
+}
+
 #[test]
 fn occupancy_requests_only_for_single_pass_kernels_on_nvidia() {
     let ladder = |src: &str, config: usize, arch: &str| -> Vec<(usize, usize)> {

@@ -70,6 +70,8 @@ pub struct HipKernel {
     /// The same plan printed with each request for resident blocks (the occupancy pass), in the
     /// order the build tries them; `source` asks for none.
     pub requests: Vec<Bounded>,
+    /// The blocks per multiprocessor `source` asks for (the attribute's `min_blocks`), else 1.
+    pub min_blocks: usize,
 }
 
 /// A kernel's source asking the device compiler to keep `min_blocks` blocks resident per
@@ -152,6 +154,8 @@ pub(crate) struct Plan<'a> {
     pub requests: Vec<occupancy::Request>,
     /// The request printed: 1 asks nothing.
     pub min_blocks: usize,
+    /// The attribute's occupancy control, printed instead of any request ([`occupancy`]).
+    pub explicit: Option<occupancy::Explicit>,
 }
 
 /// A statement's identity within one kernel: its address (the kernel is not changed while it
@@ -267,18 +271,34 @@ pub(crate) fn plan<'a>(
         splits: BTreeMap::new(),
         requests: Vec::new(),
         min_blocks: 1,
+        explicit: None,
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
-    plan.requests = occupancy::plan_requests(
+    let fragment_registers = layout::thread_registers(k, vals, &plan.storage);
+    plan.explicit = occupancy::explicit(
         k,
+        vals,
         target,
         threads,
         plan.shared_bytes,
-        layout::thread_registers(k, vals, &plan.storage),
-    );
+        fragment_registers,
+    )
+    .map_err(|m| {
+        limit(
+            m,
+            "relax the request in the attribute, or change this config's tiles or threads".into(),
+        )
+    })?;
+    if let Some(occupancy::Explicit::MinBlocks { blocks, .. }) = plan.explicit {
+        plan.min_blocks = blocks;
+    }
+    if plan.explicit.is_none() {
+        plan.requests =
+            occupancy::plan_requests(k, target, threads, plan.shared_bytes, fragment_registers);
+    }
     Ok(plan)
 }
 
@@ -329,6 +349,7 @@ pub fn emit(
 ) -> Result<HipKernel, Diagnostic> {
     let mut plan = plan(k, config, target)?;
     let source = print::kernel(&plan, file);
+    let min_blocks = plan.min_blocks;
     let mut requests = Vec::new();
     for r in plan.requests.clone() {
         plan.min_blocks = r.blocks;
@@ -351,6 +372,7 @@ pub fn emit(
         shared_bytes,
         demoted,
         requests,
+        min_blocks,
     })
 }
 

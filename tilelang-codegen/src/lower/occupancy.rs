@@ -26,6 +26,13 @@
 //! `compile.rs`) compiles the kernel without a request first, then, only if that used more
 //! registers than a request's cap, each such request in turn and keeps the first that does
 //! not spill (`HipKernel::requests`, the same plan printed with each).
+//!
+//! A kernel whose attribute sets `min_blocks` or `max_registers` gets that instead, and no
+//! requests: the user decided ([`explicit`]). NVIDIA: `__launch_bounds__(threads, blocks)`,
+//! or `__maxnreg__` (which nvcc accepts only without launch bounds); AMD: the waves per SIMD
+//! those blocks make (`amdgpu_waves_per_eu`, four SIMDs to a CU or WGP) or
+//! `amdgpu_num_vgpr`. Where the request cannot hold on the target (more threads or shared
+//! memory than a multiprocessor has, a cap below the fragments' registers) it is an error.
 
 use super::*;
 use crate::validate::walk;
@@ -38,6 +45,69 @@ const QUARTERS: usize = 3;
 pub(crate) struct Request {
     pub blocks: usize,
     pub registers: usize,
+}
+
+/// The attribute's occupancy control, evaluated for one config and target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Explicit {
+    /// `__launch_bounds__(threads, blocks)` on NVIDIA; on AMD, `waves` per SIMD.
+    MinBlocks {
+        blocks: usize,
+        waves: usize,
+    },
+    MaxRegisters(usize),
+}
+
+/// SIMDs of an AMD compute unit (CDNA) or work-group processor (RDNA, where blocks run in
+/// WGP mode): the unit `amdgpu_waves_per_eu` counts waves in.
+const AMD_SIMDS: usize = 4;
+
+/// The attribute's control for this config on `target`, or why it cannot hold there.
+pub(super) fn explicit(
+    k: &Kernel,
+    vals: &[u64],
+    target: &Gpu,
+    threads: usize,
+    shared: usize,
+    fragment_registers: usize,
+) -> Result<Option<Explicit>, String> {
+    let Some(o) = &k.occupancy else {
+        return Ok(None);
+    };
+    let value = |e| eval_const(e, vals).map_or(0, |v| v as usize);
+    let sm = target.multiprocessor();
+    match o {
+        Occupancy::MinBlocks(e) => {
+            let blocks = value(e);
+            if let Some(sm) = sm {
+                if blocks * threads > sm.threads || blocks > sm.blocks {
+                    return Err(format!("`min_blocks = {blocks}`: {blocks} blocks of {threads} threads cannot reside on one {} multiprocessor ({} threads, {} blocks)", target.arch, sm.threads, sm.blocks));
+                }
+                if blocks * (shared + 1024) > sm.shared {
+                    return Err(format!("`min_blocks = {blocks}`: {blocks} blocks of {shared} bytes of shared memory (and 1 KB each for the driver) do not fit in the {} KB of a {} multiprocessor", sm.shared / 1024, target.arch));
+                }
+                let cap = register_cap(sm.registers, threads, blocks);
+                if cap < fragment_registers {
+                    return Err(format!("`min_blocks = {blocks}` leaves {cap} registers per thread, and the fragments and local buffers need {fragment_registers}"));
+                }
+            }
+            let waves = (threads.div_ceil(target.wave as usize) * blocks).div_ceil(AMD_SIMDS);
+            Ok(Some(Explicit::MinBlocks { blocks, waves }))
+        }
+        Occupancy::MaxRegisters(e) => {
+            let registers = value(e);
+            if registers < fragment_registers {
+                return Err(format!("`max_registers = {registers}` is below the {fragment_registers} registers per thread the fragments and local buffers need"));
+            }
+            if let Some(sm) = sm {
+                let need = threads.div_ceil(32) * 32 * registers.div_ceil(8) * 8;
+                if need > sm.registers {
+                    return Err(format!("`max_registers = {registers}`: a block of {threads} threads would need {need} registers, and a {} multiprocessor has {}", target.arch, sm.registers));
+                }
+            }
+            Ok(Some(Explicit::MaxRegisters(registers)))
+        }
+    }
 }
 
 /// The requests worth trying, in order (each leaving more registers than the one before);

@@ -93,13 +93,24 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
     for i in 0..k.symbols.len() {
         params.push(format!("tl::index {}", e.sym(i)));
     }
-    let bounds = match p.min_blocks {
-        1 => format!("{threads}"),
-        m => format!("{threads}, {m}"),
+    let nvidia = p.target.vendor == crate::target::Vendor::Nvidia;
+    let bounds = match (p.explicit, p.min_blocks) {
+        // nvcc takes `__maxnreg__` only without `__launch_bounds__`.
+        (Some(occupancy::Explicit::MaxRegisters(r)), _) if nvidia => {
+            format!("TL_MAX_REGISTERS({r})")
+        }
+        (Some(occupancy::Explicit::MaxRegisters(r)), _) => {
+            format!("__launch_bounds__({threads}) TL_MAX_REGISTERS({r})")
+        }
+        (Some(occupancy::Explicit::MinBlocks { waves, .. }), _) if !nvidia => {
+            format!("__launch_bounds__({threads}) TL_WAVES_PER_EU({waves})")
+        }
+        (_, 1) => format!("__launch_bounds__({threads})"),
+        (_, m) => format!("__launch_bounds__({threads}, {m})"),
     };
     let _ = writeln!(
         src,
-        "TL_GLOBAL void __launch_bounds__({bounds}) {entry}({}) {{",
+        "TL_GLOBAL void {bounds} {entry}({}) {{",
         params.join(", ")
     );
     if p.shared_bytes > 0 {
