@@ -33,6 +33,11 @@ impl Range {
 }
 
 /// The range covered by a syntax node's tokens.
+/// `n` and the noun, singular for one: `count(1, "dimension")` is "1 dimension".
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn range(t: &impl ToTokens) -> Range {
     let mut it = t.to_token_stream().into_iter();
     let first = match it.next() {

@@ -464,8 +464,8 @@ fn let_stmt(cx: &mut Ctxt, local: &syn::Local, out: &mut Vec<Stmt>) {
                 cx.error_hint(
                     init.span,
                     format!(
-                        "expected a tuple of {} values, found {}",
-                        pt.elems.len(),
+                        "expected a tuple of {}, found {}",
+                        crate::ctxt::count(pt.elems.len(), "value"),
                         values.len()
                     ),
                     "give one value per name",
@@ -1185,33 +1185,36 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                         mutable: name == "at_mut",
                     }
                 }
-                "min" | "max" | "exp" | "sqrt" | "abs" | "ln" | "exp2" | "tanh" | "erf" | "sin"
-                | "cos" | "floor" | "ceil" | "powf" | "powi" | "mul_add" => {
+                _ => {
+                    // The receiver and the arguments are still read, for their own errors
+                    // (`a[i].tanh().max(0.0)` reports both methods).
+                    expr(cx, &m.receiver);
+                    for a in &m.args {
+                        expr(cx, a);
+                    }
                     let function = match name.as_str() {
-                        "ln" => "log",
-                        "powf" | "powi" => "pow",
-                        "mul_add" => "fma",
-                        other => other,
+                        "min" | "max" | "exp" | "sqrt" | "abs" | "exp2" | "tanh" | "erf"
+                        | "sin" | "cos" | "floor" | "ceil" => Some(name.as_str()),
+                        "ln" => Some("log"),
+                        "powf" | "powi" => Some("pow"),
+                        "mul_add" => Some("fma"),
+                        _ => None,
                     };
-                    cx.error_hint(
-                        range(&m.method),
-                        format!("method `.{name}()` is not supported in a tile kernel"),
-                        format!(
-                            "call the built-in function instead: `{function}(x{})`",
+                    let hint = match function {
+                        Some(f) => format!(
+                            "call the built-in function instead: `{f}(x{})`",
                             match m.args.len() {
                                 0 => "",
                                 1 => ", y",
                                 _ => ", y, z",
                             }
                         ),
-                    );
-                    return None;
-                }
-                _ => {
+                        None => "the methods available are `.div_ceil(n)`, `.at(offsets)` and `.at_mut(offsets)`".into(),
+                    };
                     cx.error_hint(
                         range(&m.method),
                         format!("method `.{name}()` is not supported in a tile kernel"),
-                        "the methods available are `.div_ceil(n)`, `.at(offsets)` and `.at_mut(offsets)`",
+                        hint,
                     );
                     return None;
                 }

@@ -5,8 +5,8 @@
 
 use crate::ast::{self, Dtype};
 use crate::attr::KernelAttr;
-use crate::ctxt::Ctxt;
 use crate::ctxt::Range;
+use crate::ctxt::{count, Ctxt};
 use crate::ir::{self, *};
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -296,8 +296,11 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         ..
     } = ck;
     let threads = threads?;
-    if cx.has_errors() {
-        // The body has errors, so the IR is incomplete; the launch geometry can still be checked.
+    let complete = is_const(&threads) && configs.iter().all(|c| c.values.len() == consts.len());
+    let body_errors = cx.has_errors();
+    if body_errors && !complete {
+        // The configs themselves are incomplete: only the launch geometry of those that are
+        // whole can still be checked.
         for (ci, cfg) in configs
             .iter()
             .enumerate()
@@ -331,6 +334,9 @@ pub fn kernel(cx: &mut Ctxt, def: &ast::KernelDef, attr: &KernelAttr) -> Option<
         buffers,
         body,
     };
+    // With errors in the body the IR lacks the statements that had them (and whatever used
+    // their names, which are poisoned), but what it has is whole: its per-config errors are
+    // reported in the same round as the rest.
     check_configs(cx, &k, attr);
     (!cx.has_errors()).then_some(k)
 }
@@ -463,15 +469,20 @@ impl Checker<'_> {
         }
     }
 
-    fn unknown_name(&mut self, name: &Ident) {
+    /// Whether `name` is bound to a value whose definition had an error: its uses say
+    /// nothing more.
+    fn poisoned(&self, name: &Ident) -> bool {
         let s = name.to_string();
-        if self
-            .scopes
+        self.scopes
             .iter()
             .rev()
             .find_map(|sc| sc.get(&s))
             .is_some_and(|b| matches!(b, Binding::Poisoned))
-        {
+    }
+
+    fn unknown_name(&mut self, name: &Ident) {
+        let s = name.to_string();
+        if self.poisoned(name) {
             return;
         }
         let hint = if s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
@@ -1143,8 +1154,8 @@ impl Checker<'_> {
             self.cx.error_hint(
                 span,
                 format!(
-                    "`{func}` takes {n} argument{}, found {}",
-                    if n == 1 { "" } else { "s" },
+                    "`{func}` takes {}, found {}",
+                    count(n, "argument"),
                     args.len()
                 ),
                 format!("write `{usage}`"),
@@ -1301,9 +1312,9 @@ impl Checker<'_> {
                         self.cx.error_hint(
                             arg.span,
                             format!(
-                                "`gemm` operands are 2-D tiles, but `{}` has {} dimensions",
+                                "`gemm` operands are 2-D tiles, but `{}` has {}",
                                 buf.name,
-                                buf.shape.len()
+                                count(buf.shape.len(), "dimension")
                             ),
                             "allocate it with a shape `(ROWS, COLS)`",
                         );
@@ -1356,7 +1367,16 @@ impl Checker<'_> {
                 }
                 let want = bs.shape.len().saturating_sub(1).max(1);
                 if bd.shape.len() != want {
-                    self.cx.error_hint(args[1].span, format!("reducing a {}-D tile gives a {want}-D result, but `{}` has {} dimensions", bs.shape.len(), bd.name, bd.shape.len()), "drop the reduced dimension from the destination's shape");
+                    self.cx.error_hint(
+                        args[1].span,
+                        format!(
+                            "reducing a {}-D tile gives a {want}-D result, but `{}` has {}",
+                            bs.shape.len(),
+                            bd.name,
+                            count(bd.shape.len(), "dimension")
+                        ),
+                        "drop the reduced dimension from the destination's shape",
+                    );
                     return None;
                 }
                 if bs.dtype != bd.dtype {
@@ -1426,7 +1446,7 @@ impl Checker<'_> {
                         format!("the value of `{name}(..)` is unused"),
                         format!("bind it: `let x = {name}(..);`"),
                     );
-                } else {
+                } else if !self.poisoned(func) {
                     self.cx.error_hint(
                         func.span(),
                         format!("unknown primitive `{name}`"),
@@ -1869,6 +1889,7 @@ impl Checker<'_> {
                 );
                 None
             }
+            _ if self.poisoned(func) => None,
             _ => {
                 self.cx.error_hint(
                     func.span(),
@@ -1975,6 +1996,8 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
                         format!("{label}: dimension of `{}` is {v}", b.name),
                         format!("buffer dimensions must be between 1 and {MAX_TILE_ELEMENTS}"),
                     ),
+                    // (Reported where it was written.)
+                    None if !is_const(d) => {}
                     None => cx.error_hint(
                         d.span,
                         format!("{label}: dimension of `{}` does not evaluate", b.name),
@@ -1990,7 +2013,8 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
                 ..
             } => {
                 let dims: Vec<Option<i128>> = extents.iter().map(|e| eval_const(e, vals)).collect();
-                for (e, v) in extents.iter().zip(&dims) {
+                // (An extent that is not a constant at all was reported where it was written.)
+                for (e, v) in extents.iter().zip(&dims).filter(|(e, _)| is_const(e)) {
                     match *v {
                         Some(v) if v > 0 && v <= MAX_TILE_ELEMENTS => {}
                         v => cx.error_hint(
@@ -2013,6 +2037,7 @@ fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
                 ..
             } => match eval_const(stages, vals) {
                 Some(v) if (1..=8).contains(&v) => {}
+                _ if !is_const(stages) => {}
                 v => cx.error_hint(
                     stages.span,
                     format!(

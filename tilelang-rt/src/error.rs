@@ -219,7 +219,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::RankMismatch { kernel, tensor, expected, found } => {
-                write!(f, "{kernel}: tensor `{tensor}` has {found} dimensions, the kernel expects {expected}")
+                write!(f, "{kernel}: tensor `{tensor}` has {found} dimension{}, the kernel expects {expected}", if *found == 1 { "" } else { "s" })
             }
             Error::ShapeMismatch { kernel, tensor, dim, symbol, expected, found, bound_by } => write!(
                 f,
@@ -244,7 +244,7 @@ impl fmt::Display for Error {
                 write!(f, "{kernel}: tensor `{tensor}` lives on another device than the launch")
             }
             Error::LengthMismatch { expected, found } => {
-                write!(f, "host data has {found} elements, the shape needs {expected}")
+                write!(f, "host data has {found} element{}, the shape needs {expected}", if *found == 1 { "" } else { "s" })
             }
             Error::ShapeOverflow { shape, dtype } => {
                 let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
