@@ -12,7 +12,7 @@ use crate::suite::{against, par_f64, par_finite_f16, par_vec, spec, threads};
 use examples::transpose as tr;
 use examples::{cross_entropy as ce, layer_norm as ln, rms_norm as rms, silu_mul as silu};
 use kernels::check::Rng;
-use tilelang::{f16, Result};
+use tilelang::{f16, KernelConfig, Result};
 
 /// The chapter name of the examples' records.
 pub const CHAPTER: &str = "ex";
@@ -88,10 +88,10 @@ fn par_rows(rows: usize, f: impl Fn(std::ops::Range<usize>) -> Vec<f64> + Sync) 
 
 /// The loosest of a tolerance over the configs of a kernel (the bounds depend on the chunk
 /// width): one check for the default and the tuned config alike.
-fn loosest(configs: &[&str], tol: impl Fn(&str) -> (f64, f64)) -> (f64, f64) {
-    configs
+fn loosest<C: KernelConfig>(tol: impl Fn(C) -> (f64, f64)) -> (f64, f64) {
+    C::ALL
         .iter()
-        .map(|c| tol(c))
+        .map(|&c| tol(c))
         .fold((0.0, 0.0), |(a, r), (a2, r2)| (a.max(a2), r.max(r2)))
 }
 
@@ -118,9 +118,7 @@ fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
     let w = dev.upload(&wv, &[n])?;
     drop(xv);
     let mut y = dev.alloc::<f16>(&[m, n])?;
-    let (atol, rtol) = loosest(rms::rms_norm::KERNEL.config_names, |c| {
-        rms::tolerance(n, rms::bn(c))
-    });
+    let (atol, rtol) = loosest(|c: rms::rms_norm::Config| rms::tolerance(n, c.BN()));
     let s = sp(
         "rmsnorm",
         size,
@@ -154,11 +152,11 @@ fn layer_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
             ln::EPS as f64,
         )
     });
-    let (atol, rtol) = loosest(ln::layer_norm::KERNEL.config_names, |c| {
+    let (atol, rtol) = loosest(|c: ln::layer_norm::Config| {
         // Per row, in parallel: the bound is a maximum over rows.
         let per_row = par_rows(m, |rows| {
             let x = &x64[rows.start * n..rows.end * n];
-            let (a, r) = ln::tolerance(x, &w64, &b64, n, ln::bn(c), ln::EPS as f64);
+            let (a, r) = ln::tolerance(x, &w64, &b64, n, c.BN(), ln::EPS as f64);
             vec![a, r]
         });
         per_row.chunks_exact(2).fold((0.0, 0.0), |(a, r), p| {
@@ -276,13 +274,13 @@ fn cross_entropy(r: &mut Runner, size: SizeSet) -> Result<()> {
     let want = par_rows(m, |rows| {
         ce::reference(&xv[rows.start * v..rows.end * v], &tv[rows.clone()], v)
     });
-    let (atol, _) = loosest(ce::cross_entropy::KERNEL.config_names, |c| {
+    let (atol, _) = loosest(|c: ce::cross_entropy::Config| {
         let per_row = par_rows(m, |rows| {
             vec![ce::tolerance(
                 &xv[rows.start * v..rows.end * v],
                 &tv[rows],
                 v,
-                ce::bn(c),
+                c.BN(),
             )]
         });
         (per_row.into_iter().fold(0.0, f64::max), 0.0)

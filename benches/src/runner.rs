@@ -8,7 +8,7 @@ use kernels::tune::Tuner;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use tilelang::{Device, Element, Error, KernelInfo, Result, Tensor};
+use tilelang::{Device, Element, Error, KernelConfig, KernelInfo, Result, Tensor};
 
 /// What to run and how long; [`Options::from_env`] reads the environment.
 #[derive(Debug, Clone)]
@@ -430,13 +430,13 @@ impl<'c> Runner<'c> {
     /// its configs (every config timed, the winner cached per arch and shape bucket), checks the
     /// winner if it differs, and times both. Records `config_role` `"default"` and `"tuned"`
     /// (the tuned record repeats the default's numbers when the winner is the default).
-    pub fn kernel<T: Element>(
+    pub fn kernel<T: Element, C: KernelConfig>(
         &mut self,
         spec: &Spec,
         kernel: &KernelInfo,
         out: &mut Tensor<T>,
         check: &dyn Fn(&[T]) -> Verdict,
-        launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()>,
+        launch: &mut dyn FnMut(C, &mut Tensor<T>) -> Result<()>,
     ) {
         let default = kernel.default_config(self.dev.arch());
         self.kernel_configs(
@@ -453,7 +453,7 @@ impl<'c> Runner<'c> {
     /// [`Runner::kernel`] among some of the kernel's configs only, with `default` (one of
     /// them) as the default.
     #[allow(clippy::too_many_arguments)]
-    pub fn kernel_configs<T: Element>(
+    pub fn kernel_configs<T: Element, C: KernelConfig>(
         &mut self,
         spec: &Spec,
         kernel: &KernelInfo,
@@ -461,8 +461,12 @@ impl<'c> Runner<'c> {
         default: &'static str,
         out: &mut Tensor<T>,
         check: &dyn Fn(&[T]) -> Verdict,
-        launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()>,
+        typed: &mut dyn FnMut(C, &mut Tensor<T>) -> Result<()>,
     ) {
+        assert_eq!(kernel.name, C::KERNEL.name, "the configs of another kernel");
+        // Configs are recorded, tuned and cached by name; each launch takes the typed config.
+        let launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()> =
+            &mut |name, o| typed(C::from_name(name)?, o);
         self.benched.push(kernel.name);
         eprintln!(
             "  {} {} [{}] ...",

@@ -13,7 +13,7 @@ use kernels::{
     ch05_row_sum as c05, ch06_softmax as c06, ch07_flash_attention as c07, ch08_gemm as c08,
     ch09_conv1d as c09, ch10_w4a16 as c10,
 };
-use tilelang::{f16, Device, Element, KernelInfo, Result, Tensor};
+use tilelang::{f16, Element, Result};
 
 /// Runs every selected chapter at every selected size, then the ceiling and the launch
 /// latency. A chapter that fails (an allocation, an upload) is a failure line, not an abort.
@@ -660,27 +660,8 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
     let mut o = dev.alloc::<f32>(&[m, n])?;
     let work = Work::Bytes(4.0 * 4.0 * (m * n) as f64);
     let check = against::<f32>(&want, SOFTMAX_ATOL, SOFTMAX_RTOL);
-    type Launch =
-        fn(&Device, &str, &Tensor<f32>, &Tensor<f32>, &Tensor<f32>, &mut Tensor<f32>) -> Result<()>;
-    let variants: [(&str, &KernelInfo, Launch); 3] = [
-        (
-            "flash attn 3-pass",
-            &c07::flash_attn_3pass::KERNEL,
-            c07::flash_attn_3pass::launch,
-        ),
-        (
-            "flash attn 2-pass",
-            &c07::flash_attn_2pass::KERNEL,
-            c07::flash_attn_2pass::launch,
-        ),
-        (
-            "flash attn whole row",
-            &c07::flash_attn_row::KERNEL,
-            c07::flash_attn_row::launch,
-        ),
-    ];
-    for (variant, kernel, launch) in variants {
-        let sp = spec(
+    let sp = |variant| {
+        spec(
             "07",
             "scalar flash attention",
             variant,
@@ -688,11 +669,34 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
             vec![m, n],
             "f32",
             work,
-        );
-        r.kernel(&sp, kernel, &mut o, &check, &mut |cfg, o| {
-            launch(&dev, cfg, &q, &k, &v, o)
-        });
-    }
+        )
+    };
+    let (three, two, row) = (
+        sp("flash attn 3-pass"),
+        sp("flash attn 2-pass"),
+        sp("flash attn whole row"),
+    );
+    r.kernel(
+        &three,
+        &c07::flash_attn_3pass::KERNEL,
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o),
+    );
+    r.kernel(
+        &two,
+        &c07::flash_attn_2pass::KERNEL,
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
+    );
+    r.kernel(
+        &row,
+        &c07::flash_attn_row::KERNEL,
+        &mut o,
+        &check,
+        &mut |cfg, o| c07::flash_attn_row::launch(&dev, cfg, &q, &k, &v, o),
+    );
     Ok(())
 }
 
@@ -1069,7 +1073,7 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
     // Dequantize into an f16 B with our element-wise kernel, then cuBLAS or cuBLASLt (rocBLAS
     // on AMD): both steps timed.
     if r.is_gpu() {
-        let cfg = dequant_w4::default_config(dev.arch());
+        let cfg = dequant_w4::Config::default_for(dev.arch());
         let mut b16 = dev.alloc::<f16>(&[s, s])?;
         let blas = if r.is_cuda() { r.blas().ok() } else { None };
         if let Some(blas) = blas {
@@ -1140,7 +1144,7 @@ fn launch_overhead(r: &mut Runner) -> Result<()> {
     let a = dev.upload(&[f16::ONE], &[1])?;
     let b = dev.upload(&[f16::ONE], &[1])?;
     let mut c = dev.alloc::<f16>(&[1])?;
-    let cfg = c02::vector_add::default_config(dev.arch());
+    let cfg = c02::vector_add::Config::default_for(dev.arch());
     // The variants and their names match the peers' (peers/bench.py `launch_overhead`).
     let sp = |variant: &'static str| {
         spec(
@@ -1154,7 +1158,7 @@ fn launch_overhead(r: &mut Runner) -> Result<()> {
         )
     };
     let n = if r.is_gpu() { 10_000 } else { 100 };
-    r.launch_latency(&sp("eager"), cfg, n, 5, 1, &mut || {
+    r.launch_latency(&sp("eager"), cfg.name(), n, 5, 1, &mut || {
         c02::vector_add::launch(&dev, cfg, &a, &b, &mut c)
     });
     if dev.backend() != tilelang::Backend::Cuda {
@@ -1163,12 +1167,19 @@ fn launch_overhead(r: &mut Runner) -> Result<()> {
     // One launch per graph: the cost of a replay; a hundred: the cost per kernel inside one.
     const BATCH: usize = 100;
     let one = dev.record_graph(|| c02::vector_add::launch(&dev, cfg, &a, &b, &mut c))?;
-    r.launch_latency(&sp("graph_replay"), cfg, n, 5, 1, &mut || one.launch());
+    r.launch_latency(&sp("graph_replay"), cfg.name(), n, 5, 1, &mut || {
+        one.launch()
+    });
     let many = dev.record_graph(|| {
         (0..BATCH).try_for_each(|_| c02::vector_add::launch(&dev, cfg, &a, &b, &mut c))
     })?;
-    r.launch_latency(&sp("graph_x100"), cfg, n / BATCH, 5, BATCH, &mut || {
-        many.launch()
-    });
+    r.launch_latency(
+        &sp("graph_x100"),
+        cfg.name(),
+        n / BATCH,
+        5,
+        BATCH,
+        &mut || many.launch(),
+    );
     Ok(())
 }

@@ -132,14 +132,6 @@ pub fn tolerance(x: &[f16], t: &[i32], v: usize, bn: usize) -> f64 {
     1.001 * e
 }
 
-/// The chunk width of a config of [`cross_entropy()`].
-pub fn bn(config: &str) -> usize {
-    cross_entropy::KERNEL
-        .config(config)
-        .and_then(|c| c.value("BN"))
-        .expect("cross_entropy config with BN")
-}
-
 /// PyTorch's `ignore_index`.
 pub const IGNORE: i32 = -100;
 
@@ -170,8 +162,8 @@ mod tests {
         let x = dev.upload(xv, &[m, v]).unwrap();
         let t = dev.upload(tv, &[m]).unwrap();
         let mut loss = dev.alloc::<f32>(&[m]).unwrap();
-        for cfg in cross_entropy::CONFIGS {
-            let atol = tolerance(xv, tv, v, bn(cfg));
+        for cfg in cross_entropy::Config::ALL {
+            let atol = tolerance(xv, tv, v, cfg.BN());
             loss.poison().unwrap();
             cross_entropy::launch(&dev, cfg, &x, &t, &mut loss).unwrap();
             check::assert_close(

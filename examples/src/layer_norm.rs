@@ -151,14 +151,6 @@ pub fn tolerance(x: &[f64], w: &[f64], b: &[f64], n: usize, bn: usize, eps: f64)
     (1.001 * e + 2f64.powi(-25), 2f64.powi(-11))
 }
 
-/// The chunk width of a config of [`layer_norm()`].
-pub fn bn(config: &str) -> usize {
-    layer_norm::KERNEL
-        .config(config)
-        .and_then(|c| c.value("BN"))
-        .expect("layer_norm config with BN")
-}
-
 /// PyTorch's default.
 pub const EPS: f32 = 1e-5;
 
@@ -184,8 +176,8 @@ mod tests {
         let w = dev.upload(wv, &[n]).unwrap();
         let b = dev.upload(bv, &[n]).unwrap();
         let mut y = dev.alloc::<f16>(&[m, n]).unwrap();
-        for cfg in layer_norm::CONFIGS {
-            let (atol, rtol) = tolerance(&x64, &w64, &b64, n, bn(cfg), EPS as f64);
+        for cfg in layer_norm::Config::ALL {
+            let (atol, rtol) = tolerance(&x64, &w64, &b64, n, cfg.BN(), EPS as f64);
             y.poison().unwrap();
             layer_norm::launch(&dev, cfg, &x, &w, &b, &mut y, EPS).unwrap();
             check::assert_close(

@@ -114,14 +114,6 @@ pub fn tolerance(n: usize, bn: usize) -> (f64, f64) {
     (2f64.powi(-25), 2f64.powi(-11) + 1.001 * e)
 }
 
-/// The chunk width of a config of [`rms_norm()`].
-pub fn bn(config: &str) -> usize {
-    rms_norm::KERNEL
-        .config(config)
-        .and_then(|c| c.value("BN"))
-        .expect("rms_norm config with BN")
-}
-
 /// The LLaMA default.
 pub const EPS: f32 = 1e-6;
 
@@ -142,8 +134,8 @@ mod tests {
         let x = dev.upload(xv, &[m, n]).unwrap();
         let w = dev.upload(wv, &[n]).unwrap();
         let mut y = dev.alloc::<f16>(&[m, n]).unwrap();
-        for cfg in rms_norm::CONFIGS {
-            let (atol, rtol) = tolerance(n, bn(cfg));
+        for cfg in rms_norm::Config::ALL {
+            let (atol, rtol) = tolerance(n, cfg.BN());
             y.poison().unwrap();
             rms_norm::launch(&dev, cfg, &x, &w, &mut y, EPS).unwrap();
             check::assert_close(

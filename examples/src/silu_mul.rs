@@ -77,7 +77,7 @@ mod tests {
         let a = dev.upload(av, &[m, n]).unwrap();
         let b = dev.upload(bv, &[m, n]).unwrap();
         let mut out = dev.alloc::<f16>(&[m, n]).unwrap();
-        for cfg in silu_mul::CONFIGS {
+        for cfg in silu_mul::Config::ALL {
             out.poison().unwrap();
             silu_mul::launch(&dev, cfg, &a, &b, &mut out).unwrap();
             check::assert_close(

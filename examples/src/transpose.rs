@@ -109,14 +109,14 @@ mod tests {
             let want = to_f64(&reference(&xv, m, n));
             let x = dev.upload(&xv, &[m, n]).unwrap();
             let mut y = dev.alloc::<f16>(&[n, m]).unwrap();
-            let plain = transpose::CONFIGS.iter().map(|c| (*c, false));
-            let padded = transpose_padded::CONFIGS.iter().map(|c| (*c, true));
-            for (cfg, pad) in plain.chain(padded) {
+            let plain = transpose::Config::ALL.map(|c| (c.name(), false));
+            let padded = transpose_padded::Config::ALL.map(|c| (c.name(), true));
+            for (cfg, pad) in plain.into_iter().chain(padded) {
                 y.poison().unwrap();
                 if pad {
-                    transpose_padded::launch(&dev, cfg, &x, &mut y).unwrap();
+                    transpose_padded::launch_named(&dev, cfg, &x, &mut y).unwrap();
                 } else {
-                    transpose::launch(&dev, cfg, &x, &mut y).unwrap();
+                    transpose::launch_named(&dev, cfg, &x, &mut y).unwrap();
                 }
                 let cfg = if pad {
                     format!("padded {cfg}")

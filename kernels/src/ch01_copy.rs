@@ -161,14 +161,14 @@ mod tests {
         (
             "copy_one_thread",
             copy_one_thread::CONFIGS,
-            copy_one_thread::launch,
+            copy_one_thread::launch_named,
         ),
         (
             "copy_one_block",
             copy_one_block::CONFIGS,
-            copy_one_block::launch,
+            copy_one_block::launch_named,
         ),
-        ("copy_tiled", copy_tiled::CONFIGS, copy_tiled::launch),
+        ("copy_tiled", copy_tiled::CONFIGS, copy_tiled::launch_named),
     ];
 
     #[test]

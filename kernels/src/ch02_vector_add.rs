@@ -125,7 +125,7 @@ mod tests {
             let a = dev.upload(&av, &[n]).unwrap();
             let b = dev.upload(&bv, &[n]).unwrap();
             let mut c = dev.alloc::<f16>(&[n]).unwrap();
-            for cfg in vector_add::CONFIGS {
+            for cfg in vector_add::Config::ALL {
                 c.poison().unwrap();
                 vector_add::launch(&dev, cfg, &a, &b, &mut c).unwrap();
                 check::assert_close(
@@ -137,7 +137,7 @@ mod tests {
                     seed,
                 );
             }
-            for cfg in mul_relu::CONFIGS {
+            for cfg in mul_relu::Config::ALL {
                 c.poison().unwrap();
                 mul_relu::launch(&dev, cfg, &a, &b, &mut c).unwrap();
                 check::assert_close(
@@ -183,7 +183,7 @@ mod tests {
                 );
             }
         };
-        for cfg in vector_add::CONFIGS {
+        for cfg in vector_add::Config::ALL {
             c.poison().unwrap();
             vector_add::launch(&dev, cfg, &a, &b, &mut c).unwrap();
             exact(
@@ -192,7 +192,7 @@ mod tests {
                 &format!("vector_add[{cfg}]"),
             );
         }
-        for cfg in mul_relu::CONFIGS {
+        for cfg in mul_relu::Config::ALL {
             c.poison().unwrap();
             mul_relu::launch(&dev, cfg, &a, &b, &mut c).unwrap();
             exact(

@@ -141,11 +141,11 @@ mod tests {
     type Launch =
         fn(&Device, &str, &Tensor<f16>, &Tensor<f16>, &mut Tensor<f16>) -> tilelang::Result<()>;
     const KERNELS: [(&str, &[&str], Launch); 2] = [
-        ("outer_add", outer_add::CONFIGS, outer_add::launch),
+        ("outer_add", outer_add::CONFIGS, outer_add::launch_named),
         (
             "outer_add_staged",
             outer_add_staged::CONFIGS,
-            outer_add_staged::launch,
+            outer_add_staged::launch_named,
         ),
     ];
 

@@ -198,12 +198,12 @@ mod tests {
         let dc = dev.upload(gv, &[m, n]).unwrap();
         let mut out = dev.alloc::<f16>(&[m, n]).unwrap();
         let (fwd, bwd) = (reference_fwd(&a64, &b64), reference_bwd(&a64, &b64, &g64));
-        for cfg in broadcast_relu_fwd::CONFIGS {
+        for cfg in broadcast_relu_fwd::Config::ALL {
             out.poison().unwrap();
             broadcast_relu_fwd::launch(&dev, cfg, &a, &b, &mut out).unwrap();
             check::assert_close(&format!("fwd[{cfg}] {m}x{n}"), &out, &fwd, ATOL, RTOL, seed);
         }
-        for cfg in broadcast_relu_bwd::CONFIGS {
+        for cfg in broadcast_relu_bwd::Config::ALL {
             out.poison().unwrap();
             broadcast_relu_bwd::launch(&dev, cfg, &a, &b, &dc, &mut out).unwrap();
             check::assert_close(&format!("bwd[{cfg}] {m}x{n}"), &out, &bwd, ATOL, RTOL, seed);

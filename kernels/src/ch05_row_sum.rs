@@ -154,7 +154,7 @@ mod tests {
                 };
                 let a = dev.upload(&av, &[m, n]).unwrap();
                 let mut b = dev.alloc::<f32>(&[m]).unwrap();
-                for cfg in row_sum::CONFIGS {
+                for cfg in row_sum::Config::ALL {
                     b.poison().unwrap();
                     row_sum::launch(&dev, cfg, &a, &mut b).unwrap();
                     check::assert_close(
@@ -179,7 +179,7 @@ mod tests {
         let a = dev.upload(&av, &[m, n]).unwrap();
         let mut b = dev.alloc::<f32>(&[m]).unwrap();
         let want = reference_row_sum(&av, n);
-        for cfg in row_sum::CONFIGS {
+        for cfg in row_sum::Config::ALL {
             b.poison().unwrap();
             row_sum::launch(&dev, cfg, &a, &mut b).unwrap();
             check::assert_close(&format!("row_sum[{cfg}]"), &b, &want, 0.0, 0.0, 0);
@@ -188,8 +188,8 @@ mod tests {
 
     #[test]
     fn the_bound_covers_every_config() {
-        for cfg in row_sum::CONFIGS {
-            let bn: usize = cfg.split('x').nth(1).unwrap().parse().unwrap();
+        for cfg in row_sum::Config::ALL {
+            let bn = cfg.BN();
             assert!(
                 (BN_MIN..=BN_MAX).contains(&bn),
                 "config {cfg}: BN outside BN_MIN..=BN_MAX"

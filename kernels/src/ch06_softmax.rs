@@ -274,14 +274,18 @@ mod tests {
         (
             "softmax_3pass",
             softmax_3pass::CONFIGS,
-            softmax_3pass::launch,
+            softmax_3pass::launch_named,
         ),
         (
             "softmax_online",
             softmax_online::CONFIGS,
-            softmax_online::launch,
+            softmax_online::launch_named,
         ),
-        ("softmax_row", softmax_row::CONFIGS, softmax_row::launch),
+        (
+            "softmax_row",
+            softmax_row::CONFIGS,
+            softmax_row::launch_named,
+        ),
     ];
 
     /// Runs every config of every kernel on `av` (`[m, n]`) with a poisoned output.
@@ -367,7 +371,7 @@ mod tests {
         let dev = crate::check::test_device();
         let a = dev.alloc::<f32>(&[2, 16_385]).unwrap();
         let mut b = dev.alloc::<f32>(&[2, 16_385]).unwrap();
-        for cfg in softmax_row::CONFIGS {
+        for cfg in softmax_row::Config::ALL {
             let e = softmax_row::launch(&dev, cfg, &a, &mut b).unwrap_err();
             assert!(e.to_string().contains("N <= BN"), "{cfg}: {e}");
         }

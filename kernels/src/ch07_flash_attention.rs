@@ -235,7 +235,7 @@ pub fn flash_attention(
     match variant_for(dev.arch()) {
         "2-pass" => flash_attn_2pass::launch(
             dev,
-            flash_attn_2pass::default_config(dev.arch()),
+            flash_attn_2pass::Config::default_for(dev.arch()),
             q,
             k,
             v,
@@ -243,7 +243,7 @@ pub fn flash_attention(
         ),
         _ => flash_attn_3pass::launch(
             dev,
-            flash_attn_3pass::default_config(dev.arch()),
+            flash_attn_3pass::Config::default_for(dev.arch()),
             q,
             k,
             v,
@@ -359,17 +359,17 @@ mod tests {
         (
             "flash_attn_3pass",
             flash_attn_3pass::CONFIGS,
-            flash_attn_3pass::launch,
+            flash_attn_3pass::launch_named,
         ),
         (
             "flash_attn_2pass",
             flash_attn_2pass::CONFIGS,
-            flash_attn_2pass::launch,
+            flash_attn_2pass::launch_named,
         ),
         (
             "flash_attn_row",
             flash_attn_row::CONFIGS,
-            flash_attn_row::launch,
+            flash_attn_row::launch_named,
         ),
     ];
 
@@ -538,7 +538,7 @@ mod tests {
         let dev = crate::check::test_device();
         let q = dev.alloc::<f32>(&[2, 16_385]).unwrap();
         let mut o = dev.alloc::<f32>(&[2, 16_385]).unwrap();
-        for cfg in flash_attn_row::CONFIGS {
+        for cfg in flash_attn_row::Config::ALL {
             let e = flash_attn_row::launch(&dev, cfg, &q, &q, &q, &mut o).unwrap_err();
             assert!(e.to_string().contains("N <= BN"), "{cfg}: {e}");
         }

@@ -304,13 +304,17 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
             rtol,
         };
         for (_, step, variant, configs) in steps.iter().filter(|s| s.0 == size) {
-            cases.extend(
-                p.sweep_configs(dev, variant, configs, &mut c, |cfg, c| match step {
-                    Step::Naive => gemm_naive::launch(dev, cfg, &a, &b, c),
-                    Step::Fragment => gemm_fragment::launch(dev, cfg, &a, &b, c),
-                    Step::Tiled => gemm_tiled::launch(dev, cfg, &a, &b, c),
+            cases.extend(match step {
+                Step::Naive => p.sweep_configs(dev, variant, configs, &mut c, |cfg, c| {
+                    gemm_naive::launch(dev, cfg, &a, &b, c)
                 })?,
-            );
+                Step::Fragment => p.sweep_configs(dev, variant, configs, &mut c, |cfg, c| {
+                    gemm_fragment::launch(dev, cfg, &a, &b, c)
+                })?,
+                Step::Tiled => p.sweep_configs(dev, variant, configs, &mut c, |cfg, c| {
+                    gemm_tiled::launch(dev, cfg, &a, &b, c)
+                })?,
+            });
         }
     }
     Ok(cases)
@@ -336,7 +340,7 @@ mod tests {
             let a = dev.upload(&av, &[m, k]).unwrap();
             let b = dev.upload(&bv, &[k, n]).unwrap();
             let mut c = dev.alloc::<f16>(&[m, n]).unwrap();
-            for cfg in gemm_naive::CONFIGS {
+            for cfg in gemm_naive::Config::ALL {
                 c.poison().unwrap();
                 gemm_naive::launch(&dev, cfg, &a, &b, &mut c).unwrap();
                 check::assert_close(
@@ -348,7 +352,7 @@ mod tests {
                     seed,
                 );
             }
-            for cfg in gemm_fragment::CONFIGS {
+            for cfg in gemm_fragment::Config::ALL {
                 c.poison().unwrap();
                 gemm_fragment::launch(&dev, cfg, &a, &b, &mut c).unwrap();
                 check::assert_close(
@@ -360,7 +364,7 @@ mod tests {
                     seed,
                 );
             }
-            for cfg in gemm_tiled::CONFIGS {
+            for cfg in gemm_tiled::Config::ALL {
                 c.poison().unwrap();
                 gemm_tiled::launch(&dev, cfg, &a, &b, &mut c).unwrap();
                 check::assert_close(

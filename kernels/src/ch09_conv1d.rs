@@ -242,7 +242,7 @@ mod tests {
             let x = dev.upload(&xv, &[n, l]).unwrap();
             let w = dev.upload(&wv, &[7]).unwrap();
             let mut o = dev.alloc::<f16>(&[n, l]).unwrap();
-            for cfg in conv1d_single::CONFIGS {
+            for cfg in conv1d_single::Config::ALL {
                 o.poison().unwrap();
                 conv1d_single::launch(&dev, cfg, &x, &w, &mut o).unwrap();
                 check::assert_close(
@@ -269,7 +269,7 @@ mod tests {
             let x = dev.upload(&xv, &[n, l]).unwrap();
             let w = dev.upload(&wv, &[7, f]).unwrap();
             let mut o = dev.alloc::<f16>(&[n, l, f]).unwrap();
-            for cfg in conv1d_multi::CONFIGS {
+            for cfg in conv1d_multi::Config::ALL {
                 o.poison().unwrap();
                 conv1d_multi::launch(&dev, cfg, &x, &w, &mut o).unwrap();
                 check::assert_close(

@@ -177,7 +177,7 @@ mod tests {
             let a = dev.upload(&av, &[m, k]).unwrap();
             let bp = dev.upload(&bpv, &[k, n / 2]).unwrap();
             let mut c = dev.alloc::<f16>(&[m, n]).unwrap();
-            for cfg in gemm_w4a16::CONFIGS {
+            for cfg in gemm_w4a16::Config::ALL {
                 c.poison().unwrap();
                 gemm_w4a16::launch(&dev, cfg, &a, &bp, &mut c).unwrap();
                 check::assert_close(
@@ -212,7 +212,7 @@ mod tests {
         let bp = dev.zeros::<u8>(&[6, 4]).unwrap();
         // N = 9 cannot be packed two per byte.
         let mut c = dev.alloc::<f16>(&[4, 9]).unwrap();
-        for cfg in gemm_w4a16::CONFIGS {
+        for cfg in gemm_w4a16::Config::ALL {
             let err = gemm_w4a16::launch(&dev, cfg, &a, &bp, &mut c).unwrap_err();
             assert!(
                 matches!(err, Error::Requirement { condition, .. } if condition.contains("NP")),

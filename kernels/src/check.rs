@@ -2,7 +2,7 @@
 //! reference, timing, and the rows of the printed table.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use tilelang::{Device, Element, KernelInfo, Tensor};
+use tilelang::{Device, Element, KernelConfig, KernelInfo, Tensor};
 
 /// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
 pub struct Rng(u64);
@@ -374,28 +374,34 @@ pub struct Problem<'a> {
 impl Problem<'_> {
     /// The rows of one variant: for each config of `kernel` that [`configs`] selects,
     /// `launch(config, out)` is checked and timed with [`measure`].
-    pub fn sweep<T: Element>(
+    pub fn sweep<T: Element, C: KernelConfig>(
         &self,
         dev: &Device,
         variant: &str,
         kernel: &KernelInfo,
         out: &mut Tensor<T>,
-        launch: impl FnMut(&str, &mut Tensor<T>) -> tilelang::Result<()>,
+        launch: impl FnMut(C, &mut Tensor<T>) -> tilelang::Result<()>,
     ) -> tilelang::Result<Vec<Case>> {
+        assert_eq!(
+            kernel.name,
+            C::KERNEL.name,
+            "sweep: the configs of another kernel"
+        );
         self.sweep_configs(dev, variant, &configs(kernel, dev.arch()), out, launch)
     }
 
     /// [`Problem::sweep`] over the given configs, in order.
-    pub fn sweep_configs<T: Element>(
+    pub fn sweep_configs<T: Element, C: KernelConfig>(
         &self,
         dev: &Device,
         variant: &str,
         configs: &[&str],
         out: &mut Tensor<T>,
-        mut launch: impl FnMut(&str, &mut Tensor<T>) -> tilelang::Result<()>,
+        mut launch: impl FnMut(C, &mut Tensor<T>) -> tilelang::Result<()>,
     ) -> tilelang::Result<Vec<Case>> {
         let mut cases = Vec::new();
-        for &config in configs {
+        for &name in configs {
+            let config = C::from_name(name)?;
             let (check, median_ms) = measure(
                 dev,
                 self.reps,

@@ -3,7 +3,7 @@
 //!
 //! A kernel's configs are fixed at compile time (`kernel::KERNEL.configs`), and each has an
 //! object per arch, so tuning is only a choice among names. [`Tuner::tune`] takes a closure that launches
-//! one config by name, times each config with the device's events (after a warm-up launch, the
+//! one config by name ([`Tuner::tune_kernel`] by the kernel's typed `Config`), times each config with the device's events (after a warm-up launch, the
 //! median of a few repetitions), and stores the winner per **(kernel, arch, shape bucket)** in a
 //! small cache file; a later call with the same key reads the winner back without launching.
 //!
@@ -23,16 +23,16 @@
 //! # let dev = tilelang::Device::best()?;
 //! # let (a, b) = (dev.zeros::<tilelang::f16>(&[1 << 20])?, dev.zeros::<tilelang::f16>(&[1 << 20])?);
 //! # let mut c = dev.alloc::<tilelang::f16>(&[1 << 20])?;
-//! let tuned = Tuner::new().tune_kernel(&dev, &vector_add::KERNEL, &[1 << 20], |cfg| {
+//! let tuned = Tuner::new().tune_kernel(&dev, &[1 << 20], |cfg| {
 //!     vector_add::launch(&dev, cfg, &a, &b, &mut c)
 //! })?;
-//! vector_add::launch(&dev, tuned.config, &a, &b, &mut c)?;
+//! vector_add::launch(&dev, tuned.config_of()?, &a, &b, &mut c)?;
 //! # Ok(()) }
 //! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tilelang::{Device, Error, KernelInfo, Result, Tensor};
+use tilelang::{Device, Error, KernelConfig, Result, Tensor};
 
 /// What a cache entry is for: a kernel, an arch and a shape bucket.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,6 +86,13 @@ pub struct Tuned {
     pub timings: Vec<(&'static str, f64)>,
     /// Configs that failed to launch (e.g. a `requires` the shape does not meet), with the error.
     pub failed: Vec<(&'static str, String)>,
+}
+
+impl Tuned {
+    /// The winner as the kernel's typed config.
+    pub fn config_of<C: KernelConfig>(&self) -> Result<C> {
+        C::from_name(self.config)
+    }
 }
 
 /// Times configs and keeps the winners in a cache file; see the module docs.
@@ -189,15 +196,19 @@ impl Tuner {
         })
     }
 
-    /// [`Tuner::tune`] among every config of `kernel`, keyed by its name.
-    pub fn tune_kernel(
+    /// [`Tuner::tune`] among every config of the kernel whose typed config `C` is (its
+    /// `Config`), keyed by its name; `launch` takes the typed config, and
+    /// [`Tuned::config_of`] gives the winner back as one.
+    pub fn tune_kernel<C: KernelConfig>(
         &self,
         dev: &Device,
-        kernel: &KernelInfo,
         shape: &[usize],
-        launch: impl FnMut(&str) -> Result<()>,
+        mut launch: impl FnMut(C) -> Result<()>,
     ) -> Result<Tuned> {
-        self.tune(dev, kernel.name, shape, kernel.config_names, launch)
+        let kernel = C::KERNEL;
+        self.tune(dev, kernel.name, shape, kernel.config_names, |name| {
+            launch(C::from_name(name)?)
+        })
     }
 
     /// [`Tuner::tune`] with the measurement given: `measure(config)` returns the config's time
@@ -482,7 +493,7 @@ mod tests {
         let mut c = dev.alloc::<f16>(&[n]).unwrap();
         let mut launches = 0;
         let t = tuner
-            .tune_kernel(&dev, &vector_add::KERNEL, &[n], |cfg| {
+            .tune_kernel(&dev, &[n], |cfg| {
                 launches += 1;
                 vector_add::launch(&dev, cfg, &a, &b, &mut c)
             })

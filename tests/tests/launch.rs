@@ -223,10 +223,10 @@ fn a_const_generic_dimension_must_equal_the_config_value() {
     let a = dev.upload(&ramp(4), &[4]).unwrap();
     let mut c = dev.alloc::<f32>(&[4]).unwrap();
     // `four` fits; `eight` wants 8 elements.
-    tile_copy::launch(&dev, "four", &a, &mut c).unwrap();
+    tile_copy::launch(&dev, tile_copy::Config::Four, &a, &mut c).unwrap();
     assert_eq!(c.to_vec().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
     c.poison().unwrap();
-    let err = tile_copy::launch(&dev, "eight", &a, &mut c).unwrap_err();
+    let err = tile_copy::launch(&dev, tile_copy::Config::Eight, &a, &mut c).unwrap_err();
     match &err {
         Error::ShapeMismatch {
             kernel,
@@ -386,7 +386,7 @@ fn a_failed_requirement_names_the_condition_and_the_values() {
     let dev = Device::cpu();
     let a = dev.upload(&ramp(10), &[10]).unwrap();
     let mut c = dev.alloc::<f32>(&[10]).unwrap();
-    let err = scale_exact::launch(&dev, "b4", &a, &mut c, 2.0).unwrap_err();
+    let err = scale_exact::launch(&dev, scale_exact::Config::B4, &a, &mut c, 2.0).unwrap_err();
     let Error::Requirement {
         kernel,
         config,
@@ -411,14 +411,14 @@ fn a_failed_requirement_names_the_condition_and_the_values() {
     // 12 is a multiple of 4 but not of 8: `b4` runs, `b8` is refused.
     let a = dev.upload(&ramp(12), &[12]).unwrap();
     let mut c = dev.alloc::<f32>(&[12]).unwrap();
-    let err = scale_exact::launch(&dev, "b8", &a, &mut c, 2.0).unwrap_err();
+    let err = scale_exact::launch(&dev, scale_exact::Config::B8, &a, &mut c, 2.0).unwrap_err();
     assert!(
         matches!(&err, Error::Requirement { config: "b8", .. }),
         "{err}"
     );
     assert!(err.to_string().contains("BLOCK = 8"), "{err}");
     assert!(all_nan(&c));
-    scale_exact::launch(&dev, "b4", &a, &mut c, 2.0).unwrap();
+    scale_exact::launch(&dev, scale_exact::Config::B4, &a, &mut c, 2.0).unwrap();
     assert_eq!(
         c.to_vec().unwrap(),
         (0..12).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
@@ -426,11 +426,11 @@ fn a_failed_requirement_names_the_condition_and_the_values() {
 }
 
 #[test]
-fn an_unknown_config_lists_the_configs() {
+fn an_unknown_config_name_lists_the_configs_and_suggests_the_nearest() {
     let dev = Device::cpu();
     let x = dev.upload(&ramp(5), &[5]).unwrap();
     let mut out = dev.alloc::<f32>(&[5]).unwrap();
-    let err = axpy::launch(&dev, "huge", &x, &x, &mut out, 1.0).unwrap_err();
+    let err = axpy::launch_named(&dev, "huge", &x, &x, &mut out, 1.0).unwrap_err();
     assert_eq!(
         err,
         Error::UnknownConfig {
@@ -440,12 +440,29 @@ fn an_unknown_config_lists_the_configs() {
         }
     );
     assert!(err.to_string().contains("small, medium, large"), "{err}");
+    assert!(!err.to_string().contains("did you mean"), "{err}");
     assert!(all_nan(&out));
-    // Config names are case-sensitive.
-    assert!(matches!(
-        axpy::launch(&dev, "Small", &x, &x, &mut out, 1.0),
-        Err(Error::UnknownConfig { .. })
-    ));
+    // Config names are case-sensitive; a near miss is suggested.
+    let err = axpy::launch_named(&dev, "Small", &x, &x, &mut out, 1.0).unwrap_err();
+    assert!(matches!(err, Error::UnknownConfig { .. }));
+    assert!(err.to_string().contains("did you mean `small`?"), "{err}");
+    let err = axpy::Config::from_name("meduim").unwrap_err();
+    assert!(err.to_string().contains("did you mean `medium`?"), "{err}");
+    // The type-erased path takes names too.
+    use tilelang::{AnyScalar, AnyTensor, Arg};
+    let (xa, ya) = (
+        AnyTensor::from(dev.upload(&ramp(5), &[5]).unwrap()),
+        AnyTensor::from(dev.upload(&ramp(5), &[5]).unwrap()),
+    );
+    let mut oa = AnyTensor::from(dev.alloc::<f32>(&[5]).unwrap());
+    let args = vec![
+        Arg::In(&xa),
+        Arg::In(&ya),
+        Arg::Out(&mut oa),
+        Arg::Scalar(AnyScalar::F32(1.0)),
+    ];
+    let err = axpy::launch_dyn(&dev, "larg", args).unwrap_err();
+    assert!(err.to_string().contains("did you mean `large`?"), "{err}");
     assert!(all_nan(&out));
 }
 
@@ -534,7 +551,7 @@ fn configs_defaults_and_explicit_launch() {
     let x = dev.upload(&xv, &[n]).unwrap();
     let y = dev.upload(&yv, &[n]).unwrap();
     let mut out = dev.alloc::<f32>(&[n]).unwrap();
-    for cfg in axpy::CONFIGS {
+    for cfg in axpy::Config::ALL {
         out.poison().unwrap();
         axpy::launch(&dev, cfg, &x, &y, &mut out, 0.5).unwrap();
         // 0.5·x + y with small integers is exact in f32.
@@ -544,7 +561,7 @@ fn configs_defaults_and_explicit_launch() {
     out.poison().unwrap();
     axpy(&dev, &x, &y, &mut out, 0.5).unwrap();
     assert_eq!(out.to_vec().unwrap(), want);
-    for cfg in negate::CONFIGS {
+    for cfg in negate::Config::ALL {
         out.poison().unwrap();
         negate::launch(&dev, cfg, &x, &mut out).unwrap();
         assert_eq!(
@@ -553,6 +570,91 @@ fn configs_defaults_and_explicit_launch() {
             "config {cfg}"
         );
     }
+}
+
+/// `Config` carries each config's name and const values; `ALL` is the attribute's order.
+#[test]
+fn typed_configs_carry_their_names_and_values() {
+    assert_eq!(
+        axpy::Config::ALL,
+        [
+            axpy::Config::Small,
+            axpy::Config::Medium,
+            axpy::Config::Large
+        ]
+    );
+    assert_eq!(axpy::Config::Medium.name(), "medium");
+    assert_eq!(axpy::Config::Medium.to_string(), "medium");
+    assert_eq!(axpy::Config::Large.BLOCK(), 256);
+    assert_eq!(axpy::Config::Large.THREADS(), 128);
+    assert_eq!(
+        axpy::Config::Small.values(),
+        &[("BLOCK", 16), ("THREADS", 16)]
+    );
+    assert_eq!(
+        axpy::Config::from_name("large").unwrap(),
+        axpy::Config::Large
+    );
+    assert_eq!(axpy::Config::default_for("cpu"), axpy::Config::Medium);
+    assert_eq!(axpy::Config::default_for("gfx942"), axpy::Config::Small);
+    // A kernel without const generics has one config, `default`.
+    assert_eq!(add::Config::ALL, [add::Config::Default]);
+    assert!(add::Config::Default.values().is_empty());
+    // The trait generic code takes.
+    fn names<C: tilelang::KernelConfig>() -> Vec<&'static str> {
+        C::ALL.iter().map(|c| c.name()).collect()
+    }
+    assert_eq!(names::<axpy::Config>(), axpy::CONFIGS);
+    assert_eq!(
+        <axpy::Config as tilelang::KernelConfig>::KERNEL.name,
+        "axpy"
+    );
+}
+
+/// `launch_auto` launches the first config whose conditions hold: the arch's default first,
+/// then the others in order; what no config can fix is returned at once.
+#[test]
+fn launch_auto_takes_the_first_config_that_holds() {
+    let dev = Device::cpu();
+    // `tile_copy`'s tensors are exactly `BM` long: 8 elements fit `eight` only.
+    let a = dev.upload(&ramp(8), &[8]).unwrap();
+    let mut c = dev.alloc::<f32>(&[8]).unwrap();
+    assert_eq!(
+        tile_copy::launch_auto(&dev, &a, &mut c).unwrap(),
+        tile_copy::Config::Eight
+    );
+    assert_eq!(
+        c.to_vec().unwrap(),
+        (1..=8).map(|i| i as f32).collect::<Vec<_>>()
+    );
+    // `scale_exact` requires N % BLOCK == 0: 12 elements take `b4` (the default), 16 too.
+    let a = dev.upload(&ramp(12), &[12]).unwrap();
+    let mut c = dev.alloc::<f32>(&[12]).unwrap();
+    assert_eq!(
+        scale_exact::launch_auto(&dev, &a, &mut c, 2.0).unwrap(),
+        scale_exact::Config::B4
+    );
+    // 6 elements fit neither: every config's reason is reported, nothing is written.
+    let a = dev.upload(&ramp(6), &[6]).unwrap();
+    let mut c = dev.alloc::<f32>(&[6]).unwrap();
+    let err = scale_exact::launch_auto(&dev, &a, &mut c, 2.0).unwrap_err();
+    match &err {
+        Error::NoConfigFits { kernel, reasons } => {
+            assert_eq!(*kernel, "scale_exact");
+            let tried: Vec<&str> = reasons.iter().map(|r| r.0).collect();
+            assert_eq!(tried, ["b4", "b8"]);
+            assert!(reasons[1].1.contains("N % BLOCK == 0"), "{err}");
+        }
+        other => panic!("expected NoConfigFits, got {other:?}"),
+    }
+    assert!(all_nan(&c));
+    // A wrong rank is the arguments' fault: returned at once, not tried per config.
+    let m = dev.upload(&ramp(8), &[2, 4]).unwrap();
+    let mut c = dev.alloc::<f32>(&[8]).unwrap();
+    assert!(matches!(
+        tile_copy::launch_auto(&dev, &m, &mut c),
+        Err(Error::RankMismatch { .. })
+    ));
 }
 
 #[test]
@@ -629,4 +731,31 @@ fn empty_tensors_launch_no_blocks() {
     let mut c = dev.alloc::<f32>(&[0]).unwrap();
     add(&dev, &a, &a, &mut c).unwrap();
     assert!(c.to_vec().unwrap().is_empty());
+}
+
+/// Parameters named like the module's functions do not shadow them in the generated code.
+#[tile_kernel(grid = [N.div_ceil(32)], threads = 32)]
+pub fn shadowing(launch: &Tensor<f32, (N,)>, launch_named: &mut Tensor<f32, (N,)>) {
+    for i in parallel(32) {
+        let g = block_idx(0) * 32 + i;
+        if g < N {
+            launch_named[g] = launch[g] * 2.0;
+        }
+    }
+}
+
+#[test]
+fn parameters_named_like_the_launchers_work() {
+    let dev = Device::cpu();
+    let a = dev.upload(&ramp(40), &[40]).unwrap();
+    let mut c = dev.alloc::<f32>(&[40]).unwrap();
+    assert_eq!(
+        shadowing::launch_auto(&dev, &a, &mut c).unwrap(),
+        shadowing::Config::Default
+    );
+    shadowing::launch_named(&dev, "default", &a, &mut c).unwrap();
+    assert_eq!(
+        c.to_vec().unwrap(),
+        (0..40).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
+    );
 }

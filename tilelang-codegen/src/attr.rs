@@ -156,11 +156,27 @@ pub fn parse(cx: &mut Ctxt, tokens: TokenStream) -> KernelAttr {
                 };
                 for c in &arr.elems {
                     if let Some(cfg) = config(cx, c) {
+                        let variant = |n: &Ident| crate::launcher::variant_name(&n.to_string());
                         if out.configs.iter().any(|o| o.name == cfg.name) {
                             cx.error_hint(
                                 range(&cfg.name),
                                 format!("duplicate config `{}`", cfg.name),
                                 "give each config a different name",
+                            );
+                        } else if let Some(o) = out
+                            .configs
+                            .iter()
+                            .find(|o| variant(&o.name) == variant(&cfg.name))
+                        {
+                            cx.error_hint(
+                                range(&cfg.name),
+                                format!(
+                                    "configs `{}` and `{}` are both `Config::{}` in the launcher",
+                                    o.name,
+                                    cfg.name,
+                                    variant(&cfg.name)
+                                ),
+                                "rename one: configs become UpperCamelCase variants (`small_tile` is `SmallTile`)",
                             );
                         } else {
                             out.configs.push(cfg);

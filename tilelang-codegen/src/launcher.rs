@@ -1,12 +1,37 @@
 //! The typed, safe launcher generated for each kernel: a function with the kernel's name that
-//! uses the device's default config, and a module of the same name with the configs, an explicit
-//! `launch(dev, config, ..)` and the checks every launch runs before any work starts.
+//! uses the device's default config, and a module of the same name with the configs as a type
+//! (`Config`, one variant per config, carrying its const values), an explicit
+//! `launch(dev, Config::X, ..)`, `launch_auto` (the first config whose conditions hold), the
+//! string form `launch_named` for type-erased callers, and the checks every launch runs before
+//! any work starts.
 
 use crate::emit_cpu::{self, ExprEmitter};
 use crate::ir::*;
 use crate::target::Target;
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
+
+/// The `Config` variant of a config: its name in UpperCamelCase (`t128x64` is `T128x64`,
+/// `small_tile` is `SmallTile`, `r#type` is `Type`); validation makes them unique.
+pub fn variant_name(config: &str) -> String {
+    let name = config.strip_prefix("r#").unwrap_or(config);
+    let mut out = String::new();
+    for part in name.split('_').filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        if let Some(c) = chars.next() {
+            out.extend(c.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    match out.as_str() {
+        // Keywords and names the generated `impl Config` uses itself.
+        "" | "Self" => format!("C{out}"),
+        _ => out,
+    }
+}
+
+/// The methods of the generated `Config`, which a const generic's accessor must not shadow.
+const CONFIG_METHODS: &[&str] = &["name", "values", "from_name", "default_for", "ALL"];
 
 /// The parameters of the public launch functions: `a: &Tensor<f16>, scale: f32`.
 pub fn public_params(k: &Kernel) -> Vec<TokenStream> {
@@ -118,11 +143,60 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         let c = k.configs[*c].name.to_string();
         quote!((#arch, #c))
     });
-    let arms = k.configs.iter().map(|c| {
+    let variants: Vec<syn::Ident> = k
+        .configs
+        .iter()
+        .map(|c| format_ident!("{}", variant_name(&c.name.to_string())))
+        .collect();
+    let variant_docs = k.configs.iter().map(|c| {
+        let vals: Vec<String> = k
+            .consts
+            .iter()
+            .zip(&c.values)
+            .map(|(q, v)| format!("{q} = {v}"))
+            .collect();
+        format!(
+            "Config `{}`: {}.",
+            c.name,
+            if vals.is_empty() {
+                "no const generics".to_string()
+            } else {
+                vals.join(", ")
+            }
+        )
+    });
+    let nconfigs = k.configs.len();
+    let arms = k.configs.iter().zip(&variants).map(|(c, v)| {
         let n = c.name.to_string();
         let vals = c.values.iter().map(|v| *v as usize);
-        quote!(#n => __launch::<#(#vals),*>(__dev, #n, #(#args),*))
+        quote!(Config::#v => __launch::<#(#vals),*>(__dev, #n, #(#args),*))
     });
+    let name_arms = k.configs.iter().zip(&variants).map(|(c, v)| {
+        let n = c.name.to_string();
+        quote!(Config::#v => #n)
+    });
+    let index_arms = variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| quote!(Config::#v => #i));
+    let accessors = k
+        .consts
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| !CONFIG_METHODS.contains(&q.to_string().as_str()))
+        .map(|(i, q)| {
+            let doc = format!("`{q}` in this config.");
+            let arms = k.configs.iter().zip(&variants).map(|(c, v)| {
+                let val = c.values[i] as usize;
+                quote!(Config::#v => #val)
+            });
+            quote! {
+                #[doc = #doc]
+                pub const fn #q(self) -> usize {
+                    match self { #(#arms),* }
+                }
+            }
+        });
     let config_infos = k.configs.iter().map(|c| {
         let n = c.name.to_string();
         let vals = k.consts.iter().zip(&c.values).map(|(q, v)| {
@@ -283,7 +357,7 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         #(#attrs)*
         #[doc = #fn_doc]
         #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
-            #name::launch(__dev, #name::default_config(__dev.arch()), #(#args),*)
+            #name::launch(__dev, #name::Config::default_for(__dev.arch()), #(#args),*)
         }
 
         #(#cfgs)*
@@ -321,16 +395,93 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
                 KERNEL.default_config(arch)
             }
 
-            /// Launches with an explicit config (one of [`CONFIGS`]).
-            pub fn launch(__dev: &::tilelang::Device, config: &str, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+            /// The kernel's configs, one variant each, in the attribute's order.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub enum Config {
+                #(#[doc = #variant_docs] #variants,)*
+            }
+
+            impl Config {
+                /// Every config, in the attribute's order.
+                pub const ALL: [Config; #nconfigs] = [#(Config::#variants),*];
+
+                /// The config's name in the attribute.
+                pub const fn name(self) -> &'static str {
+                    match self { #(#name_arms),* }
+                }
+
+                /// `(const generic, value)` of this config, in the kernel's const-generic order.
+                pub const fn values(self) -> &'static [(&'static str, usize)] {
+                    KERNEL.configs[match self { #(#index_arms),* }].values
+                }
+
+                #(#accessors)*
+
+                /// The config named `name`; an unknown name is [`::tilelang::Error::UnknownConfig`],
+                /// which lists the configs and suggests the nearest.
+                pub fn from_name(name: &str) -> ::core::result::Result<Config, ::tilelang::Error> {
+                    Config::ALL.into_iter().find(|c| c.name() == name).ok_or_else(|| ::tilelang::Error::UnknownConfig {
+                        kernel: __KERNEL,
+                        config: name.to_string(),
+                        available: CONFIGS.to_vec(),
+                    })
+                }
+
+                /// The config a launch on `arch` uses by default (`defaults = [..]`, else the first).
+                pub fn default_for(arch: &str) -> Config {
+                    let n = KERNEL.default_config(arch);
+                    Config::ALL.into_iter().find(|c| c.name() == n).unwrap_or(Config::ALL[0])
+                }
+            }
+
+            impl ::tilelang::KernelConfig for Config {
+                const KERNEL: &'static ::tilelang::KernelInfo = &KERNEL;
+                const ALL: &'static [Config] = &Config::ALL;
+                fn name(self) -> &'static str {
+                    Config::name(self)
+                }
+                fn from_name(name: &str) -> ::core::result::Result<Config, ::tilelang::Error> {
+                    Config::from_name(name)
+                }
+            }
+
+            impl ::core::fmt::Display for Config {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.write_str(self.name())
+                }
+            }
+
+            /// Launches with an explicit config.
+            pub fn launch(__dev: &::tilelang::Device, config: Config, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
                 match config {
                     #(#arms,)*
-                    _ => ::core::result::Result::Err(::tilelang::Error::UnknownConfig {
-                        kernel: __KERNEL,
-                        config: config.to_string(),
-                        available: CONFIGS.to_vec(),
-                    }),
                 }
+            }
+
+            /// Launches with the config named `config` (one of [`CONFIGS`]): the string form, for
+            /// code that handles kernels by name; an unknown name is an error that suggests the
+            /// nearest.
+            pub fn launch_named(__dev: &::tilelang::Device, config: &str, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
+                self::launch(__dev, Config::from_name(config)?, #(#args),*)
+            }
+
+            /// Launches with the first config whose conditions hold for these arguments (its
+            /// `requires`, the tensor dimensions given by its const generics, the device's
+            /// per-block limits): the device arch's default first, then the others in the
+            /// attribute's order. Returns the config used; when none holds,
+            /// [`::tilelang::Error::NoConfigFits`] with each config's reason. Any other error
+            /// (shapes, dtypes, aliasing, the driver) is returned at once.
+            pub fn launch_auto(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<Config, ::tilelang::Error> {
+                let __first = Config::default_for(__dev.arch());
+                let mut __reasons = ::std::vec::Vec::new();
+                for __c in ::core::iter::once(__first).chain(Config::ALL.into_iter().filter(|c| *c != __first)) {
+                    match self::launch(__dev, __c, #(#args),*) {
+                        ::core::result::Result::Ok(()) => return ::core::result::Result::Ok(__c),
+                        ::core::result::Result::Err(e) if e.is_config_specific() => __reasons.push((__c.name(), e.to_string())),
+                        ::core::result::Result::Err(e) => return ::core::result::Result::Err(e),
+                    }
+                }
+                ::core::result::Result::Err(::tilelang::Error::NoConfigFits { kernel: __KERNEL, reasons: __reasons })
             }
 
             /// Launches with type-erased arguments, in parameter order; each tensor's dtype and
@@ -339,7 +490,7 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
             pub fn launch_dyn(__dev: &::tilelang::Device, config: &str, args: ::std::vec::Vec<::tilelang::Arg<'_>>) -> ::core::result::Result<(), ::tilelang::Error> {
                 let mut __args = ::tilelang::__private::dynamic::Args::new(__KERNEL, args, #nparams)?;
                 #(#unpack)*
-                launch(__dev, config, #(#args),*)
+                self::launch_named(__dev, config, #(#args),*)
             }
 
             #[allow(unused_variables, unused_mut, unused_parens, non_snake_case)]

@@ -57,6 +57,12 @@ pub enum Error {
         config: String,
         available: Vec<&'static str>,
     },
+    /// `launch_auto`: no config of the kernel holds for the arguments; each config with the
+    /// reason it does not (its failed requirement, shape or per-block limit), in the order tried.
+    NoConfigFits {
+        kernel: &'static str,
+        reasons: Vec<(&'static str, String)>,
+    },
     /// A tensor lives on another device than the one the kernel is launched on.
     DeviceMismatch {
         kernel: &'static str,
@@ -210,6 +216,43 @@ impl Error {
             _ => false,
         }
     }
+
+    /// Whether the error is about the config launched, not the arguments as such: a failed
+    /// `requires`, a tensor dimension the config's const generics fix, a per-block limit the
+    /// config's object exceeds. Another config may hold (`launch_auto` tries the next).
+    pub fn is_config_specific(&self) -> bool {
+        match self {
+            Error::Requirement { .. } | Error::ResourceLimit { .. } => true,
+            Error::ShapeMismatch { bound_by, .. } => bound_by == "the config",
+            _ => false,
+        }
+    }
+}
+
+/// The name among `names` nearest to `name` (edit distance, at most a third of its length,
+/// at least 1), for "did you mean".
+pub(crate) fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    let limit = (name.chars().count() / 3).max(1);
+    names
+        .iter()
+        .map(|n| (distance(name, n), *n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
 }
 
 use crate::Backend;
@@ -238,7 +281,18 @@ impl fmt::Display for Error {
                 write!(f, "{kernel}: config `{config}` requires `{condition}`, which is false for {values}")
             }
             Error::UnknownConfig { kernel, config, available } => {
-                write!(f, "{kernel}: no config named `{config}`; the configs are {}", available.join(", "))
+                write!(f, "{kernel}: no config named `{config}`")?;
+                if let Some(n) = nearest(config, available) {
+                    write!(f, "; did you mean `{n}`?")?;
+                }
+                write!(f, " The configs are {}", available.join(", "))
+            }
+            Error::NoConfigFits { kernel, reasons } => {
+                write!(f, "{kernel}: no config holds for these arguments")?;
+                for (config, why) in reasons {
+                    write!(f, "; `{config}`: {why}")?;
+                }
+                Ok(())
             }
             Error::DeviceMismatch { kernel, tensor } => {
                 write!(f, "{kernel}: tensor `{tensor}` lives on another device than the launch")

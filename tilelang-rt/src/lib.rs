@@ -31,4 +31,4 @@ pub use element::{Dtype, Element};
 pub use error::{Error, GpuBackend, Resource, Result};
 pub use graph::Graph;
 pub use half::{bf16, f16};
-pub use kernel_info::{ConfigInfo, KernelInfo, LaunchDyn};
+pub use kernel_info::{ConfigInfo, KernelConfig, KernelInfo, LaunchDyn};

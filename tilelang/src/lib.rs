@@ -17,12 +17,12 @@
 pub use tilelang_macros::tile_kernel;
 pub use tilelang_rt::{
     bf16, f16, AnyScalar, AnyTensor, Arg, Backend, ConfigInfo, Device, Dtype, Element, Error,
-    GpuBackend, Graph, KernelInfo, LaunchDyn, Resource, Result, Tensor,
+    GpuBackend, Graph, KernelConfig, KernelInfo, LaunchDyn, Resource, Result, Tensor,
 };
 
 /// What kernel code and host code need.
 pub mod prelude {
-    pub use crate::{bf16, f16, tile_kernel, Device, Error, Tensor};
+    pub use crate::{bf16, f16, tile_kernel, Device, Error, KernelConfig, Tensor};
 }
 
 /// Used by the code `#[tile_kernel]` generates. Not a public API.

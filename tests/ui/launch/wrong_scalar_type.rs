@@ -14,5 +14,5 @@ fn main() -> Result<(), Error> {
     let dev = Device::cpu();
     let a = dev.zeros::<f32>(&[8])?;
     let mut c = dev.alloc::<f32>(&[8])?;
-    scale::launch(&dev, "default", &a, &mut c, 2.0f64)
+    scale::launch(&dev, scale::Config::Default, &a, &mut c, 2.0f64)
 }

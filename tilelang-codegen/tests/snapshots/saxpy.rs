@@ -12,7 +12,7 @@ pub fn saxpy(
     c: &mut ::tilelang::Tensor<f32>,
     alpha: f32,
 ) -> ::core::result::Result<(), ::tilelang::Error> {
-    saxpy::launch(__dev, saxpy::default_config(__dev.arch()), a, b, c, alpha)
+    saxpy::launch(__dev, saxpy::Config::default_for(__dev.arch()), a, b, c, alpha)
 }
 ///Configs, defaults and the explicit launcher of the `saxpy` kernel.
 #[allow(non_snake_case, clippy::all)]
@@ -53,8 +53,93 @@ pub mod saxpy {
     pub fn default_config(arch: &str) -> &'static str {
         KERNEL.default_config(arch)
     }
-    /// Launches with an explicit config (one of [`CONFIGS`]).
+    /// The kernel's configs, one variant each, in the attribute's order.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Config {
+        ///Config `b256`: BLOCK = 256.
+        B256,
+        ///Config `b1024`: BLOCK = 1024.
+        B1024,
+    }
+    impl Config {
+        /// Every config, in the attribute's order.
+        pub const ALL: [Config; 2usize] = [Config::B256, Config::B1024];
+        /// The config's name in the attribute.
+        pub const fn name(self) -> &'static str {
+            match self {
+                Config::B256 => "b256",
+                Config::B1024 => "b1024",
+            }
+        }
+        /// `(const generic, value)` of this config, in the kernel's const-generic order.
+        pub const fn values(self) -> &'static [(&'static str, usize)] {
+            KERNEL
+                .configs[match self {
+                    Config::B256 => 0usize,
+                    Config::B1024 => 1usize,
+                }]
+                .values
+        }
+        ///`BLOCK` in this config.
+        pub const fn BLOCK(self) -> usize {
+            match self {
+                Config::B256 => 256usize,
+                Config::B1024 => 1024usize,
+            }
+        }
+        /// The config named `name`; an unknown name is [`::tilelang::Error::UnknownConfig`],
+        /// which lists the configs and suggests the nearest.
+        pub fn from_name(
+            name: &str,
+        ) -> ::core::result::Result<Config, ::tilelang::Error> {
+            Config::ALL
+                .into_iter()
+                .find(|c| c.name() == name)
+                .ok_or_else(|| ::tilelang::Error::UnknownConfig {
+                    kernel: __KERNEL,
+                    config: name.to_string(),
+                    available: CONFIGS.to_vec(),
+                })
+        }
+        /// The config a launch on `arch` uses by default (`defaults = [..]`, else the first).
+        pub fn default_for(arch: &str) -> Config {
+            let n = KERNEL.default_config(arch);
+            Config::ALL.into_iter().find(|c| c.name() == n).unwrap_or(Config::ALL[0])
+        }
+    }
+    impl ::tilelang::KernelConfig for Config {
+        const KERNEL: &'static ::tilelang::KernelInfo = &KERNEL;
+        const ALL: &'static [Config] = &Config::ALL;
+        fn name(self) -> &'static str {
+            Config::name(self)
+        }
+        fn from_name(name: &str) -> ::core::result::Result<Config, ::tilelang::Error> {
+            Config::from_name(name)
+        }
+    }
+    impl ::core::fmt::Display for Config {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.name())
+        }
+    }
+    /// Launches with an explicit config.
     pub fn launch(
+        __dev: &::tilelang::Device,
+        config: Config,
+        a: &::tilelang::Tensor<f32>,
+        b: &::tilelang::Tensor<::tilelang::__private::half::f16>,
+        c: &mut ::tilelang::Tensor<f32>,
+        alpha: f32,
+    ) -> ::core::result::Result<(), ::tilelang::Error> {
+        match config {
+            Config::B256 => __launch::<256usize>(__dev, "b256", a, b, c, alpha),
+            Config::B1024 => __launch::<1024usize>(__dev, "b1024", a, b, c, alpha),
+        }
+    }
+    /// Launches with the config named `config` (one of [`CONFIGS`]): the string form, for
+    /// code that handles kernels by name; an unknown name is an error that suggests the
+    /// nearest.
+    pub fn launch_named(
         __dev: &::tilelang::Device,
         config: &str,
         a: &::tilelang::Tensor<f32>,
@@ -62,17 +147,38 @@ pub mod saxpy {
         c: &mut ::tilelang::Tensor<f32>,
         alpha: f32,
     ) -> ::core::result::Result<(), ::tilelang::Error> {
-        match config {
-            "b256" => __launch::<256usize>(__dev, "b256", a, b, c, alpha),
-            "b1024" => __launch::<1024usize>(__dev, "b1024", a, b, c, alpha),
-            _ => {
-                ::core::result::Result::Err(::tilelang::Error::UnknownConfig {
-                    kernel: __KERNEL,
-                    config: config.to_string(),
-                    available: CONFIGS.to_vec(),
-                })
+        self::launch(__dev, Config::from_name(config)?, a, b, c, alpha)
+    }
+    /// Launches with the first config whose conditions hold for these arguments (its
+    /// `requires`, the tensor dimensions given by its const generics, the device's
+    /// per-block limits): the device arch's default first, then the others in the
+    /// attribute's order. Returns the config used; when none holds,
+    /// [`::tilelang::Error::NoConfigFits`] with each config's reason. Any other error
+    /// (shapes, dtypes, aliasing, the driver) is returned at once.
+    pub fn launch_auto(
+        __dev: &::tilelang::Device,
+        a: &::tilelang::Tensor<f32>,
+        b: &::tilelang::Tensor<::tilelang::__private::half::f16>,
+        c: &mut ::tilelang::Tensor<f32>,
+        alpha: f32,
+    ) -> ::core::result::Result<Config, ::tilelang::Error> {
+        let __first = Config::default_for(__dev.arch());
+        let mut __reasons = ::std::vec::Vec::new();
+        for __c in ::core::iter::once(__first)
+            .chain(Config::ALL.into_iter().filter(|c| *c != __first))
+        {
+            match self::launch(__dev, __c, a, b, c, alpha) {
+                ::core::result::Result::Ok(()) => return ::core::result::Result::Ok(__c),
+                ::core::result::Result::Err(e) if e.is_config_specific() => {
+                    __reasons.push((__c.name(), e.to_string()))
+                }
+                ::core::result::Result::Err(e) => return ::core::result::Result::Err(e),
             }
         }
+        ::core::result::Result::Err(::tilelang::Error::NoConfigFits {
+            kernel: __KERNEL,
+            reasons: __reasons,
+        })
     }
     /// Launches with type-erased arguments, in parameter order; each tensor's dtype and
     /// each argument's kind are checked at run time ([`::tilelang::Error::DtypeMismatch`],
@@ -91,7 +197,7 @@ pub mod saxpy {
         let b = __args.input::<::tilelang::__private::half::f16>("b")?;
         let c = __args.output::<f32>("c")?;
         let alpha = __args.scalar::<f32>("alpha")?;
-        launch(__dev, config, a, b, c, alpha)
+        self::launch_named(__dev, config, a, b, c, alpha)
     }
     #[allow(unused_variables, unused_mut, unused_parens, non_snake_case)]
     fn __launch<const BLOCK: usize>(
