@@ -189,11 +189,20 @@ TL_MATH64 double tl_m64_erf(double x) {
   double erfc = tl_m64_exp(-h) * (1.0 - l) / (1.772453850905516 * f);
   return __builtin_copysign(1.0 - erfc, x);
 }
-// 64 bits of the little-endian 32-bit limbs p, from bit k up (p has two limbs to spare).
+// 64 bits of the little-endian 32-bit limbs p, from bit k up (p has two limbs to spare). The
+// limbs are picked by comparison, not by a computed index, so that p stays in registers
+// (indexed at run time it would live in scratch memory on AMD).
 TL_MATH64 unsigned long long tl_m64_bits(const unsigned int* p, int k) {
   int w = k >> 5, s = k & 31;
-  unsigned long long v = (unsigned long long)p[w] | ((unsigned long long)p[w + 1] << 32);
-  return s ? (v >> s) | ((unsigned long long)p[w + 2] << (64 - s)) : v;
+  unsigned long long l0 = 0, l1 = 0, l2 = 0;
+#pragma unroll
+  for (int j = 0; j < 12; ++j) {
+    l0 = j == w ? p[j] : l0;
+    l1 = j == w + 1 ? p[j] : l1;
+    l2 = j == w + 2 ? p[j] : l2;
+  }
+  unsigned long long v = l0 | (l1 << 32);
+  return s ? (v >> s) | (l2 << (64 - s)) : v;
 }
 // x = n·pi/2 + (rh + rl) with |rh + rl| <= pi/4 (a hair more), for finite |x| > pi/4; returns
 // n mod 4. Exact reduction at every magnitude (Payne and Hanek): x = m·2^E with m an integer of
