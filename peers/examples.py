@@ -16,7 +16,7 @@ says so); torch.compile compiles the same code and may fuse it into one kernel.
 import math
 
 # Variant names, in the order of examples/README.md.
-NAMES = ["rmsnorm", "layernorm", "silu_mul", "transpose", "cross_entropy"]
+NAMES = ["rmsnorm", "layernorm", "silu_mul", "transpose", "cross_entropy", "batched_gemm"]
 CHAPTER = "ex"
 
 # (rows, columns) per size set: benches/src/examples.rs `sizes`.
@@ -26,6 +26,8 @@ SIZES = {
     "silu_mul": {"tutorial": (2048, 4096), "large": (16384, 14336)},
     "transpose": {"tutorial": (2048, 4096), "large": (8192, 8192)},
     "cross_entropy": {"tutorial": (1024, 32000), "large": (4096, 128256)},
+    # (batch, size): batch GEMMs size^3, chapter 08's work at that size set.
+    "batched_gemm": {"tutorial": (8, 2048), "large": (8, 4096)},
 }
 
 # The chunk widths BN of the Rust kernels' configs: the tolerances are the Rust side's, the
@@ -209,8 +211,29 @@ def cross_entropy(b, ctx, ss):
                        (x, t), ref, tol)
 
 
+def batched_gemm(b, ctx, ss):
+    torch = b.torch
+    bt, n = SIZES["batched_gemm"][ss]
+    g = _generator(b, ctx, "batched_gemm", ss)
+    x = b._uniform(g, (bt, n, n), -1.0, 1.0, torch.float16)
+    y = b._uniform(g, (bt, n, n), -1.0, 1.0, torch.float16)
+    x64, y64 = x.double(), y.double()
+    ref = torch.bmm(x64, y64)
+    # batched_gemm.rs tolerance: chapter 08's, the loosest over the batch.
+    tols = [b.gemm_tolerance(x64[i], y64[i], n) for i in range(bt)]
+    del x64, y64
+    tol = dict(atol=max(t[0] for t in tols), rtol=max(t[1] for t in tols), cap=b.GEMM_CAP)
+    out = torch.empty((bt, n, n), device="cuda", dtype=torch.float16)
+    mk = lambda impl: b._base(CHAPTER, "batched_gemm", impl, ss, f"[{bt},{n},{n},{n}]",
+                              "f16, f32 accumulate", flops=2 * bt * n * n * n)
+    b.measure(ctx, {**mk("pytorch"), "note": "torch.bmm(a, b, out=c) (cuBLAS batched)"},
+              lambda: torch.bmm(x, y, out=out), ref, tol, out=out)
+    b.measure_compiled(ctx, {**mk("torch_compile"), "note": "torch.compile(torch.bmm(a, b))"},
+                       lambda x, y: torch.bmm(x, y), (x, y), ref, tol)
+
+
 FNS = {"rmsnorm": rmsnorm, "layernorm": layernorm, "silu_mul": silu_mul,
-       "transpose": transpose, "cross_entropy": cross_entropy}
+       "transpose": transpose, "cross_entropy": cross_entropy, "batched_gemm": batched_gemm}
 
 
 def run(b, ctx, name, ss):

@@ -6,11 +6,13 @@
 //! written once). `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
 //! problems (same variant names, sizes and byte counts).
 
-use crate::record::{SizeSet, Spec, Work};
+use crate::record::{SizeSet, Spec, Verdict, Work};
 use crate::runner::Runner;
 use crate::suite::{against, par_f64, par_finite_f16, par_vec, spec, threads};
 use examples::transpose as tr;
-use examples::{cross_entropy as ce, layer_norm as ln, rms_norm as rms, silu_mul as silu};
+use examples::{
+    batched_gemm as bg, cross_entropy as ce, layer_norm as ln, rms_norm as rms, silu_mul as silu,
+};
 use kernels::check::Rng;
 use tilelang::{f16, KernelConfig, Result};
 
@@ -44,6 +46,15 @@ pub mod sizes {
             Tutorial => (2048, 4096),
             Large => (8192, 8192),
             Smoke => (67, 130),
+        }
+    }
+    /// Batched GEMM: `(batch, size)` of `batch` GEMMs `size³`, the same work as chapter 08's
+    /// one GEMM at that size set (8 · 2048³ = 4096³, 8 · 4096³ = 8192³).
+    pub fn batched_gemm(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (8, 2048),
+            Large => (8, 4096),
+            Smoke => (3, 66),
         }
     }
     /// Cross-entropy: `(tokens, vocabulary)`; 32000 is LLaMA-2's vocabulary, 128256 LLaMA-3's.
@@ -101,7 +112,8 @@ pub fn run(r: &mut Runner, size: SizeSet) -> Result<()> {
     layer_norm(r, size)?;
     silu_mul(r, size)?;
     transpose(r, size)?;
-    cross_entropy(r, size)
+    cross_entropy(r, size)?;
+    batched_gemm(r, size)
 }
 
 fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
@@ -302,6 +314,78 @@ fn cross_entropy(r: &mut Runner, size: SizeSet) -> Result<()> {
         &mut loss,
         &against(&want, atol, 0.0),
         &mut |cfg, l| ce::cross_entropy::launch(&dev, cfg, &x, &t, l),
+    );
+    Ok(())
+}
+
+/// Batched GEMM, checked against float64 everywhere at the smoke size and at 4096 sampled
+/// elements (and the corners of every batch) at the others, where the full product would take
+/// minutes on the host; the tolerance is chapter 08's, the loosest over the batch.
+fn batched_gemm(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (batch, s) = sizes::batched_gemm(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 111, batch * s * s, -1.0, 1.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 112, batch * s * s, -1.0, 1.0);
+    let (a64, b64) = (par_f64(&av), par_f64(&bv));
+    let tol = bg::tolerance(&a64, &b64, batch, s, s, s);
+    let per = s * s;
+    let samples: Vec<(usize, f64)> = if size == SizeSet::Smoke {
+        bg::reference(&a64, &b64, batch, s, s, s)
+            .into_iter()
+            .enumerate()
+            .collect()
+    } else {
+        let mut rng = Rng::new(r.opts.seed ^ 113);
+        let mut idx: Vec<usize> = (0..4096)
+            .map(|_| (rng.next_u64() % (batch * per) as u64) as usize)
+            .collect();
+        for i in 0..batch {
+            idx.extend([
+                i * per,
+                i * per + s - 1,
+                i * per + per - s,
+                i * per + per - 1,
+            ]);
+        }
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter()
+            .map(|e| {
+                let (i, row, col) = (e / per, (e % per) / s, e % s);
+                let (a, b) = (&a64[i * per..], &b64[i * per..]);
+                let dot = (0..s).map(|k| a[row * s + k] * b[k * s + col]).sum::<f64>();
+                (e, dot)
+            })
+            .collect()
+    };
+    drop((a64, b64));
+    let a = dev.upload(&av, &[batch, s, s])?;
+    let b = dev.upload(&bv, &[batch, s, s])?;
+    drop((av, bv));
+    let mut c = dev.alloc::<f16>(&[batch, s, s])?;
+    let sp = spec(
+        CHAPTER,
+        TITLE,
+        "batched_gemm",
+        size,
+        vec![batch, s, s, s],
+        "f16, f32 accumulate",
+        Work::Flops(2.0 * batch as f64 * (s as f64).powi(3)),
+    );
+    let check = |got: &[f16]| {
+        let g: Vec<f16> = samples.iter().map(|&(e, _)| got[e]).collect();
+        let w: Vec<f64> = samples.iter().map(|&(_, v)| v).collect();
+        Verdict::from_comparison(
+            &kernels::check::compare(&g, &w, tol.0, tol.1),
+            &format!("float64 at {} elements", samples.len()),
+        )
+    };
+    r.kernel(
+        &sp,
+        &bg::batched_gemm::KERNEL,
+        &mut c,
+        &check,
+        &mut |cfg, c| bg::batched_gemm::launch(&dev, cfg, &a, &b, c),
     );
     Ok(())
 }

@@ -68,15 +68,15 @@ mod tests {
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
         // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 3; 07: 3; 08: 4; 09: 2; 10: 1 = 23,
-        // the 6 examples' kernels, plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 29);
-        assert_eq!(count("default"), 30);
+        // the 7 examples' kernels, plus the launch-latency record (role default).
+        assert_eq!(count("tuned"), 30);
+        assert_eq!(count("default"), 31);
         assert_eq!(
             results
                 .iter()
                 .filter(|r| r["chapter"] == "ex" && r["config_role"] == "tuned")
                 .count(),
-            6
+            7
         );
         assert!(results
             .iter()

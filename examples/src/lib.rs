@@ -1,11 +1,12 @@
 //! Everyday tile kernels that the tutorials do not have, written from `README.md` and
 //! `docs/language.md` the way a new user of the language would: the normalisations, activation
-//! and loss of an LLM, and a transpose (plain, and with a padded shared tile). Each module explains its kernel, holds a float64
+//! and loss of an LLM, a transpose (plain, and with a padded shared tile), and a batched GEMM. Each module explains its kernel, holds a float64
 //! reference with a tolerance derived in its comment, and tests every config on the CPU
 //! backend at odd sizes with poisoned outputs. [`KERNELS`] lists them for the code that goes
 //! over all kernels (the benches; `tests/kernel_list.rs` checks it against the sources).
 //! `examples/README.md` says what each one is and what in the language got in the way.
 
+pub mod batched_gemm;
 pub mod cross_entropy;
 pub mod layer_norm;
 pub mod rms_norm;
@@ -22,6 +23,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &transpose::transpose::KERNEL,
     &transpose::transpose_padded::KERNEL,
     &cross_entropy::cross_entropy::KERNEL,
+    &batched_gemm::batched_gemm::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`].

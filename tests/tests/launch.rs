@@ -759,3 +759,29 @@ fn parameters_named_like_the_launchers_work() {
         (0..40).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
     );
 }
+
+/// A 1-D tile of a 2-D tensor (rank-dropping copies), one row per block, with one block past
+/// the last row: it reads zeros and writes nothing.
+#[tile_kernel(grid = [BATCH + 1], threads = 32)]
+pub fn rows_plus_one(a: &Tensor<f32, (BATCH, N)>, c: &mut Tensor<f32, (BATCH, N)>) {
+    let bi = block_idx(0);
+    let mut s = alloc_shared::<f32>((32,));
+    copy(a.at((bi, 0)), &mut s);
+    for i in parallel(32) {
+        s[i] = s[i] + 1.0;
+    }
+    copy(&s, c.at_mut((bi, 0)));
+}
+
+#[test]
+fn a_tile_may_drop_leading_dimensions_with_the_usual_tails() {
+    let dev = Device::cpu();
+    let (batch, n) = (3, 20);
+    let a = dev.upload(&ramp(batch * n), &[batch, n]).unwrap();
+    let mut c = dev.alloc::<f32>(&[batch, n]).unwrap();
+    rows_plus_one(&dev, &a, &mut c).unwrap();
+    assert_eq!(
+        c.to_vec().unwrap(),
+        (0..batch * n).map(|i| i as f32 + 1.0).collect::<Vec<_>>()
+    );
+}

@@ -1206,11 +1206,30 @@ impl Checker<'_> {
                     Tile::Region { tensor, .. } => self.target_rank(Target::Tensor(*tensor)),
                 };
                 let (rs, rd) = (rank(&src), rank(&dst));
-                if rs != rd {
+                // A tile may drop leading dimensions of the tensor it is a region of (they are
+                // the region's extent-1 dimensions: a `(BM, BK)` tile of a `(B, M, K)` tensor);
+                // buffers copied into each other have one shape.
+                let (tile, tensor) = match (&src, &dst) {
+                    (Tile::Region { .. }, _) => (rd, rs),
+                    (_, Tile::Region { .. }) => (rs, rd),
+                    _ => (rs, rd),
+                };
+                let region =
+                    matches!(src, Tile::Region { .. }) || matches!(dst, Tile::Region { .. });
+                if (region && tile > tensor) || (!region && rs != rd) {
+                    let hint = if region {
+                        "a tile may drop the tensor's leading dimensions (a `(BM, BK)` tile of a `(B, M, K)` tensor), not add dimensions"
+                    } else {
+                        "give both buffers the same shape"
+                    };
                     self.cx.error_hint(
                         span,
-                        format!("`copy` between tiles of different ranks: the source has {rs} dimension{}, the destination {rd}", if rs == 1 { "" } else { "s" }),
-                        "give the buffer the tensor's rank, e.g. a `(1, BN)` buffer for one row of a 2-D tensor",
+                        format!(
+                            "`copy` between tiles of different ranks: the source has {}, the destination {}",
+                            count(rs, "dimension"),
+                            count(rd, "dimension")
+                        ),
+                        hint,
                     );
                     return None;
                 }

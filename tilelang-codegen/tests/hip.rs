@@ -477,6 +477,50 @@ fn clang_amd(clang: &Path, objdump: &Path, src: &str, arch: &str, dir: &Path) ->
     (String::from_utf8_lossy(&dis.stdout).into_owned(), remarks)
 }
 
+/// Tiles copied out of 3-D tensors (the batch in the grid): every region is printed 4-D with
+/// the batch index as its second offset and the tile's own extents behind leading 1s, on
+/// NVIDIA (cp.async into shared memory, mma.sync) and on AMD, where clang compiles it to the
+/// matrix instructions.
+#[test]
+fn rank_dropping_copies_feed_the_matrix_units() {
+    const BMM: &str = r#"
+#[tile_kernel(grid = [N.div_ceil(64), M.div_ceil(64), BATCH], threads = 128)]
+pub fn bmm(a: &Tensor<f16, (BATCH, M, K)>, b: &Tensor<f16, (BATCH, K, N)>, c: &mut Tensor<f16, (BATCH, M, N)>) {
+    let (bx, by, bi) = (block_idx(0), block_idx(1), block_idx(2));
+    let mut a_s = alloc_shared::<f16>((64, 32));
+    let mut b_s = alloc_shared::<f16>((32, 64));
+    let mut acc = alloc_fragment::<f32>((64, 64));
+    clear(&mut acc);
+    for k in pipelined(K.div_ceil(32), 2) {
+        copy(a.at((bi, by * 64, k * 32)), &mut a_s);
+        copy(b.at((bi, k * 32, bx * 64)), &mut b_s);
+        gemm(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.at_mut((bi, by * 64, bx * 64)));
+}
+"#;
+    let k = hip(BMM, 0, "sm_90");
+    assert!(
+        k.source
+            .contains("tl::Region __g = {{1, n_BATCH, n_M, n_K}, {0, v2_bi, ")
+            && k.source
+                .contains("tl::copy_g2s<tl::half, tl::half, 1, 1, 64, 32, 128"),
+        "{}",
+        k.source
+    );
+    let (clang, objdump) = clang19();
+    let dir = scratch_dir("bmm");
+    for (arch, inst) in [
+        ("gfx1100", "v_wmma_f32_16x16x16_f16"),
+        ("gfx942", "v_mfma_f32_32x32x8_f16"),
+    ] {
+        let k = hip(BMM, 0, arch);
+        let (dis, _) = clang_amd(clang, objdump, &k.source, arch, &dir);
+        assert!(dis.contains(inst), "{arch}: no {inst}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Needs clang++-19 and llvm-objdump-19 (`apt-get install clang-19 lld-19 llvm-19`; CI installs
 /// them). There is no AMD GPU here, so this checks compilation, not results.
 #[test]

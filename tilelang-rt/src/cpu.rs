@@ -759,15 +759,28 @@ fn for_each_row<const R: usize>(
     }
 }
 
-/// `copy(t.at(offset), &mut buf)`: out-of-bounds elements read as zero.
-pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize>(
+/// A buffer's shape as a region of a rank-`R` tensor: leading extents of 1 for the dimensions
+/// the buffer drops (a `(BM, BK)` tile of a `(B, M, K)` tensor is its `(1, BM, BK)` region).
+fn region_shape<const S: usize, const R: usize>(shape: &[i64; S]) -> [i64; R] {
+    assert!(
+        S <= R,
+        "a tile of higher rank than its tensor: validation refuses this"
+    );
+    let mut out = [1i64; R];
+    out[R - S..].copy_from_slice(shape);
+    out
+}
+
+/// `copy(t.at(offset), &mut buf)`: out-of-bounds elements read as zero. The buffer may drop
+/// leading dimensions of the tensor (rank `S` ≤ `R`): it is the region's extent-1 dimensions.
+pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize, const B: usize>(
     src: &View<G, S, R>,
     offset: [i64; R],
-    dst: &mut Buf<D, R>,
+    dst: &mut Buf<D, B>,
 ) -> Result<()> {
     let data = src.data.as_ref();
     let zero = D::from_f64(0.0);
-    let bshape = dst.shape;
+    let bshape: [i64; R] = region_shape(&dst.shape);
     let cols = bshape[R - 1] as usize;
     let out = &mut dst.data;
     for_each_row(&bshape, &src.shape, &offset, |b, t, lo, hi| {
@@ -786,14 +799,16 @@ pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize>(
     Ok(())
 }
 
-/// `copy(&buf, t.at_mut(offset))`: out-of-bounds elements are not written.
-pub fn copy_to_global<S: Element, D: Element, const R: usize>(
-    src: &Buf<S, R>,
+/// `copy(&buf, t.at_mut(offset))`: out-of-bounds elements are not written. The buffer may drop
+/// leading dimensions of the tensor, as in [`copy_from_global`].
+pub fn copy_to_global<S: Element, D: Element, const R: usize, const B: usize>(
+    src: &Buf<S, B>,
     dst: &mut Out<'_, D, R>,
     offset: [i64; R],
 ) -> Result<()> {
     let data = &mut dst.data;
-    for_each_row(&src.shape, &dst.shape, &offset, |b, t, lo, hi| {
+    let bshape: [i64; R] = region_shape(&src.shape);
+    for_each_row(&bshape, &dst.shape, &offset, |b, t, lo, hi| {
         if let Some(t) = t {
             for (o, s) in data[t..t + (hi - lo)]
                 .iter_mut()
