@@ -785,3 +785,27 @@ fn a_tile_may_drop_leading_dimensions_with_the_usual_tails() {
         (0..batch * n).map(|i| i as f32 + 1.0).collect::<Vec<_>>()
     );
 }
+
+/// Views are kernel inputs: a row of a 2-D tensor viewed as 1-D, without copying or uploading
+/// the data twice.
+#[test]
+fn views_of_one_upload_are_kernel_inputs() {
+    let dev = Device::cpu();
+    let (rows, n) = (3, 50);
+    let data = ramp(rows * n);
+    let m = dev.upload(&data, &[rows, n]).unwrap();
+    let flat = m.view(&[rows * n]).unwrap();
+    let mut c = dev.alloc::<f32>(&[n]).unwrap();
+    for r in 0..rows {
+        let row = m.slice(r..r + 1).unwrap();
+        let row = row.view(&[n]).unwrap();
+        add(&dev, &row, &row, &mut c).unwrap();
+        let want: Vec<f32> = data[r * n..(r + 1) * n].iter().map(|x| 2.0 * x).collect();
+        assert_eq!(c.to_vec().unwrap(), want);
+    }
+    // A view of the wrong shape is refused like any tensor.
+    assert!(matches!(
+        add(&dev, &flat, &flat, &mut c),
+        Err(Error::ShapeMismatch { .. })
+    ));
+}

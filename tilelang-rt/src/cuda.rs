@@ -429,6 +429,20 @@ unsafe impl GpuRuntime for CudaDevice {
         })
     }
 
+    unsafe fn dtod_async(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the caller's contract.
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }.map_err(
+            |e| {
+                driver_error(
+                    "cuMemcpyDtoDAsync",
+                    format_args!("copying {bytes} bytes within the device"),
+                    e,
+                )
+            },
+        )
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(|e| {
             driver_error(

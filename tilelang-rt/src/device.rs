@@ -625,6 +625,244 @@ impl<T: Element> Tensor<T> {
     }
 }
 
+/// Views, reshapes and copies between tensors.
+impl<T: Element> Tensor<T> {
+    /// The same elements with another shape of the same number of elements, without copying
+    /// (the tensor is row-major, so only the shape changes).
+    ///
+    /// # Errors
+    /// [`Error::View`] when `shape` has another number of elements; [`Error::ShapeOverflow`]
+    /// for a shape no tensor can have.
+    pub fn reshape(mut self, shape: &[usize]) -> Result<Tensor<T>> {
+        self.check_reshape(shape)?;
+        self.shape = shape.to_vec();
+        Ok(self)
+    }
+
+    fn check_reshape(&self, shape: &[usize]) -> Result<()> {
+        let (n, _) = sizes::<T>(shape)?;
+        if n != self.len() {
+            return Err(Error::View(format!(
+                "cannot view {self:?} ({} elements) as {shape:?} ({n} elements)",
+                self.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A view of the same elements with another shape, borrowing the tensor, without copying.
+    /// It is a `&Tensor` (through `Deref`) that kernels take as an input, with the address
+    /// range of the elements it covers.
+    ///
+    /// # Errors
+    /// As [`Tensor::reshape`].
+    pub fn view(&self, shape: &[usize]) -> Result<TensorView<'_, T>> {
+        self.check_reshape(shape)?;
+        Ok(self.sub(0, self.len(), shape.to_vec()))
+    }
+
+    /// The rows `rows` along the leading dimension, as a view borrowing the tensor, without
+    /// copying: shape `[rows.len(), ..the rest]`.
+    ///
+    /// # Errors
+    /// [`Error::View`] for rows past the end (or reversed), or a tensor without dimensions.
+    pub fn slice(&self, rows: std::ops::Range<usize>) -> Result<TensorView<'_, T>> {
+        let Some((&lead, rest)) = self.shape.split_first() else {
+            return Err(Error::View(format!("{self:?} has no dimension to slice")));
+        };
+        if rows.start > rows.end || rows.end > lead {
+            return Err(Error::View(format!(
+                "rows {rows:?} of {self:?}, which has {lead}"
+            )));
+        }
+        let row: usize = rest.iter().product();
+        let mut shape = vec![rows.len()];
+        shape.extend_from_slice(rest);
+        Ok(self.sub(rows.start * row, rows.len() * row, shape))
+    }
+
+    /// A tensor over `len` elements from element `start`, borrowing this one's memory: host
+    /// memory as a pointer (the view's lifetime keeps this tensor, and so the memory, alive
+    /// and unchanged), device memory with this tensor's allocation shared.
+    fn sub(&self, start: usize, len: usize, shape: Vec<usize>) -> TensorView<'_, T> {
+        debug_assert!(start + len <= self.len());
+        let storage = match &self.storage {
+            Storage::Host(v) => Storage::HostRaw {
+                // Only ever read through the view (it gives `&Tensor` alone).
+                ptr: v[start..].as_ptr().cast_mut(),
+                len,
+            },
+            Storage::HostRaw { ptr, .. } => Storage::HostRaw {
+                // SAFETY: `start` is within the `len` elements `ptr` is valid for.
+                ptr: unsafe { ptr.add(start) },
+                len,
+            },
+            Storage::Gpu { addr, _owned, .. } => Storage::Gpu {
+                addr: addr + (start * std::mem::size_of::<T>()) as u64,
+                len,
+                _owned: _owned.clone(),
+            },
+        };
+        TensorView {
+            inner: Tensor {
+                device: self.device.clone(),
+                shape,
+                storage,
+            },
+            _parent: std::marker::PhantomData,
+        }
+    }
+
+    /// Overwrites the tensor with the elements of `src` (the same number of them, any shape),
+    /// after all work queued on their devices: a device-to-device copy on one GPU, through the
+    /// host between devices.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for another number of elements; [`Error::Aliasing`] when the
+    /// two overlap (only tensors of `from_raw_parts` can); on a GPU, [`Error::Driver`] when the
+    /// copy fails and [`Error::Graph`] while this thread records a graph on the device.
+    pub fn copy_from(&mut self, src: &Tensor<T>) -> Result<()> {
+        if src.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                expected: self.len(),
+                found: src.len(),
+            });
+        }
+        if self.device == src.device {
+            crate::launch::check_aliasing(
+                "Tensor::copy_from",
+                &[
+                    crate::launch::ArgRange {
+                        name: "self",
+                        range: self.address_range(),
+                        written: true,
+                    },
+                    crate::launch::ArgRange {
+                        name: "src",
+                        range: src.address_range(),
+                        written: false,
+                    },
+                ],
+            )?;
+        }
+        match (self.on_gpu(), src.on_gpu()) {
+            (Some(dst), Some(from)) if self.device == src.device => {
+                let ((gpu, dst), (_, from)) = (dst?, from?);
+                // SAFETY: both hold `len` elements (the tensors' invariant) of this device and
+                // do not overlap (checked above); frees wait for queued copies.
+                unsafe { gpu.dtod(dst, from, self.len() * std::mem::size_of::<T>()) }
+            }
+            (None, None) => {
+                self.host_mut()?.copy_from_slice(src.host()?);
+                Ok(())
+            }
+            _ => self.copy_from_slice(&src.to_vec()?),
+        }
+    }
+
+    /// Copies the tensor into `out` (the same number of elements), after all work queued on its
+    /// device: a download into a buffer the caller keeps, without allocating.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for another length; on a GPU, [`Error::Driver`] when the copy
+    /// fails and [`Error::Graph`] while this thread records a graph on the device.
+    pub fn copy_to_slice(&self, out: &mut [T]) -> Result<()> {
+        if out.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                expected: self.len(),
+                found: out.len(),
+            });
+        }
+        match self.on_gpu() {
+            None => out.copy_from_slice(self.host()?),
+            Some(gpu) => {
+                let (gpu, addr) = gpu?;
+                // SAFETY: `addr` holds `len` = `out.len()` elements; every bit pattern is a
+                // valid `Element`.
+                unsafe { gpu.dtoh(out, addr) }?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks views, reshapes and the copies between tensors on `dev` (the CPU here; the GPU suite
+/// of `tests/common` on a GPU): values, address ranges, errors. Not a public API.
+#[doc(hidden)]
+pub fn check_views_and_copies(dev: &Device) {
+    let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let t = dev.upload(&data, &[4, 6]).unwrap();
+    // A view: the same bytes, another shape.
+    let v = t.view(&[2, 3, 4]).unwrap();
+    assert_eq!(v.shape(), &[2, 3, 4]);
+    assert_eq!(v.address_range(), t.address_range());
+    assert_eq!(v.to_vec().unwrap(), data);
+    assert!(matches!(t.view(&[5, 5]), Err(Error::View(_))));
+    // Rows 1..3: the middle of the allocation, without copying.
+    let rows = t.slice(1..3).unwrap();
+    assert_eq!(rows.shape(), &[2, 6]);
+    let (lo, hi) = t.address_range();
+    assert_eq!(rows.address_range(), (lo + 6 * 4, lo + 18 * 4));
+    assert_eq!(rows.to_vec().unwrap(), data[6..18]);
+    // A view of a view.
+    let inner = rows.slice(1..2).unwrap();
+    assert_eq!(inner.to_vec().unwrap(), data[12..18]);
+    assert_eq!(t.slice(4..4).unwrap().len(), 0);
+    assert!(matches!(t.slice(2..5), Err(Error::View(_))));
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = 3..2;
+    assert!(t.slice(reversed).is_err());
+    let mut out = vec![0.0f32; 12];
+    rows.copy_to_slice(&mut out).unwrap();
+    assert_eq!(out, data[6..18]);
+    assert!(matches!(
+        rows.copy_to_slice(&mut [0.0; 3]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    // Device to device, into a tensor of another shape with as many elements.
+    let mut c = dev.alloc::<f32>(&[12]).unwrap();
+    c.copy_from(&rows).unwrap();
+    assert_eq!(c.to_vec().unwrap(), data[6..18]);
+    assert!(matches!(c.copy_from(&t), Err(Error::LengthMismatch { .. })));
+    // Between devices (here, to and from the CPU).
+    let host = Device::cpu();
+    let mut h = host.alloc::<f32>(&[12]).unwrap();
+    h.copy_from(&c).unwrap();
+    assert_eq!(h.to_vec().unwrap(), data[6..18]);
+    c.poison().unwrap();
+    c.copy_from(&h).unwrap();
+    assert_eq!(c.to_vec().unwrap(), data[6..18]);
+    // A reshape moves the tensor, keeping its memory.
+    let before = c.address_range();
+    let c = c.reshape(&[3, 4]).unwrap();
+    assert_eq!((c.shape(), c.address_range()), (&[3usize, 4][..], before));
+    assert!(matches!(c.reshape(&[5]), Err(Error::View(_))));
+    drop(t);
+    let _ = hi;
+}
+
+/// A view of a tensor's elements, borrowing it ([`Tensor::view`], [`Tensor::slice`]): a
+/// `&Tensor` through `Deref`, usable wherever one is (kernel inputs, `to_vec`, further views),
+/// never as an output, so that the tensor it borrows cannot change while it is read. To write
+/// through another shape, [`Tensor::reshape`] the tensor itself (it moves, without copying).
+pub struct TensorView<'a, T: Element> {
+    inner: Tensor<T>,
+    _parent: std::marker::PhantomData<&'a Tensor<T>>,
+}
+
+impl<T: Element> std::ops::Deref for TensorView<'_, T> {
+    type Target = Tensor<T>;
+    fn deref(&self) -> &Tensor<T> {
+        &self.inner
+    }
+}
+
+impl<T: Element> fmt::Debug for TensorView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "view of {:?}", self.inner)
+    }
+}
+
 fn not_on_host(device: &Device) -> Error {
     Error::NotOnHost {
         device: format!("{device:?}"),
@@ -634,6 +872,11 @@ fn not_on_host(device: &Device) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn views_reshapes_and_copies_on_the_cpu() {
+        check_views_and_copies(&Device::cpu());
+    }
 
     #[test]
     fn best_is_cuda_then_hip_then_the_cpu() {

@@ -57,6 +57,9 @@ pub enum Error {
         config: String,
         available: Vec<&'static str>,
     },
+    /// A view or reshape that does not fit the tensor: another number of elements, rows past
+    /// the end, a tensor without dimensions to slice.
+    View(String),
     /// `launch_auto`: no config of the kernel holds for the arguments; each config with the
     /// reason it does not (its failed requirement, shape or per-block limit), in the order tried.
     NoConfigFits {
@@ -287,6 +290,7 @@ impl fmt::Display for Error {
                 }
                 write!(f, " The configs are {}", available.join(", "))
             }
+            Error::View(m) => write!(f, "{m}"),
             Error::NoConfigFits { kernel, reasons } => {
                 write!(f, "{kernel}: no config holds for these arguments")?;
                 for (config, why) in reasons {

@@ -89,6 +89,14 @@ pub(crate) unsafe trait GpuRuntime {
     /// synchronizes); every bit pattern is a valid `T` (true of every [`crate::Element`]).
     unsafe fn dtoh_async<T>(&self, dst: &mut [T], ptr: u64) -> Result<()>;
 
+    /// Queues copying `bytes` bytes (not zero) from `src` to `dst`, both memory of this device.
+    ///
+    /// # Safety
+    /// Both ranges are memory of this device valid for `bytes` bytes until the copy has run,
+    /// they do not overlap, and nothing else accesses them meanwhile but work queued on this
+    /// device.
+    unsafe fn dtod_async(&self, dst: u64, src: u64, bytes: usize) -> Result<()>;
+
     /// Waits for all work queued on the device.
     fn synchronize(&self) -> Result<()>;
 
@@ -370,6 +378,19 @@ impl GpuDevice {
         on_backend!(self, d => unsafe { d.dtoh(dst, ptr) })
     }
 
+    /// [`GpuRuntime::dtod_async`], queued after all earlier work (nothing for zero bytes).
+    ///
+    /// # Safety
+    /// As [`GpuRuntime::dtod_async`].
+    pub(crate) unsafe fn dtod(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.not_recording("copying device memory")?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's contract.
+        on_backend!(self, d => unsafe { d.dtod_async(dst, src, bytes) })
+    }
+
     /// [`GpuRuntime::synchronize`].
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.not_recording("synchronizing")?;
@@ -598,6 +619,9 @@ mod tests {
         }
         unsafe fn dtoh_async<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
             self.log(format!("dtoh {ptr:#x} {}", std::mem::size_of_val(dst)))
+        }
+        unsafe fn dtod_async(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+            self.log(format!("dtod {dst:#x} {src:#x} {bytes}"))
         }
         fn synchronize(&self) -> Result<()> {
             self.log("sync".into())

@@ -128,6 +128,14 @@ crate::dylib_api! {
             bytes: usize,
             stream: Stream,
         ) -> HipStatus;
+        /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src,
+        /// size_t sizeBytes, hipStream_t stream)`
+        fn hipMemcpyDtoDAsync(
+            dst: *mut c_void,
+            src: *mut c_void,
+            bytes: usize,
+            stream: Stream,
+        ) -> HipStatus;
         /// `hipError_t hipStreamSynchronize(hipStream_t stream)`
         fn hipStreamSynchronize(stream: Stream) -> HipStatus;
         /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
@@ -555,6 +563,25 @@ unsafe impl GpuRuntime for HipDevice {
             status,
             "hipMemcpyDtoHAsync",
             format_args!("copying {bytes} bytes from the device"),
+        )
+    }
+
+    unsafe fn dtod_async(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the caller's contract.
+        let status = unsafe {
+            (self.api.hipMemcpyDtoDAsync)(
+                dst as *mut c_void,
+                src as *mut c_void,
+                bytes,
+                NULL_STREAM,
+            )
+        };
+        check(
+            self.api,
+            status,
+            "hipMemcpyDtoDAsync",
+            format_args!("copying {bytes} bytes within the device"),
         )
     }
 

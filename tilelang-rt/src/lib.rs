@@ -25,7 +25,9 @@ pub mod gpu;
 pub mod graph;
 pub mod launch;
 
-pub use device::{Backend, Device, Tensor};
+#[doc(hidden)]
+pub use device::check_views_and_copies;
+pub use device::{Backend, Device, Tensor, TensorView};
 pub use dynamic::{AnyScalar, AnyTensor, Arg};
 pub use element::{Dtype, Element};
 pub use error::{Error, GpuBackend, Resource, Result};

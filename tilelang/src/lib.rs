@@ -17,7 +17,7 @@
 pub use tilelang_macros::tile_kernel;
 pub use tilelang_rt::{
     bf16, f16, AnyScalar, AnyTensor, Arg, Backend, ConfigInfo, Device, Dtype, Element, Error,
-    GpuBackend, Graph, KernelConfig, KernelInfo, LaunchDyn, Resource, Result, Tensor,
+    GpuBackend, Graph, KernelConfig, KernelInfo, LaunchDyn, Resource, Result, Tensor, TensorView,
 };
 
 /// What kernel code and host code need.

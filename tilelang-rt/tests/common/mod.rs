@@ -53,6 +53,7 @@ macro_rules! gpu_suite {
             large_dynamic_shared_memory,
             limits_are_checked_before_launch,
             missing_entry_is_a_driver_error,
+            views_and_device_copies,
         );
     };
     (@tests $fixture:path, $why:literal; $($name:ident),* $(,)?) => {
@@ -350,4 +351,10 @@ pub fn missing_entry_is_a_driver_error(fix: &Fixture) {
         }
         _ => panic!("expected a driver error: {msg}"),
     }
+}
+
+/// Views, reshapes, device-to-device copies and downloads into a caller's buffer
+/// (`tilelang_rt::device::check_views_and_copies`, which the CPU runs too).
+pub fn views_and_device_copies(fix: &Fixture) {
+    tilelang_rt::check_views_and_copies(&gpu(fix));
 }
