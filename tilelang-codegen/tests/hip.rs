@@ -393,10 +393,7 @@ fn host_cxx() -> Option<String> {
 
 #[test]
 fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
-    let header = tilelang_codegen::lower::HEADER;
-    let (begin, end) = ("// BEGIN matrix layouts\n", "// END matrix layouts\n");
-    let section = &header[header.find(begin).expect("tl.h marks its layout section") + begin.len()
-        ..header.find(end).unwrap()];
+    let section = tl_section("matrix layouts");
     let text = format!("#include <cstdio>\n#include <initializer_list>\n#include <vector>\n#define TL_LAYOUT constexpr\nnamespace tl {{\n{section}}}\nusing namespace tl::mx;\n{LAYOUT_CHECK}");
     let report = run_host_program("layouts", &text);
     assert!(report.contains(", 0 failures"), "{report}");
@@ -404,6 +401,18 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
 
 /// Compiles a C++17 program with the host compiler, runs it, asserts that it exits with 0 and
 /// returns what it printed.
+/// The text of tl.h between `// BEGIN <name>` and `// END <name>`: the sections written to
+/// compile on the host too, which these tests run there.
+fn tl_section(name: &str) -> &'static str {
+    let header = tilelang_codegen::lower::HEADER;
+    let (begin, end) = (format!("// BEGIN {name}\n"), format!("// END {name}\n"));
+    let start = header
+        .find(&begin)
+        .unwrap_or_else(|| panic!("tl.h marks no section `{name}`"))
+        + begin.len();
+    &header[start..header.find(&end).expect("the section ends")]
+}
+
 fn run_host_program(name: &str, text: &str) -> String {
     let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
     let dir = scratch_dir(name);
@@ -812,10 +821,7 @@ fn only_tiles_that_copies_write_and_mma_reads_are_swizzled() {
 /// stores writes. A bank line is 128 bytes = 8 chunks.
 #[test]
 fn the_swizzle_permutes_rows_and_spreads_banks() {
-    let header = tilelang_codegen::lower::HEADER;
-    let (begin, end) = ("// BEGIN swizzle\n", "// END swizzle\n");
-    let section = &header[header.find(begin).expect("tl.h marks its swizzle section") + begin.len()
-        ..header.find(end).unwrap()];
+    let section = tl_section("swizzle");
     let check = r#"
 #include <cstdio>
 template <int CHUNKS> int check() {
@@ -883,10 +889,7 @@ pub fn transpose<const BM: usize, const BN: usize, const T: usize>(x: &Tensor<f1
 /// chunks (24 × 40) stays plain.
 #[test]
 fn tiles_read_across_their_rows_are_swizzled_conflict_free() {
-    let header = tilelang_codegen::lower::HEADER;
-    let (begin, end) = ("// BEGIN swizzle\n", "// END swizzle\n");
-    let section = &header[header.find(begin).expect("tl.h marks its swizzle section") + begin.len()
-        ..header.find(end).unwrap()];
+    let section = tl_section("swizzle");
     let mut calls = String::new();
     // (BM, BN, threads, the fewest passes a read can take): 128 × 64 over 256 threads has a
     // wave read 16 rows at one column pair, one word each, and a row's 8 chunks give the XOR
@@ -1277,10 +1280,7 @@ fn parallel_loops_over_global_tensors_move_vectors() {
 /// host against the C library: special values exactly, 2 million random inputs within 2 ulp.
 #[test]
 fn f64_math_without_device_libraries_is_within_two_ulp() {
-    let header = tilelang_codegen::lower::HEADER;
-    let (begin, end) = ("// BEGIN f64 math\n", "// END f64 math\n");
-    let section = &header[header.find(begin).expect("tl.h marks its f64 math section") + begin.len()
-        ..header.find(end).unwrap()];
+    let section = tl_section("f64 math");
     let text = format!(
         r#"#include <cmath>
 #include <cstdio>
@@ -1338,10 +1338,7 @@ int main() {{
 /// in f32.
 #[test]
 fn transcendental_math_without_device_libraries_is_within_its_documented_ulps() {
-    let header = tilelang_codegen::lower::HEADER;
-    let (begin, end) = ("// BEGIN f64 math\n", "// END f64 math\n");
-    let section = &header[header.find(begin).expect("tl.h marks its f64 math section") + begin.len()
-        ..header.find(end).unwrap()];
+    let section = tl_section("f64 math");
     let text = format!(
         r#"#include <cmath>
 #include <cstdio>
