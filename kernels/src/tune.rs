@@ -15,6 +15,9 @@
 //!   (through a temporary file and a rename) when a key is added. A line naming a config the
 //!   kernel no longer has is ignored and the kernel tuned again.
 //! * `TILELANG_TUNE=force` ignores cached winners (and records the new ones).
+//! * The cache itself is `tilelang::tuning`'s, which the generated `launch_auto` reads: tuned
+//!   with the kernel's shape symbols' values (in `SYMBOLS` order) as the shape, a kernel's
+//!   winner is what `launch_auto` launches at that bucket.
 //!
 //! ```no_run
 //! # use kernels::ch02_vector_add::vector_add;
@@ -30,50 +33,10 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use tilelang::tuning::write_entry;
+pub use tilelang::tuning::{bucket, default_cache_path, read_cache, Key};
 use tilelang::{Device, Error, KernelConfig, Result, Tensor};
-
-/// What a cache entry is for: a kernel, an arch and a shape bucket.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Key {
-    pub kernel: String,
-    pub arch: String,
-    pub bucket: String,
-}
-
-impl Key {
-    pub fn new(kernel: &str, arch: &str, shape: &[usize]) -> Key {
-        Key {
-            kernel: clean(kernel),
-            arch: clean(arch),
-            bucket: bucket(shape),
-        }
-    }
-}
-
-/// Tabs and newlines would break the file's lines.
-fn clean(s: &str) -> String {
-    s.replace(['\t', '\n', '\r'], " ")
-}
-
-/// The shape bucket: every dimension rounded up to a power of two, joined with `x`
-/// (`[4000, 16384]` → `"4096x16384"`; a scalar shape `[]` → `"-"`).
-pub fn bucket(shape: &[usize]) -> String {
-    if shape.is_empty() {
-        return "-".to_string();
-    }
-    shape
-        .iter()
-        .map(|&d| {
-            d.max(1)
-                .checked_next_power_of_two()
-                .unwrap_or(d)
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("x")
-}
 
 /// The outcome of [`Tuner::tune`].
 #[derive(Debug, Clone, PartialEq)]
@@ -286,74 +249,6 @@ fn median(t: &mut [f64]) -> f64 {
     }
     t.sort_by(|a, b| a.total_cmp(b));
     t[t.len() / 2]
-}
-
-/// `TILELANG_TUNE_CACHE`, else the user's cache directory, else `target/`.
-pub fn default_cache_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILELANG_TUNE_CACHE").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
-    }
-    let home_cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|p| !p.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        });
-    match home_cache {
-        Some(dir) => dir.join("tilelang").join("tune.tsv"),
-        None => PathBuf::from("target").join("tilelang-tune.tsv"),
-    }
-}
-
-const HEADER: &str = "# tilelang tune cache v1: kernel\tarch\tbucket\tconfig\tmedian_ms";
-
-/// The cache's entries; a missing or unreadable file is an empty cache, malformed lines are
-/// skipped.
-pub fn read_cache(path: &Path) -> BTreeMap<Key, (String, f64)> {
-    let mut out = BTreeMap::new();
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return out;
-    };
-    for line in text.lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split('\t').collect();
-        if let [kernel, arch, bucket, config, ms] = f[..] {
-            let Ok(ms) = ms.parse::<f64>() else { continue };
-            out.insert(
-                Key {
-                    kernel: kernel.to_string(),
-                    arch: arch.to_string(),
-                    bucket: bucket.to_string(),
-                },
-                (config.to_string(), ms),
-            );
-        }
-    }
-    out
-}
-
-/// Adds or replaces one entry, rewriting the file through a temporary file and a rename.
-fn write_entry(path: &Path, key: &Key, config: &str, ms: f64) -> std::io::Result<()> {
-    let mut entries = read_cache(path);
-    entries.insert(key.clone(), (clean(config), ms));
-    let mut text = String::from(HEADER);
-    text.push('\n');
-    for (k, (c, ms)) in &entries {
-        text.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\n",
-            k.kernel, k.arch, k.bucket, c, ms
-        ));
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

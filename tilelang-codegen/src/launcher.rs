@@ -166,6 +166,27 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
         )
     });
     let nconfigs = k.configs.len();
+    let nsymbols = k.symbols.len();
+    // The shape symbols' values as the tensors give them (the first dimension each names; 0
+    // where a tensor has too few dimensions, which the launch then refuses), for the tuning
+    // cache's key.
+    let symbol_values: Vec<TokenStream> = (0..k.symbols.len())
+        .map(|s| {
+            k.params
+                .iter()
+                .find_map(|p| match &p.kind {
+                    ParamKind::Tensor { dims, .. } => dims
+                        .iter()
+                        .position(|d| matches!(d, DimRef::Sym(x) if *x == s))
+                        .map(|d| {
+                            let n = &p.name;
+                            quote!(#n.shape().get(#d).copied().unwrap_or(0))
+                        }),
+                    ParamKind::Scalar { .. } => None,
+                })
+                .unwrap_or_else(|| quote!(0usize))
+        })
+        .collect();
     let arms = k.configs.iter().zip(&variants).map(|(c, v)| {
         let n = c.name.to_string();
         let vals = c.values.iter().map(|v| *v as usize);
@@ -467,14 +488,25 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
 
             /// Launches with the first config whose conditions hold for these arguments (its
             /// `requires`, the tensor dimensions given by its const generics, the device's
-            /// per-block limits): the device arch's default first, then the others in the
-            /// attribute's order. Returns the config used; when none holds,
+            /// per-block limits): the one the tuning cache ([`::tilelang::tuning`]) records
+            /// for this kernel, arch and the shape symbols' bucket first, if any, then the device
+            /// arch's default, then the others in the attribute's order. Returns the config used; when none holds,
             /// [`::tilelang::Error::NoConfigFits`] with each config's reason. Any other error
             /// (shapes, dtypes, aliasing, the driver) is returned at once.
             pub fn launch_auto(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<Config, ::tilelang::Error> {
-                let __first = Config::default_for(__dev.arch());
+                let __shape: [usize; #nsymbols] = [#(#symbol_values),*];
+                let __tuned = ::tilelang::tuning::tuned(__KERNEL, __dev.arch(), &__shape)
+                    .and_then(|n| Config::from_name(&n).ok());
+                let __default = Config::default_for(__dev.arch());
+                let mut __order = ::std::vec::Vec::with_capacity(#nconfigs + 1);
+                __order.extend(__tuned);
+                __order.push(__default);
+                __order.extend(Config::ALL);
                 let mut __reasons = ::std::vec::Vec::new();
-                for __c in ::core::iter::once(__first).chain(Config::ALL.into_iter().filter(|c| *c != __first)) {
+                for (__i, __c) in __order.iter().copied().enumerate() {
+                    if __order[..__i].contains(&__c) {
+                        continue;
+                    }
                     match self::launch(__dev, __c, #(#args),*) {
                         ::core::result::Result::Ok(()) => return ::core::result::Result::Ok(__c),
                         ::core::result::Result::Err(e) if e.is_config_specific() => __reasons.push((__c.name(), e.to_string())),

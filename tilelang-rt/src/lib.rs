@@ -24,6 +24,7 @@ pub mod dynamic;
 pub mod gpu;
 pub mod graph;
 pub mod launch;
+pub mod tuning;
 
 #[doc(hidden)]
 pub use device::check_views_and_copies;

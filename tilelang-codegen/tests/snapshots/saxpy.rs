@@ -151,8 +151,9 @@ pub mod saxpy {
     }
     /// Launches with the first config whose conditions hold for these arguments (its
     /// `requires`, the tensor dimensions given by its const generics, the device's
-    /// per-block limits): the device arch's default first, then the others in the
-    /// attribute's order. Returns the config used; when none holds,
+    /// per-block limits): the one the tuning cache ([`::tilelang::tuning`]) records
+    /// for this kernel, arch and the shape symbols' bucket first, if any, then the device
+    /// arch's default, then the others in the attribute's order. Returns the config used; when none holds,
     /// [`::tilelang::Error::NoConfigFits`] with each config's reason. Any other error
     /// (shapes, dtypes, aliasing, the driver) is returned at once.
     pub fn launch_auto(
@@ -162,11 +163,19 @@ pub mod saxpy {
         c: &mut ::tilelang::Tensor<f32>,
         alpha: f32,
     ) -> ::core::result::Result<Config, ::tilelang::Error> {
-        let __first = Config::default_for(__dev.arch());
+        let __shape: [usize; 1usize] = [a.shape().get(0usize).copied().unwrap_or(0)];
+        let __tuned = ::tilelang::tuning::tuned(__KERNEL, __dev.arch(), &__shape)
+            .and_then(|n| Config::from_name(&n).ok());
+        let __default = Config::default_for(__dev.arch());
+        let mut __order = ::std::vec::Vec::with_capacity(2usize + 1);
+        __order.extend(__tuned);
+        __order.push(__default);
+        __order.extend(Config::ALL);
         let mut __reasons = ::std::vec::Vec::new();
-        for __c in ::core::iter::once(__first)
-            .chain(Config::ALL.into_iter().filter(|c| *c != __first))
-        {
+        for (__i, __c) in __order.iter().copied().enumerate() {
+            if __order[..__i].contains(&__c) {
+                continue;
+            }
             match self::launch(__dev, __c, a, b, c, alpha) {
                 ::core::result::Result::Ok(()) => return ::core::result::Result::Ok(__c),
                 ::core::result::Result::Err(e) if e.is_config_specific() => {
