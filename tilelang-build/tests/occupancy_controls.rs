@@ -3,8 +3,8 @@
 //! what ptxas and clang report): `min_blocks` caps registers at what that many resident blocks
 //! leave, `max_registers` caps them directly, on sm_90 (nvcc: `__launch_bounds__(t, b)`,
 //! `__maxnreg__`) and gfx942 / gfx1100 (clang: `amdgpu_waves_per_eu`, `amdgpu_num_vgpr`).
-//! The kernel needs about 48 registers unconstrained (the math library in f32), so the caps
-//! bind. `.ci/run` runs it (nvcc from `NVCC`, clang 19):
+//! The kernel needs about 48 registers unconstrained on sm_90 (the math library in f32), so
+//! the caps bind there; on AMD what is claimed is the budget each request leaves. `.ci/run` runs it (nvcc from `NVCC`, clang 19):
 //!
 //! ```text
 //! cargo test -p tilelang-build --test occupancy_controls -- --ignored
@@ -104,11 +104,13 @@ fn min_blocks_and_max_registers_bind_in_the_device_compilers() {
     let (capped, _) = row("capped", "default", "sm_90");
     assert!(capped <= 32, "{manifest}");
     // gfx942 (wave 64): sixteen blocks of two waves are eight waves per SIMD, which leave 512 / 8
-    // = 64 VGPRs a lane.
+    // = 64 VGPRs a lane. Whether the kernel needs more unconstrained depends on tl.h's math (74
+    // once, 64 since its reduction stays in registers), so the budget is what is claimed. Its
+    // `amdgpu_num_vgpr(32)` is not: clang reports 64 VGPRs there, spilling besides.
     let (free, _) = row("blocks", "free", "gfx942");
     let (sixteen, _) = row("blocks", "sixteen", "gfx942");
     assert!(
-        free > 64 && sixteen <= 64,
+        sixteen <= 64 && sixteen <= free,
         "gfx942: {sixteen} VGPRs with sixteen blocks, {free} without\n{manifest}"
     );
     row("capped", "default", "gfx942");
