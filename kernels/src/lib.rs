@@ -80,7 +80,11 @@ pub const MATH_KERNELS: &[&KernelInfo] = &[
     &math::math_f64::KERNEL,
 ];
 
-/// The kernel named `name` in [`KERNELS`].
+/// The kernel named `name` in [`KERNELS`] or [`MATH_KERNELS`].
 pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
-    KERNELS.iter().copied().find(|k| k.name == name)
+    KERNELS
+        .iter()
+        .chain(MATH_KERNELS)
+        .copied()
+        .find(|k| k.name == name)
 }

@@ -10,7 +10,8 @@
 //!   emulation of the instruction's register layouts), and, for the `gemm` kernels only,
 //! * gfx1100 and gfx1201 (wave 32, WMMA in its RDNA3 and RDNA4 layouts, emulated likewise),
 //!
-//! this test emits the HIP source of every config of the tutorial kernels with
+//! this test emits the HIP source of every config of the tutorial kernels (and of the math
+//! library's check kernels, `kernels/src/math.rs`) with
 //! `tilelang_codegen::lower::emit`, compiles them all into one host executable with
 //! `clang++-19 -DTL_HOST_EMULATION -DTL_WAVE=<wave>`, runs each config on small odd sizes with
 //! random inputs, and compares every output with the same launch on the CPU backend: bit for
@@ -77,12 +78,14 @@ const SOFTMAX_TOL: Tol = Tol::Close {
     rtol: 5e-5,
 };
 
-/// One case per kernel of `kernels::KERNELS`, in its order: a kernel without a case in
+/// One case per kernel of `kernels::KERNELS` and `kernels::MATH_KERNELS`, in their order: a
+/// kernel without a case in
 /// [`cases`], or a case for a kernel not in the list, fails the test.
 fn cases_of_every_kernel() -> Vec<Case> {
     let mut cases = cases();
     let ordered: Vec<Case> = kernels::KERNELS
         .iter()
+        .chain(kernels::MATH_KERNELS)
         .map(|k| {
             let i = cases
                 .iter()
@@ -258,8 +261,50 @@ fn cases() -> Vec<Case> {
             u1,
             exact,
         ),
+        // The math library (kernels/src/math.rs): the host's C library against the CPU
+        // backend's `libm` crate, each within 1-2 ulp of the exact value; halves round the f32
+        // results once, which such a difference can move by one half ulp. `pow` of a negative
+        // base and a fractional exponent is NaN on both sides.
+        case(
+            "math_f16",
+            MATH_SIZES,
+            u4,
+            Tol::Close {
+                atol: 2f64.powi(-24),
+                rtol: 2f64.powi(-10),
+            },
+        ),
+        case(
+            "math_bf16",
+            MATH_SIZES,
+            u4,
+            Tol::Close {
+                atol: 1e-30,
+                rtol: 2f64.powi(-7),
+            },
+        ),
+        case(
+            "math_f32",
+            MATH_SIZES,
+            u4,
+            Tol::Close {
+                atol: 1e-30,
+                rtol: 2f64.powi(-20),
+            },
+        ),
+        case(
+            "math_f64",
+            MATH_SIZES,
+            u4,
+            Tol::Close {
+                atol: 1e-300,
+                rtol: 2f64.powi(-48),
+            },
+        ),
     ]
 }
+
+const MATH_SIZES: &[&[(&str, usize)]] = &[&[("N", 1), ("F", 9)], &[("N", 1037), ("F", 9)]];
 
 const GEMM_SIZES: &[&[(&str, usize)]] = &[
     &[("M", 1), ("K", 1), ("N", 1)],

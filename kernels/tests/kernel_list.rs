@@ -40,9 +40,7 @@ fn each_entry_is_what_its_attribute_says() {
     for f in found() {
         let k = &f.ir;
         let name = k.name.to_string();
-        let info = kernels::kernel(&name)
-            .or_else(|| MATH_KERNELS.iter().copied().find(|k| k.name == name))
-            .unwrap_or_else(|| panic!("{name} is not listed"));
+        let info = kernels::kernel(&name).unwrap_or_else(|| panic!("{name} is not listed"));
         let configs: Vec<(String, Vec<(String, usize)>)> = k
             .configs
             .iter()

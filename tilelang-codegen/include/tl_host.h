@@ -183,3 +183,8 @@ template <class T> inline T shfl_xor(T v, int mask) {
   return r;
 }
 }  // namespace tl
+
+// clang passes a __bf16 argument of a function it does not inline as a float and truncates it
+// in the callee with __truncsfbf2, which libgcc before 13 lacks; tl.h's bf16 math takes bf16 by
+// value. A weak definition (a library's own wins), rounding as bf16_round does.
+extern "C" __attribute__((weak)) __bf16 __truncsfbf2(float x) { return tl_host::detail::bf16_round(x); }
