@@ -226,11 +226,14 @@ impl Error {
     pub fn is_config_specific(&self) -> bool {
         match self {
             Error::Requirement { .. } | Error::ResourceLimit { .. } => true,
-            Error::ShapeMismatch { bound_by, .. } => bound_by == "the config",
+            Error::ShapeMismatch { bound_by, .. } => bound_by == BOUND_BY_CONFIG,
             _ => false,
         }
     }
 }
+
+/// [`Error::ShapeMismatch`]'s `bound_by` when a const generic of the config fixed the dimension.
+pub(crate) const BOUND_BY_CONFIG: &str = "the config";
 
 /// The name among `names` nearest to `name` (edit distance, at most a third of its length,
 /// at least 1), for "did you mean".

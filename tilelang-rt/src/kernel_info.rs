@@ -52,7 +52,17 @@ pub trait KernelConfig: Copy + Eq + std::fmt::Debug + std::fmt::Display + 'stati
     fn name(self) -> &'static str;
     /// The config named `name`; an unknown name is [`crate::Error::UnknownConfig`], which
     /// suggests the nearest.
-    fn from_name(name: &str) -> Result<Self>;
+    fn from_name(name: &str) -> Result<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| crate::Error::UnknownConfig {
+                kernel: Self::KERNEL.name,
+                config: name.to_string(),
+                available: Self::KERNEL.config_names.to_vec(),
+            })
+    }
     /// The config a launch on `arch` uses by default.
     fn default_for(arch: &str) -> Self {
         let n = Self::KERNEL.default_config(arch);

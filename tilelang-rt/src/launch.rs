@@ -63,7 +63,7 @@ impl Binder {
                             symbol: cname,
                             expected: v,
                             found,
-                            bound_by: "the config".to_string(),
+                            bound_by: crate::error::BOUND_BY_CONFIG.to_string(),
                         });
                     }
                 }
@@ -156,4 +156,40 @@ pub fn default_config(
         .iter()
         .find(|(a, _)| *a == arch)
         .map_or(configs[0], |(_, c)| c)
+}
+
+/// The generated `launch_auto`: tries `launch` with the config the tuning cache records for the
+/// kernel, `arch` and `shape` (the shape symbols' values), then `arch`'s default, then every
+/// config in the attribute's order, each once, and returns the first that launches. Errors
+/// another config could avoid ([`Error::is_config_specific`]) move on to the next; any other
+/// is returned at once; when none holds, [`Error::NoConfigFits`] with each config's reason.
+pub fn launch_auto<C: crate::KernelConfig>(
+    arch: &str,
+    shape: &[usize],
+    mut launch: impl FnMut(C) -> Result<()>,
+) -> Result<C> {
+    let tuned =
+        crate::tuning::tuned(C::KERNEL.name, arch, shape).and_then(|n| C::from_name(&n).ok());
+    let mut order: Vec<C> = Vec::with_capacity(C::ALL.len() + 2);
+    for c in tuned
+        .into_iter()
+        .chain([C::default_for(arch)])
+        .chain(C::ALL.iter().copied())
+    {
+        if !order.contains(&c) {
+            order.push(c);
+        }
+    }
+    let mut reasons = Vec::new();
+    for c in order {
+        match launch(c) {
+            Ok(()) => return Ok(c),
+            Err(e) if e.is_config_specific() => reasons.push((c.name(), e.to_string())),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::NoConfigFits {
+        kernel: C::KERNEL.name,
+        reasons,
+    })
 }

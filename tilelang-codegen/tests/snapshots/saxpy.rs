@@ -92,19 +92,11 @@ pub mod saxpy {
         pub fn from_name(
             name: &str,
         ) -> ::core::result::Result<Config, ::tilelang::Error> {
-            Config::ALL
-                .into_iter()
-                .find(|c| c.name() == name)
-                .ok_or_else(|| ::tilelang::Error::UnknownConfig {
-                    kernel: __KERNEL,
-                    config: name.to_string(),
-                    available: CONFIGS.to_vec(),
-                })
+            <Config as ::tilelang::KernelConfig>::from_name(name)
         }
         /// The config a launch on `arch` uses by default (`defaults = [..]`, else the first).
         pub fn default_for(arch: &str) -> Config {
-            let n = KERNEL.default_config(arch);
-            Config::ALL.into_iter().find(|c| c.name() == n).unwrap_or(Config::ALL[0])
+            <Config as ::tilelang::KernelConfig>::default_for(arch)
         }
     }
     impl ::tilelang::KernelConfig for Config {
@@ -112,9 +104,6 @@ pub mod saxpy {
         const ALL: &'static [Config] = &Config::ALL;
         fn name(self) -> &'static str {
             Config::name(self)
-        }
-        fn from_name(name: &str) -> ::core::result::Result<Config, ::tilelang::Error> {
-            Config::from_name(name)
         }
     }
     impl ::core::fmt::Display for Config {
@@ -164,30 +153,11 @@ pub mod saxpy {
         alpha: f32,
     ) -> ::core::result::Result<Config, ::tilelang::Error> {
         let __shape: [usize; 1usize] = [a.shape().get(0usize).copied().unwrap_or(0)];
-        let __tuned = ::tilelang::tuning::tuned(__KERNEL, __dev.arch(), &__shape)
-            .and_then(|n| Config::from_name(&n).ok());
-        let __default = Config::default_for(__dev.arch());
-        let mut __order = ::std::vec::Vec::with_capacity(2usize + 1);
-        __order.extend(__tuned);
-        __order.push(__default);
-        __order.extend(Config::ALL);
-        let mut __reasons = ::std::vec::Vec::new();
-        for (__i, __c) in __order.iter().copied().enumerate() {
-            if __order[..__i].contains(&__c) {
-                continue;
-            }
-            match self::launch(__dev, __c, a, b, c, alpha) {
-                ::core::result::Result::Ok(()) => return ::core::result::Result::Ok(__c),
-                ::core::result::Result::Err(e) if e.is_config_specific() => {
-                    __reasons.push((__c.name(), e.to_string()))
-                }
-                ::core::result::Result::Err(e) => return ::core::result::Result::Err(e),
-            }
-        }
-        ::core::result::Result::Err(::tilelang::Error::NoConfigFits {
-            kernel: __KERNEL,
-            reasons: __reasons,
-        })
+        ::tilelang::__private::launch::launch_auto(
+            __dev.arch(),
+            &__shape,
+            |__c| { self::launch(__dev, __c, a, b, c, alpha) },
+        )
     }
     /// Launches with type-erased arguments, in parameter order; each tensor's dtype and
     /// each argument's kind are checked at run time ([`::tilelang::Error::DtypeMismatch`],
