@@ -403,53 +403,36 @@ trait Libm: Copy {
     fn cos(self) -> Self;
     fn fma(self, b: Self, c: Self) -> Self;
 }
-impl Libm for f32 {
-    fn tanh(self) -> f32 {
-        libm::tanhf(self)
-    }
-    fn erf(self) -> f32 {
-        libm::erff(self)
-    }
-    fn sigmoid(self) -> f32 {
-        // In f64, rounded once: 1 / (1 + e^-x) in f32 would round three times.
-        (1.0 / (1.0 + libm::exp(-(self as f64)))) as f32
-    }
-    fn pow(self, y: f32) -> f32 {
-        libm::powf(self, y)
-    }
-    fn sin(self) -> f32 {
-        libm::sinf(self)
-    }
-    fn cos(self) -> f32 {
-        libm::cosf(self)
-    }
-    fn fma(self, b: f32, c: f32) -> f32 {
-        libm::fmaf(self, b, c)
-    }
+macro_rules! libm_for {
+    ($t:ty: $tanh:ident, $erf:ident, $pow:ident, $sin:ident, $cos:ident, $fma:ident) => {
+        impl Libm for $t {
+            fn tanh(self) -> $t {
+                libm::$tanh(self)
+            }
+            fn erf(self) -> $t {
+                libm::$erf(self)
+            }
+            fn sigmoid(self) -> $t {
+                // In f64, rounded once (for f32: 1 / (1 + e^-x) in f32 would round three times).
+                (1.0 / (1.0 + libm::exp(-(self as f64)))) as $t
+            }
+            fn pow(self, y: $t) -> $t {
+                libm::$pow(self, y)
+            }
+            fn sin(self) -> $t {
+                libm::$sin(self)
+            }
+            fn cos(self) -> $t {
+                libm::$cos(self)
+            }
+            fn fma(self, b: $t, c: $t) -> $t {
+                libm::$fma(self, b, c)
+            }
+        }
+    };
 }
-impl Libm for f64 {
-    fn tanh(self) -> f64 {
-        libm::tanh(self)
-    }
-    fn erf(self) -> f64 {
-        libm::erf(self)
-    }
-    fn sigmoid(self) -> f64 {
-        1.0 / (1.0 + libm::exp(-self))
-    }
-    fn pow(self, y: f64) -> f64 {
-        libm::pow(self, y)
-    }
-    fn sin(self) -> f64 {
-        libm::sin(self)
-    }
-    fn cos(self) -> f64 {
-        libm::cos(self)
-    }
-    fn fma(self, b: f64, c: f64) -> f64 {
-        libm::fma(self, b, c)
-    }
-}
+libm_for!(f32: tanhf, erff, powf, sinf, cosf, fmaf);
+libm_for!(f64: tanh, erf, pow, sin, cos, fma);
 
 macro_rules! math_via {
     ($t:ty, $w:ty, $to:expr, $from:expr) => {

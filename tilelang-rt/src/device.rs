@@ -493,13 +493,10 @@ impl<T: Element> Tensor<T> {
                 v.extend_from_slice(data);
                 Ok(v)
             }
-            Some(gpu) => {
-                let (gpu, addr) = gpu?;
+            Some(_) => {
                 let mut v = host_vec(self.len())?;
                 v.resize(self.len(), T::default());
-                // SAFETY: `addr` holds `len` elements (the tensor's invariant); every bit
-                // pattern is a valid `Element`.
-                unsafe { gpu.dtoh(&mut v, addr) }?;
+                self.copy_to_slice(&mut v)?;
                 Ok(v)
             }
         }
@@ -752,10 +749,7 @@ impl<T: Element> Tensor<T> {
                 // do not overlap (checked above); frees wait for queued copies.
                 unsafe { gpu.dtod(dst, from, self.len() * std::mem::size_of::<T>()) }
             }
-            (None, None) => {
-                self.host_mut()?.copy_from_slice(src.host()?);
-                Ok(())
-            }
+            (None, None) => self.copy_from_slice(src.host()?),
             _ => self.copy_from_slice(&src.to_vec()?),
         }
     }
@@ -801,7 +795,7 @@ pub fn check_views_and_copies(dev: &Device) {
     // Rows 1..3: the middle of the allocation, without copying.
     let rows = t.slice(1..3).unwrap();
     assert_eq!(rows.shape(), &[2, 6]);
-    let (lo, hi) = t.address_range();
+    let (lo, _) = t.address_range();
     assert_eq!(rows.address_range(), (lo + 6 * 4, lo + 18 * 4));
     assert_eq!(rows.to_vec().unwrap(), data[6..18]);
     // A view of a view.
@@ -837,8 +831,6 @@ pub fn check_views_and_copies(dev: &Device) {
     let c = c.reshape(&[3, 4]).unwrap();
     assert_eq!((c.shape(), c.address_range()), (&[3usize, 4][..], before));
     assert!(matches!(c.reshape(&[5]), Err(Error::View(_))));
-    drop(t);
-    let _ = hi;
 }
 
 /// A view of a tensor's elements, borrowing it ([`Tensor::view`], [`Tensor::slice`]): a

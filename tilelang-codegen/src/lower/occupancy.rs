@@ -40,6 +40,9 @@ use crate::validate::walk;
 /// The fraction of a multiprocessor's resident threads asked for, in quarters.
 const QUARTERS: usize = 3;
 
+/// The shared memory the driver reserves for each resident block, bytes.
+const DRIVER_SHARED: usize = 1024;
+
 /// One request: blocks per multiprocessor, and the registers per thread that leaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Request {
@@ -83,7 +86,7 @@ pub(super) fn explicit(
                 if blocks * threads > sm.threads || blocks > sm.blocks {
                     return Err(format!("`min_blocks = {blocks}`: {blocks} blocks of {threads} threads cannot reside on one {} multiprocessor ({} threads, {} blocks)", target.arch, sm.threads, sm.blocks));
                 }
-                if blocks * (shared + 1024) > sm.shared {
+                if blocks * (shared + DRIVER_SHARED) > sm.shared {
                     return Err(format!("`min_blocks = {blocks}`: {blocks} blocks of {shared} bytes of shared memory (and 1 KB each for the driver) do not fit in the {} KB of a {} multiprocessor", sm.shared / 1024, target.arch));
                 }
                 let cap = register_cap(sm.registers, threads, blocks);
@@ -131,7 +134,7 @@ pub(super) fn plan_requests(
     }
     let mut blocks = (sm.threads * QUARTERS / 4 / threads).min(sm.blocks);
     if shared > 0 {
-        blocks = blocks.min(sm.shared / (shared + 1024));
+        blocks = blocks.min(sm.shared / (shared + DRIVER_SHARED));
     }
     let cap = |b| register_cap(sm.registers, threads, b);
     (2..=blocks)
