@@ -704,7 +704,7 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
 /// tutorial and smoke sizes), else against a vendor library's result (cuBLAS, else cuBLASLt:
 /// every element, with twice the tolerance, since both sides may err by it) and against
 /// float64 at sampled elements.
-enum GemmCheck {
+pub(crate) enum GemmCheck {
     Full(Vec<f64>),
     Sampled {
         /// `(index into C, exact value)`.
@@ -716,7 +716,7 @@ enum GemmCheck {
 }
 
 /// Float64 values of `C = A·B` at `count` pseudo-random elements (`a` is `m×k`, `b` is `k×n`).
-fn sampled_gemm(
+pub(crate) fn sampled_gemm(
     a: &[f64],
     b: &[f64],
     (m, n, k): (usize, usize, usize),
@@ -751,7 +751,7 @@ impl GemmCheck {
         }
     }
 
-    fn verdict(&self, got: &[f16], (atol, rtol): (f64, f64)) -> Verdict {
+    pub(crate) fn verdict(&self, got: &[f16], (atol, rtol): (f64, f64)) -> Verdict {
         match self {
             GemmCheck::Full(want) => {
                 Verdict::from_comparison(&par_compare(got, want, atol, rtol), "float64 reference")
