@@ -2,8 +2,9 @@
 //! the fastest, and remember it.
 //!
 //! A kernel's configs are fixed at compile time (`kernel::KERNEL.configs`), and each has an
-//! object per arch, so tuning is only a choice among names. [`Tuner::tune`] takes a closure that launches
-//! one config by name ([`Tuner::tune_kernel`] by the kernel's typed `Config`), times each config with the device's events (after a warm-up launch, the
+//! object per arch, so tuning is only a choice among names. [`Tuner::tune`] takes a closure that
+//! launches one config by name ([`Tuner::tune_kernel`] by the kernel's typed `Config`), times
+//! each config with the device's events (after a warm-up launch, the
 //! median of a few repetitions), and stores the winner per **(kernel, arch, shape bucket)** in a
 //! small cache file; a later call with the same key reads the winner back without launching.
 //!

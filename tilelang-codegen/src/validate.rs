@@ -21,7 +21,13 @@ const PRIMITIVES: &[&str] = &[
     "reduce_max",
     "atomic_add",
 ];
-const FUNCTIONS: &str = "exp, exp2, log, sqrt, rsqrt, abs, max, min, tanh, erf, sigmoid, pow, sin, cos, floor, ceil, fma, if_then_else, block_idx";
+/// The functions a kernel may call, as listed in hints: the math library, then the rest.
+fn functions() -> String {
+    let math = MathFn::ALL.iter().map(|f| f.name());
+    math.chain(["if_then_else", "block_idx"])
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 const ORDINALS: [&str; 3] = ["first", "second", "third"];
 
 #[derive(Clone, Copy)]
@@ -1470,8 +1476,9 @@ impl Checker<'_> {
                         func.span(),
                         format!("unknown primitive `{name}`"),
                         format!(
-                            "the primitives are {}; the functions are {FUNCTIONS}",
-                            PRIMITIVES.join(", ")
+                            "the primitives are {}; the functions are {}",
+                            PRIMITIVES.join(", "),
+                            functions()
                         ),
                     );
                 }
@@ -1913,7 +1920,7 @@ impl Checker<'_> {
                 self.cx.error_hint(
                     func.span(),
                     format!("unknown function `{name}`"),
-                    format!("the functions are {FUNCTIONS}"),
+                    format!("the functions are {}", functions()),
                 );
                 None
             }
