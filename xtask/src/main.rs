@@ -118,6 +118,17 @@ fn field(line: &str, key: &str) -> Option<String> {
 }
 
 fn gpu_bundle(dir: &Path) -> Result<(), String> {
+    // A bundle without sm_90 objects fails every check on the GPU machine and spends its
+    // device time for nothing: refuse before a long build rather than after.
+    let env = |k: &str| std::env::var(k).ok();
+    if tilelang_build::toolchain::find_nvcc(&env).is_none() {
+        return Err(
+            "gpu-bundle needs nvcc for the sm_90 objects and found none (NVCC, CUDA_HOME, \
+             CUDA_PATH, /usr/local/cuda, PATH); without a CUDA toolkit run \
+             `eval \"$(bash scripts/nvcc-env.sh)\"` first (the README's pinned wheels)"
+                .into(),
+        );
+    }
     let dir = root().join(dir);
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
@@ -204,7 +215,19 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map_or_else(|| root().join("target"), |t| root().join(t));
-    for entry in glob_objects(&target.join("release/build")) {
+    let built = glob_objects(&target.join("release/build"));
+    let sm90 = built
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".sm_90.bin"))
+        .count();
+    if sm90 == 0 {
+        return Err(format!(
+            "the build compiled no sm_90 objects ({} objects in all): is sm_90 in \
+             TILELANG_TARGETS, and did the build's warnings name a compiler error?",
+            built.len()
+        ));
+    }
+    for entry in built {
         let _ = std::fs::copy(&entry, objects.join(entry.file_name().unwrap()));
     }
     for script in ["run.sh", "prof.sh"] {
