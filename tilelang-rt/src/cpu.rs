@@ -413,8 +413,16 @@ macro_rules! libm_for {
                 libm::$erf(self)
             }
             fn sigmoid(self) -> $t {
-                // In f64, rounded once (for f32: 1 / (1 + e^-x) in f32 would round three times).
-                (1.0 / (1.0 + libm::exp(-(self as f64)))) as $t
+                // In f64, rounded once (for f32: 1 / (1 + e^-x) in f32 would round three times),
+                // as e^-|x| / (1 + e^-|x|) below 0: e^-x overflows there, e^x reaches the
+                // subnormals.
+                let x = self as f64;
+                let e = libm::exp(-x.abs());
+                (if x >= 0.0 {
+                    1.0 / (1.0 + e)
+                } else {
+                    e / (1.0 + e)
+                }) as $t
             }
             fn pow(self, y: $t) -> $t {
                 libm::$pow(self, y)
