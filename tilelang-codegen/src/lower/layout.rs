@@ -18,8 +18,9 @@
 //! * **Shared tiles in registers.** A shared tile that the same analysis finds owner-only (a
 //!   copy from global memory writes it, loops over its own shape and reductions along its rows
 //!   read it) is held in registers like a fragment: each thread only ever reads what it wrote, so
-//!   shared memory would add a round trip and barriers and nothing else. Not the stages of a
-//!   `pipelined` loop (they load ahead through shared memory), not a tile read as a row
+//!   shared memory would add a round trip and barriers and nothing else. The loads of a
+//!   `pipelined` loop are promoted all or none (a promoted one beside staged ones would not
+//!   run ahead: `split_stages`); not a tile read as a row
 //!   broadcast (its shared copy serves every thread once; a row read as a column broadcast is
 //!   held as a column fragment), and only while the fragments stay
 //!   within [`PROMOTED_REGISTERS`] registers a thread.
@@ -263,6 +264,13 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
             rows.iter().for_each(|&b| regs[b] = false);
             continue;
         }
+        // A `pipelined` loop loads ahead all its tiles through shared memory or none: one
+        // promoted tile beside staged ones would be a load the stages no longer cover.
+        let split = split_stages(k, &storage, &promotable);
+        if !split.is_empty() {
+            split.iter().for_each(|&b| regs[b] = false);
+            continue;
+        }
         let any = promotable
             .iter()
             .any(|&b| matches!(storage[b], Storage::Reg { .. }));
@@ -273,26 +281,12 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
 }
 
 /// Shared tiles that may be held in registers instead, when every access is one a register
-/// fragment serves (the same owner-only analysis): not written by a copy in a `pipelined`
-/// loop (those load ahead through shared memory) and not the target of an atomic add.
+/// fragment serves (the same owner-only analysis): not the target of an atomic add.
 fn promotable(k: &Kernel) -> Vec<BufId> {
     let mut out: BTreeSet<BufId> = (0..k.buffers.len())
         .filter(|&b| k.buffers[b].scope == Scope::Shared)
         .collect();
     walk(&k.body, &mut |s| match &s.kind {
-        StmtKind::For {
-            kind: LoopKind::Pipelined { .. },
-            body,
-            ..
-        } => walk(body, &mut |t| {
-            if let StmtKind::Copy {
-                dst: Tile::Buffer(b),
-                ..
-            } = &t.kind
-            {
-                out.remove(b);
-            }
-        }),
         StmtKind::AtomicAdd {
             access:
                 Access {
@@ -306,6 +300,40 @@ fn promotable(k: &Kernel) -> Vec<BufId> {
         _ => {}
     });
     out.into_iter().collect()
+}
+
+/// The promoted tiles that a `pipelined` loop loads beside tiles that stay shared.
+fn split_stages(k: &Kernel, storage: &[Storage], promotable: &[BufId]) -> Vec<BufId> {
+    let mut out = Vec::new();
+    walk(&k.body, &mut |s| {
+        if let StmtKind::For {
+            kind: LoopKind::Pipelined { .. },
+            body,
+            ..
+        } = &s.kind
+        {
+            let loaded: Vec<BufId> = body
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    StmtKind::Copy {
+                        src: Tile::Region { .. },
+                        dst: Tile::Buffer(b),
+                    } if k.buffers[*b].scope == Scope::Shared => Some(*b),
+                    _ => None,
+                })
+                .collect();
+            let reg = |b: &&BufId| matches!(storage[**b], Storage::Reg { .. });
+            if loaded.iter().any(|b| !reg(&b)) {
+                out.extend(
+                    loaded
+                        .iter()
+                        .filter(|b| reg(b) && promotable.contains(b))
+                        .copied(),
+                );
+            }
+        }
+    });
+    out
 }
 
 /// Where each buffer lives when the buffers `regs` marks may be held in registers.
