@@ -286,18 +286,18 @@ fn promotable(k: &Kernel) -> Vec<BufId> {
     let mut out: BTreeSet<BufId> = (0..k.buffers.len())
         .filter(|&b| k.buffers[b].scope == Scope::Shared)
         .collect();
-    walk(&k.body, &mut |s| match &s.kind {
-        StmtKind::AtomicAdd {
+    walk(&k.body, &mut |s| {
+        if let StmtKind::AtomicAdd {
             access:
                 Access {
                     target: Target::Buffer(b),
                     ..
                 },
             ..
-        } => {
+        } = &s.kind
+        {
             out.remove(b);
         }
-        _ => {}
     });
     out.into_iter().collect()
 }
