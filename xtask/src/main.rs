@@ -130,6 +130,16 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         );
     }
     let dir = root().join(dir);
+    // An earlier `scripts/ab-base.sh` bench binary would be timed against this bundle as if it
+    // were chosen for it: ab-base runs after the bundle, every time.
+    let base = dir.join("base");
+    if base.is_dir() {
+        std::fs::remove_dir_all(&base).map_err(|e| format!("remove {}: {e}", base.display()))?;
+        eprintln!(
+            "xtask: removed the old A/B base in {} (scripts/ab-base.sh REV makes a new one)",
+            base.display()
+        );
+    }
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
     let mut build = cargo();
@@ -277,12 +287,38 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     for c in &copied {
         println!("{}", c.display());
     }
+    let mib = |p: &Path| dir_size(p) as f64 / (1024.0 * 1024.0);
     println!(
-        "bundle ready in {}: run `bash {}/run.sh` on the GPU machine",
+        "bundle ready in {} ({:.0} MiB: bin {:.0}, objects {:.0}): run `bash {}/run.sh` on the GPU machine",
         dir.display(),
+        mib(&dir),
+        mib(&bin),
+        mib(&objects),
         dir.file_name().unwrap().to_string_lossy()
     );
+    // What travels to a GPU machine is often capped (the device tool here: 64 MiB with the
+    // working tree); the objects are only for the check phase's SASS counts.
+    if mib(&dir) > 56.0 {
+        eprintln!(
+            "xtask: the bundle is {:.0} MiB; where a transfer is capped, `rm -rf {}` ({:.0} MiB) \
+             loses only the check phase's SASS counts",
+            mib(&dir),
+            objects.display(),
+            mib(&objects)
+        );
+    }
     Ok(())
+}
+
+/// Bytes under `p`, recursively (0 where it cannot be read).
+fn dir_size(p: &Path) -> u64 {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(p)
+            .map(|rd| rd.flatten().map(|e| dir_size(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
 }
 
 /// Copies the files of `src` into `dest`, recursively, skipping caches (`__pycache__`, dot
