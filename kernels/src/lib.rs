@@ -72,12 +72,15 @@ pub const KERNELS: &[&KernelInfo] = &[
     &ch10_w4a16::gemm_w4a16::KERNEL,
 ];
 
-/// The kernels that check the math library ([`math`]): not chapters, not benchmarked.
+/// The kernels that check the math library and the occupancy attributes ([`math`]): not
+/// chapters, not benchmarked.
 pub const MATH_KERNELS: &[&KernelInfo] = &[
     &math::math_f16::KERNEL,
     &math::math_bf16::KERNEL,
     &math::math_f32::KERNEL,
     &math::math_f64::KERNEL,
+    &math::gelu_min_blocks::KERNEL,
+    &math::gelu_max_registers::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`] or [`MATH_KERNELS`].

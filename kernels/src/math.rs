@@ -107,6 +107,40 @@ pub fn math_f64<const BLOCK: usize>(
     }
 }
 
+/// The occupancy attributes (`min_blocks`, `max_registers`, docs/language.md) on kernels that
+/// run: GELU in its tanh form, `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, asking for 16
+/// blocks of 128 threads a multiprocessor (NVIDIA: `__launch_bounds__(128, 16)`, at most 32
+/// registers) and for 32 registers (`__maxnreg__(32)`). A request changes the device code's
+/// register allocation, never what it computes: both are checked against float64 like the
+/// functions above, on every backend.
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = 128, configs = [d(BLOCK = 512)], min_blocks = 16)]
+pub fn gelu_min_blocks<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (N,)>) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            let a = x[g];
+            y[g] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+        }
+    }
+}
+
+/// [`gelu_min_blocks`] under `max_registers = 32` with 256 threads.
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = 256, configs = [d(BLOCK = 1024)], max_registers = 32)]
+pub fn gelu_max_registers<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (N,)>) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            let a = x[g];
+            y[g] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+        }
+    }
+}
+
+/// GELU (tanh form) in float64, the reference of [`gelu_min_blocks`] and [`gelu_max_registers`].
+pub fn gelu64(x: f64) -> f64 {
+    0.5 * x * (1.0 + (0.7978845608028654 * (x + 0.044715 * x * x * x)).tanh())
+}
+
 /// The functions, in the rows of `out`.
 pub const FUNCTIONS: [&str; 9] = [
     "tanh", "erf", "sigmoid", "sin", "cos", "floor", "ceil", "pow", "fma",
@@ -259,6 +293,36 @@ mod tests {
     fn math_on_f64_within_its_documented_accuracy() {
         let dev = test_device();
         check::<f64>(&dev, "f64", |x, p, q, o| math_f64(&dev, x, p, q, o));
+    }
+
+    /// GELU under each occupancy request against float64, at a tail size with poisoned outputs:
+    /// f32 throughout, so within a few f32 ulps of the value's scale (`|x|`, where
+    /// `1 + tanh(..)` cancels for negative `x`).
+    #[test]
+    fn occupancy_requests_leave_the_results_alone() {
+        let dev = test_device();
+        let seed = Rng::fresh_seed();
+        let mut rng = Rng::new(seed);
+        let n = 5 * 1024 + 333;
+        let x: Vec<f32> = (0..n).map(|_| rng.uniform(-8.0, 8.0) as f32).collect();
+        let xt = dev.upload(&x, &[n]).unwrap();
+        let want: Vec<f64> = x.iter().map(|&v| gelu64(v as f64)).collect();
+        type Launch<'a> = &'a dyn Fn(&Tensor<f32>, &mut Tensor<f32>) -> tilelang::Result<()>;
+        let runs: [(&str, Launch); 2] = [
+            ("min_blocks", &|x, y| gelu_min_blocks(&dev, x, y)),
+            ("max_registers", &|x, y| gelu_max_registers(&dev, x, y)),
+        ];
+        for (name, launch) in runs {
+            let mut y = dev.upload(&vec![f32::NAN; n], &[n]).unwrap();
+            launch(&xt, &mut y).unwrap();
+            let got = y.to_vec().unwrap();
+            let cmp = compare(&got, &want, 4e-6, 2f64.powi(-20));
+            assert!(
+                cmp.passed(),
+                "gelu_{name} ({:?}), seed {seed}: {cmp}",
+                dev.backend()
+            );
+        }
     }
 
     /// The reference's own erf, against values from 40-digit arithmetic (mpmath), rounded.

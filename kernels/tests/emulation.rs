@@ -301,10 +301,31 @@ fn cases() -> Vec<Case> {
                 rtol: 2f64.powi(-48),
             },
         ),
+        // GELU under the occupancy attributes: the host's tanhf against the `libm` crate's.
+        case(
+            "gelu_min_blocks",
+            GELU_SIZES,
+            u4,
+            Tol::Close {
+                atol: 1e-6,
+                rtol: 2f64.powi(-20),
+            },
+        ),
+        case(
+            "gelu_max_registers",
+            GELU_SIZES,
+            u4,
+            Tol::Close {
+                atol: 1e-6,
+                rtol: 2f64.powi(-20),
+            },
+        ),
     ]
 }
 
 const MATH_SIZES: &[&[(&str, usize)]] = &[&[("N", 1), ("F", 9)], &[("N", 1037), ("F", 9)]];
+
+const GELU_SIZES: &[&[(&str, usize)]] = &[&[("N", 1)], &[("N", 1537)]];
 
 const GEMM_SIZES: &[&[(&str, usize)]] = &[
     &[("M", 1), ("K", 1), ("N", 1)],
