@@ -140,13 +140,9 @@ fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16, f32 accumulate",
         2.0 * (2 * m * n + n) as f64,
     );
-    r.kernel(
-        &s,
-        &rms::rms_norm::KERNEL,
-        &mut y,
-        &against(&want, atol, rtol),
-        &mut |cfg, y| rms::rms_norm::launch(&dev, cfg, &x, &w, y, rms::EPS),
-    );
+    r.kernel(&s, &mut y, &against(&want, atol, rtol), &mut |cfg, y| {
+        rms::rms_norm::launch(&dev, cfg, &x, &w, y, rms::EPS)
+    });
     Ok(())
 }
 
@@ -190,13 +186,9 @@ fn layer_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16, f32 accumulate",
         2.0 * (2 * m * n + 2 * n) as f64,
     );
-    r.kernel(
-        &s,
-        &ln::layer_norm::KERNEL,
-        &mut y,
-        &against(&want, atol, rtol),
-        &mut |cfg, y| ln::layer_norm::launch(&dev, cfg, &x, &w, &b, y, ln::EPS),
-    );
+    r.kernel(&s, &mut y, &against(&want, atol, rtol), &mut |cfg, y| {
+        ln::layer_norm::launch(&dev, cfg, &x, &w, &b, y, ln::EPS)
+    });
     Ok(())
 }
 
@@ -224,7 +216,6 @@ fn silu_mul(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &s,
-        &silu::silu_mul::KERNEL,
         &mut out,
         &against(&want, silu::ATOL, silu::RTOL),
         &mut |cfg, o| silu::silu_mul::launch(&dev, cfg, &a, &b, o),
@@ -247,13 +238,9 @@ fn transpose(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16",
         2.0 * 2.0 * (m * n) as f64,
     );
-    r.kernel(
-        &s,
-        &tr::transpose::KERNEL,
-        &mut y,
-        &against(&want, 0.0, 0.0),
-        &mut |cfg, y| tr::transpose::launch(&dev, cfg, &x, y),
-    );
+    r.kernel(&s, &mut y, &against(&want, 0.0, 0.0), &mut |cfg, y| {
+        tr::transpose::launch(&dev, cfg, &x, y)
+    });
     let s = sp(
         "transpose padded",
         size,
@@ -261,13 +248,9 @@ fn transpose(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16",
         2.0 * 2.0 * (m * n) as f64,
     );
-    r.kernel(
-        &s,
-        &tr::transpose_padded::KERNEL,
-        &mut y,
-        &against(&want, 0.0, 0.0),
-        &mut |cfg, y| tr::transpose_padded::launch(&dev, cfg, &x, y),
-    );
+    r.kernel(&s, &mut y, &against(&want, 0.0, 0.0), &mut |cfg, y| {
+        tr::transpose_padded::launch(&dev, cfg, &x, y)
+    });
     Ok(())
 }
 
@@ -310,13 +293,9 @@ fn cross_entropy(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16 logits, i32 targets, f32 loss",
         (2 * m * v + 4 * m + 4 * m) as f64,
     );
-    r.kernel(
-        &s,
-        &ce::cross_entropy::KERNEL,
-        &mut loss,
-        &against(&want, atol, 0.0),
-        &mut |cfg, l| ce::cross_entropy::launch(&dev, cfg, &x, &t, l),
-    );
+    r.kernel(&s, &mut loss, &against(&want, atol, 0.0), &mut |cfg, l| {
+        ce::cross_entropy::launch(&dev, cfg, &x, &t, l)
+    });
     Ok(())
 }
 
@@ -365,12 +344,8 @@ fn batched_gemm(r: &mut Runner, size: SizeSet) -> Result<()> {
         Work::Flops(2.0 * batch as f64 * (s as f64).powi(3)),
     );
     let check = |got: &[f16]| gc.verdict(got, tol);
-    r.kernel(
-        &sp,
-        &bg::batched_gemm::KERNEL,
-        &mut c,
-        &check,
-        &mut |cfg, c| bg::batched_gemm::launch(&dev, cfg, &a, &b, c),
-    );
+    r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
+        bg::batched_gemm::launch(&dev, cfg, &a, &b, c)
+    });
     Ok(())
 }

@@ -8,7 +8,7 @@ use kernels::tune::Tuner;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use tilelang::{Device, Element, Error, KernelConfig, KernelInfo, Result, Tensor};
+use tilelang::{Device, Element, Error, KernelConfig, Result, Tensor};
 
 /// What to run and how long; [`Options::from_env`] reads the environment.
 #[derive(Debug, Clone)]
@@ -433,41 +433,29 @@ impl<'c> Runner<'c> {
     pub fn kernel<T: Element, C: KernelConfig>(
         &mut self,
         spec: &Spec,
-        kernel: &KernelInfo,
         out: &mut Tensor<T>,
         check: &dyn Fn(&[T]) -> Verdict,
         launch: &mut dyn FnMut(C, &mut Tensor<T>) -> Result<()>,
     ) {
-        let default = kernel.default_config(self.dev.arch());
-        self.kernel_configs(
-            spec,
-            kernel,
-            kernel.config_names,
-            default,
-            out,
-            check,
-            launch,
-        );
+        let default = C::KERNEL.default_config(self.dev.arch());
+        self.kernel_configs(spec, C::KERNEL.config_names, default, out, check, launch);
     }
 
     /// [`Runner::kernel`] among some of the kernel's configs only, with `default` (one of
     /// them) as the default.
-    #[allow(clippy::too_many_arguments)]
     pub fn kernel_configs<T: Element, C: KernelConfig>(
         &mut self,
         spec: &Spec,
-        kernel: &KernelInfo,
         configs: &[&'static str],
         default: &'static str,
         out: &mut Tensor<T>,
         check: &dyn Fn(&[T]) -> Verdict,
         typed: &mut dyn FnMut(C, &mut Tensor<T>) -> Result<()>,
     ) {
-        assert_eq!(kernel.name, C::KERNEL.name, "the configs of another kernel");
         // Configs are recorded, tuned and cached by name; each launch takes the typed config.
         let launch: &mut dyn FnMut(&str, &mut Tensor<T>) -> Result<()> =
             &mut |name, o| typed(C::from_name(name)?, o);
-        self.benched.push(kernel.name);
+        self.benched.push(C::KERNEL.name);
         eprintln!(
             "  {} {} [{}] ...",
             spec.chapter,

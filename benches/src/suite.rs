@@ -356,30 +356,18 @@ fn ch01(r: &mut Runner, size: SizeSet) -> Result<()> {
     // launch takes seconds to minutes and measures nothing new.
     if size != SizeSet::Large {
         let sp = spec("01", "copy", "copy 1 thread", size, vec![n], "f16", work);
-        r.kernel(
-            &sp,
-            &c01::copy_one_thread::KERNEL,
-            &mut b,
-            &check,
-            &mut |cfg, b| c01::copy_one_thread::launch(&dev, cfg, &a, b),
-        );
+        r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+            c01::copy_one_thread::launch(&dev, cfg, &a, b)
+        });
         let sp = spec("01", "copy", "copy 1 block", size, vec![n], "f16", work);
-        r.kernel(
-            &sp,
-            &c01::copy_one_block::KERNEL,
-            &mut b,
-            &check,
-            &mut |cfg, b| c01::copy_one_block::launch(&dev, cfg, &a, b),
-        );
+        r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+            c01::copy_one_block::launch(&dev, cfg, &a, b)
+        });
     }
     let sp = spec("01", "copy", "copy", size, vec![n], "f16", work);
-    r.kernel(
-        &sp,
-        &c01::copy_tiled::KERNEL,
-        &mut b,
-        &check,
-        &mut |cfg, b| c01::copy_tiled::launch(&dev, cfg, &a, b),
-    );
+    r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+        c01::copy_tiled::launch(&dev, cfg, &a, b)
+    });
     copy_baseline(r, &sp, &a, &mut b, &check);
     Ok(())
 }
@@ -400,7 +388,6 @@ fn ch02(r: &mut Runner, size: SizeSet) -> Result<()> {
     let sp = spec("02", "vector add", "vector add", size, vec![n], "f16", work);
     r.kernel(
         &sp,
-        &c02::vector_add::KERNEL,
         &mut c,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, c| c02::vector_add::launch(&dev, cfg, &a, &b, c),
@@ -409,7 +396,6 @@ fn ch02(r: &mut Runner, size: SizeSet) -> Result<()> {
     let sp = spec("02", "vector add", "mul+relu", size, vec![n], "f16", work);
     r.kernel(
         &sp,
-        &c02::mul_relu::KERNEL,
         &mut c,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, c| c02::mul_relu::launch(&dev, cfg, &a, &b, c),
@@ -437,13 +423,9 @@ fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16",
         work,
     );
-    r.kernel(
-        &sp,
-        &c03::outer_add::KERNEL,
-        &mut c,
-        &check,
-        &mut |cfg, c| c03::outer_add::launch(&dev, cfg, &a, &b, c),
-    );
+    r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
+        c03::outer_add::launch(&dev, cfg, &a, &b, c)
+    });
     let sp = spec(
         "03",
         "outer add",
@@ -453,13 +435,9 @@ fn ch03(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16",
         work,
     );
-    r.kernel(
-        &sp,
-        &c03::outer_add_staged::KERNEL,
-        &mut c,
-        &check,
-        &mut |cfg, c| c03::outer_add_staged::launch(&dev, cfg, &a, &b, c),
-    );
+    r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
+        c03::outer_add_staged::launch(&dev, cfg, &a, &b, c)
+    });
     Ok(())
 }
 
@@ -489,7 +467,6 @@ fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
         );
         r.kernel(
             &sp,
-            &c04::broadcast_relu_fwd::KERNEL,
             &mut out,
             &against(&want, F16_ATOL, F16_RTOL),
             &mut |cfg, c| c04::broadcast_relu_fwd::launch(&dev, cfg, &a, &b, c),
@@ -509,7 +486,6 @@ fn ch04(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        &c04::broadcast_relu_bwd::KERNEL,
         &mut out,
         &against(&want, F16_ATOL, F16_RTOL),
         &mut |cfg, da| c04::broadcast_relu_bwd::launch(&dev, cfg, &a, &b, &dc, da),
@@ -537,7 +513,6 @@ fn ch05(r: &mut Runner, size: SizeSet) -> Result<()> {
     );
     r.kernel(
         &sp,
-        &c05::row_sum::KERNEL,
         &mut b,
         &against(&want, 0.0, c05::gamma(n)),
         &mut |cfg, b| c05::row_sum::launch(&dev, cfg, &a, b),
@@ -569,13 +544,9 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f32",
         work,
     );
-    r.kernel(
-        &sp,
-        &c06::softmax_3pass::KERNEL,
-        &mut b,
-        &check,
-        &mut |cfg, b| c06::softmax_3pass::launch(&dev, cfg, &a, b),
-    );
+    r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+        c06::softmax_3pass::launch(&dev, cfg, &a, b)
+    });
     let sp = spec(
         "06",
         "softmax",
@@ -585,13 +556,9 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f32",
         work,
     );
-    r.kernel(
-        &sp,
-        &c06::softmax_online::KERNEL,
-        &mut b,
-        &check,
-        &mut |cfg, b| c06::softmax_online::launch(&dev, cfg, &a, b),
-    );
+    r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+        c06::softmax_online::launch(&dev, cfg, &a, b)
+    });
     let sp = spec(
         "06",
         "softmax",
@@ -601,13 +568,9 @@ fn ch06(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f32",
         work,
     );
-    r.kernel(
-        &sp,
-        &c06::softmax_row::KERNEL,
-        &mut b,
-        &check,
-        &mut |cfg, b| c06::softmax_row::launch(&dev, cfg, &a, b),
-    );
+    r.kernel(&sp, &mut b, &check, &mut |cfg, b| {
+        c06::softmax_row::launch(&dev, cfg, &a, b)
+    });
     // cuDNN's row softmax (the descriptor is made once, outside the timed region).
     if r.is_cuda() {
         if let Ok(dnn) = r.dnn() {
@@ -676,27 +639,15 @@ fn ch07(r: &mut Runner, size: SizeSet) -> Result<()> {
         sp("flash attn 2-pass"),
         sp("flash attn whole row"),
     );
-    r.kernel(
-        &three,
-        &c07::flash_attn_3pass::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o),
-    );
-    r.kernel(
-        &two,
-        &c07::flash_attn_2pass::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o),
-    );
-    r.kernel(
-        &row,
-        &c07::flash_attn_row::KERNEL,
-        &mut o,
-        &check,
-        &mut |cfg, o| c07::flash_attn_row::launch(&dev, cfg, &q, &k, &v, o),
-    );
+    r.kernel(&three, &mut o, &check, &mut |cfg, o| {
+        c07::flash_attn_3pass::launch(&dev, cfg, &q, &k, &v, o)
+    });
+    r.kernel(&two, &mut o, &check, &mut |cfg, o| {
+        c07::flash_attn_2pass::launch(&dev, cfg, &q, &k, &v, o)
+    });
+    r.kernel(&row, &mut o, &check, &mut |cfg, o| {
+        c07::flash_attn_row::launch(&dev, cfg, &q, &k, &v, o)
+    });
     Ok(())
 }
 
@@ -853,16 +804,11 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
-    r.kernel(
-        &sp("gemm naive"),
-        &c08::gemm_naive::KERNEL,
-        &mut c,
-        &check,
-        &mut |cfg, c| c08::gemm_naive::launch(&dev, cfg, &a, &b, c),
-    );
+    r.kernel(&sp("gemm naive"), &mut c, &check, &mut |cfg, c| {
+        c08::gemm_naive::launch(&dev, cfg, &a, &b, c)
+    });
     r.kernel(
         &sp("gemm tensor cores, registers"),
-        &c08::gemm_fragment::KERNEL,
         &mut c,
         &check,
         &mut |cfg, c| c08::gemm_fragment::launch(&dev, cfg, &a, &b, c),
@@ -871,7 +817,6 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
     let unpipelined = c08::tiled_configs(false);
     r.kernel_configs(
         &sp("gemm tensor cores, shared memory"),
-        tiled,
         &unpipelined,
         unpipelined[0],
         &mut c,
@@ -887,7 +832,6 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
     };
     r.kernel_configs(
         &sp("gemm pipelined"),
-        tiled,
         &pipelined,
         default,
         &mut c,
@@ -920,13 +864,9 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
             "f16",
             work,
         );
-        r.kernel(
-            &sp,
-            &c09::conv1d_single::KERNEL,
-            &mut o,
-            &against(&want, atol, rtol),
-            &mut |cfg, o| c09::conv1d_single::launch(&dev, cfg, &x, &w, o),
-        );
+        r.kernel(&sp, &mut o, &against(&want, atol, rtol), &mut |cfg, o| {
+            c09::conv1d_single::launch(&dev, cfg, &x, &w, o)
+        });
         if r.is_cuda() {
             if let Ok(dnn) = r.dnn() {
                 let check = against::<f16>(&want, atol, rtol);
@@ -962,13 +902,9 @@ fn ch09(r: &mut Runner, size: SizeSet) -> Result<()> {
         "f16",
         work,
     );
-    r.kernel(
-        &sp,
-        &c09::conv1d_multi::KERNEL,
-        &mut o,
-        &against(&want, atol, rtol),
-        &mut |cfg, o| c09::conv1d_multi::launch(&dev, cfg, &x, &w, o),
-    );
+    r.kernel(&sp, &mut o, &against(&want, atol, rtol), &mut |cfg, o| {
+        c09::conv1d_multi::launch(&dev, cfg, &x, &w, o)
+    });
     if r.is_cuda() {
         if let Ok(dnn) = r.dnn() {
             // cuDNN's filter is [f][kw] (KRSC): a transposed copy of W, made once, here.
@@ -1128,13 +1064,9 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
         }
     }
     let check = |got: &[f16]| gc.verdict(got, tol);
-    r.kernel(
-        &sp,
-        &c10::gemm_w4a16::KERNEL,
-        &mut c,
-        &check,
-        &mut |cfg, c| c10::gemm_w4a16::launch(&dev, cfg, &a, &bp, c),
-    );
+    r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
+        c10::gemm_w4a16::launch(&dev, cfg, &a, &bp, c)
+    });
     Ok(())
 }
 

@@ -115,27 +115,15 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = p.sweep(
-        dev,
-        "1 block x 1 thread",
-        &copy_one_thread::KERNEL,
-        &mut b,
-        |cfg, b| copy_one_thread::launch(dev, cfg, &a, b),
-    )?;
-    cases.extend(p.sweep(
-        dev,
-        "1 block x THREADS",
-        &copy_one_block::KERNEL,
-        &mut b,
-        |cfg, b| copy_one_block::launch(dev, cfg, &a, b),
-    )?);
-    cases.extend(p.sweep(
-        dev,
-        "many blocks (tiles)",
-        &copy_tiled::KERNEL,
-        &mut b,
-        |cfg, b| copy_tiled::launch(dev, cfg, &a, b),
-    )?);
+    let mut cases = p.sweep(dev, "1 block x 1 thread", &mut b, |cfg, b| {
+        copy_one_thread::launch(dev, cfg, &a, b)
+    })?;
+    cases.extend(p.sweep(dev, "1 block x THREADS", &mut b, |cfg, b| {
+        copy_one_block::launch(dev, cfg, &a, b)
+    })?);
+    cases.extend(p.sweep(dev, "many blocks (tiles)", &mut b, |cfg, b| {
+        copy_tiled::launch(dev, cfg, &a, b)
+    })?);
     Ok(cases)
 }
 

@@ -91,18 +91,16 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = add.sweep(dev, "vector add", &vector_add::KERNEL, &mut c, |cfg, c| {
+    let mut cases = add.sweep(dev, "vector add", &mut c, |cfg, c| {
         vector_add::launch(dev, cfg, &a, &b, c)
     })?;
     let mul_relu_p = Problem {
         want: &want_mul_relu,
         ..add
     };
-    cases.extend(
-        mul_relu_p.sweep(dev, "mul+ReLU", &mul_relu::KERNEL, &mut c, |cfg, c| {
-            mul_relu::launch(dev, cfg, &a, &b, c)
-        })?,
-    );
+    cases.extend(mul_relu_p.sweep(dev, "mul+ReLU", &mut c, |cfg, c| {
+        mul_relu::launch(dev, cfg, &a, &b, c)
+    })?);
     Ok(cases)
 }
 

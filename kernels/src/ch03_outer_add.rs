@@ -121,16 +121,12 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = p.sweep(dev, "guarded", &outer_add::KERNEL, &mut c, |cfg, c| {
+    let mut cases = p.sweep(dev, "guarded", &mut c, |cfg, c| {
         outer_add::launch(dev, cfg, &a, &b, c)
     })?;
-    cases.extend(p.sweep(
-        dev,
-        "staged tiles",
-        &outer_add_staged::KERNEL,
-        &mut c,
-        |cfg, c| outer_add_staged::launch(dev, cfg, &a, &b, c),
-    )?);
+    cases.extend(p.sweep(dev, "staged tiles", &mut c, |cfg, c| {
+        outer_add_staged::launch(dev, cfg, &a, &b, c)
+    })?);
     Ok(cases)
 }
 

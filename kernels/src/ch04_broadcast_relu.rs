@@ -160,13 +160,9 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = fwd.sweep(
-        dev,
-        "forward",
-        &broadcast_relu_fwd::KERNEL,
-        &mut out,
-        |cfg, c| broadcast_relu_fwd::launch(dev, cfg, &a, &b, c),
-    )?;
+    let mut cases = fwd.sweep(dev, "forward", &mut out, |cfg, c| {
+        broadcast_relu_fwd::launch(dev, cfg, &a, &b, c)
+    })?;
 
     // Backward: reads A, B and dC, writes dA.
     let want = reference_bwd(&a64, &b64, &g64);
@@ -175,13 +171,9 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         want: &want,
         ..fwd
     };
-    cases.extend(bwd.sweep(
-        dev,
-        "backward",
-        &broadcast_relu_bwd::KERNEL,
-        &mut out,
-        |cfg, da| broadcast_relu_bwd::launch(dev, cfg, &a, &b, &dc, da),
-    )?);
+    cases.extend(bwd.sweep(dev, "backward", &mut out, |cfg, da| {
+        broadcast_relu_bwd::launch(dev, cfg, &a, &b, &dc, da)
+    })?);
     Ok(cases)
 }
 

@@ -126,7 +126,7 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: 0.0,
         rtol: gamma(n),
     };
-    p.sweep(dev, "row sum", &row_sum::KERNEL, &mut b, |cfg, b| {
+    p.sweep(dev, "row sum", &mut b, |cfg, b| {
         row_sum::launch(dev, cfg, &a, b)
     })
 }

@@ -248,19 +248,15 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = p.sweep(dev, "3-pass", &softmax_3pass::KERNEL, &mut b, |cfg, b| {
+    let mut cases = p.sweep(dev, "3-pass", &mut b, |cfg, b| {
         softmax_3pass::launch(dev, cfg, &a, b)
     })?;
-    cases.extend(
-        p.sweep(dev, "online", &softmax_online::KERNEL, &mut b, |cfg, b| {
-            softmax_online::launch(dev, cfg, &a, b)
-        })?,
-    );
-    cases.extend(
-        p.sweep(dev, "whole row", &softmax_row::KERNEL, &mut b, |cfg, b| {
-            softmax_row::launch(dev, cfg, &a, b)
-        })?,
-    );
+    cases.extend(p.sweep(dev, "online", &mut b, |cfg, b| {
+        softmax_online::launch(dev, cfg, &a, b)
+    })?);
+    cases.extend(p.sweep(dev, "whole row", &mut b, |cfg, b| {
+        softmax_row::launch(dev, cfg, &a, b)
+    })?);
     Ok(cases)
 }
 

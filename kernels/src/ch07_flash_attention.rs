@@ -318,27 +318,15 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
         atol: ATOL,
         rtol: RTOL,
     };
-    let mut cases = p.sweep(
-        dev,
-        "3-pass",
-        &flash_attn_3pass::KERNEL,
-        &mut o,
-        |cfg, o| flash_attn_3pass::launch(dev, cfg, &q, &k, &v, o),
-    )?;
-    cases.extend(p.sweep(
-        dev,
-        "2-pass",
-        &flash_attn_2pass::KERNEL,
-        &mut o,
-        |cfg, o| flash_attn_2pass::launch(dev, cfg, &q, &k, &v, o),
-    )?);
-    cases.extend(p.sweep(
-        dev,
-        "whole row",
-        &flash_attn_row::KERNEL,
-        &mut o,
-        |cfg, o| flash_attn_row::launch(dev, cfg, &q, &k, &v, o),
-    )?);
+    let mut cases = p.sweep(dev, "3-pass", &mut o, |cfg, o| {
+        flash_attn_3pass::launch(dev, cfg, &q, &k, &v, o)
+    })?;
+    cases.extend(p.sweep(dev, "2-pass", &mut o, |cfg, o| {
+        flash_attn_2pass::launch(dev, cfg, &q, &k, &v, o)
+    })?);
+    cases.extend(p.sweep(dev, "whole row", &mut o, |cfg, o| {
+        flash_attn_row::launch(dev, cfg, &q, &k, &v, o)
+    })?);
     Ok(cases)
 }
 

@@ -186,13 +186,9 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
             atol,
             rtol,
         };
-        cases.extend(p.sweep(
-            dev,
-            "conv1d single filter",
-            &conv1d_single::KERNEL,
-            &mut o,
-            |cfg, o| conv1d_single::launch(dev, cfg, &x, &w, o),
-        )?);
+        cases.extend(p.sweep(dev, "conv1d single filter", &mut o, |cfg, o| {
+            conv1d_single::launch(dev, cfg, &x, &w, o)
+        })?);
     }
 
     // Multi filter.
@@ -213,13 +209,9 @@ pub fn run(dev: &Device, scale: Scale, seed: u64) -> tilelang::Result<Vec<Case>>
             atol,
             rtol,
         };
-        cases.extend(p.sweep(
-            dev,
-            "conv1d multi filter",
-            &conv1d_multi::KERNEL,
-            &mut o,
-            |cfg, o| conv1d_multi::launch(dev, cfg, &x, &w, o),
-        )?);
+        cases.extend(p.sweep(dev, "conv1d multi filter", &mut o, |cfg, o| {
+            conv1d_multi::launch(dev, cfg, &x, &w, o)
+        })?);
     }
     Ok(cases)
 }

@@ -372,22 +372,16 @@ pub struct Problem<'a> {
 }
 
 impl Problem<'_> {
-    /// The rows of one variant: for each config of `kernel` that [`configs`] selects,
-    /// `launch(config, out)` is checked and timed with [`measure`].
+    /// The rows of one variant: for each config of the kernel `C` configures that [`configs`]
+    /// selects, `launch(config, out)` is checked and timed with [`measure`].
     pub fn sweep<T: Element, C: KernelConfig>(
         &self,
         dev: &Device,
         variant: &str,
-        kernel: &KernelInfo,
         out: &mut Tensor<T>,
         launch: impl FnMut(C, &mut Tensor<T>) -> tilelang::Result<()>,
     ) -> tilelang::Result<Vec<Case>> {
-        assert_eq!(
-            kernel.name,
-            C::KERNEL.name,
-            "sweep: the configs of another kernel"
-        );
-        self.sweep_configs(dev, variant, &configs(kernel, dev.arch()), out, launch)
+        self.sweep_configs(dev, variant, &configs(C::KERNEL, dev.arch()), out, launch)
     }
 
     /// [`Problem::sweep`] over the given configs, in order.
