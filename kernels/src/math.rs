@@ -125,7 +125,7 @@ pub fn gelu_min_blocks<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Tensor
     }
 }
 
-/// [`gelu_min_blocks`] under `max_registers = 32` with 256 threads.
+/// [`gelu_min_blocks()`] under `max_registers = 32` with 256 threads.
 #[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = 256, configs = [d(BLOCK = 1024)], max_registers = 32)]
 pub fn gelu_max_registers<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (N,)>) {
     for i in parallel(BLOCK) {
@@ -137,7 +137,7 @@ pub fn gelu_max_registers<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Ten
     }
 }
 
-/// GELU (tanh form) in float64, the reference of [`gelu_min_blocks`] and [`gelu_max_registers`].
+/// GELU (tanh form) in float64, the reference of [`gelu_min_blocks()`] and [`gelu_max_registers()`].
 pub fn gelu64(x: f64) -> f64 {
     0.5 * x * (1.0 + (0.7978845608028654 * (x + 0.044715 * x * x * x)).tanh())
 }
