@@ -288,23 +288,20 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         println!("{}", c.display());
     }
     let mib = |p: &Path| dir_size(p) as f64 / (1024.0 * 1024.0);
+    let (total, objects_mib) = (mib(&dir), mib(&objects));
     println!(
-        "bundle ready in {} ({:.0} MiB: bin {:.0}, objects {:.0}): run `bash {}/run.sh` on the GPU machine",
+        "bundle ready in {} ({total:.0} MiB: bin {:.0}, objects {objects_mib:.0}): run `bash {}/run.sh` on the GPU machine",
         dir.display(),
-        mib(&dir),
         mib(&bin),
-        mib(&objects),
         dir.file_name().unwrap().to_string_lossy()
     );
     // What travels to a GPU machine is often capped (the device tool here: 64 MiB with the
     // working tree); the objects are only for the check phase's SASS counts.
-    if mib(&dir) > 56.0 {
+    if total > 56.0 {
         eprintln!(
-            "xtask: the bundle is {:.0} MiB; where a transfer is capped, `rm -rf {}` ({:.0} MiB) \
-             loses only the check phase's SASS counts",
-            mib(&dir),
+            "xtask: the bundle is {total:.0} MiB; where a transfer is capped, `rm -rf {}` \
+             ({objects_mib:.0} MiB) loses only the check phase's SASS counts",
             objects.display(),
-            mib(&objects)
         );
     }
     Ok(())
