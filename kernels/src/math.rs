@@ -152,8 +152,15 @@ pub fn reference(f: usize, x: f64, p: f64, q: f64) -> f64 {
     match f {
         0 => x.tanh(),
         1 => erf64(x),
-        2 if x >= 0.0 => 1.0 / (1.0 + (-x).exp()),
-        2 => x.exp() / (1.0 + x.exp()),
+        2 => {
+            // e^-|x| / (1 + e^-|x|) below 0, where e^-x would overflow.
+            let e = (-x.abs()).exp();
+            if x >= 0.0 {
+                1.0 / (1.0 + e)
+            } else {
+                e / (1.0 + e)
+            }
+        }
         3 => x.sin(),
         4 => x.cos(),
         5 => x.floor(),
