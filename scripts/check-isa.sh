@@ -2,6 +2,9 @@
 # Checks that the compiled GEMM objects of the tutorials use the matrix units:
 #   sm_80, sm_86, sm_89, sm_90: HMMA (or HGMMA) in the SASS (cuobjdump; CUOBJDUMP is set by
 #   scripts/nvcc-env.sh);
+#   sm_90a: HGMMA (wgmma) and no local memory in every GEMM object of whole warpgroups (the
+#   lowering takes wgmma for all of the tutorials' configs of 128 threads or more), HMMA in the
+#   others;
 #   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
 # And that the memory-bound objects move memory the way the lowering intends (NVIDIA):
 #   the element-wise kernels (ch02-04) issue 128-bit global loads and stores;
@@ -28,7 +31,17 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
   for arch in sm_80 sm_86 sm_89 sm_90; do
     for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*."$arch".bin; do check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bH(G)?MMA\b' yes; done
   done
-  for arch in sm_80 sm_86 sm_89 sm_90; do
+  for f in "$dir"/tl_gemm_{tiled,fragment,w4a16}__*.sm_90a.bin; do
+    entry=$(basename "$f" .sm_90a.bin)
+    threads=$(awk -F'\t' -v e="$entry" '$4 == e && $3 == "sm_90a" { print $5 }' "$dir/manifest.tsv")
+    if [ $((threads % 128)) -eq 0 ]; then
+      check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHGMMA\b' yes
+      check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\b(LDL|STL)\b' no
+    else
+      check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHMMA\b' yes
+    fi
+  done
+  for arch in sm_80 sm_86 sm_89 sm_90 sm_90a; do
     for k in vector_add mul_relu outer_add outer_add_staged broadcast_relu_fwd broadcast_relu_bwd; do
       for f in "$dir"/tl_"$k"__*."$arch".bin; do
         check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bLDG\.E[.A-Z]*\.128\b' yes

@@ -171,6 +171,7 @@ mod tests {
             ["sm_80", "sm_86", "sm_89", "sm_90"]
         );
         assert_eq!(archs("gfx1100,sm_90,gfx1100"), ["gfx1100", "sm_90"]);
+        assert_eq!(archs("sm_90,sm_90a"), ["sm_90", "sm_90a"]);
         assert!(archs("none").is_empty());
         assert!(archs("").is_empty());
         let e = parse_targets("sm_90,sm_75").unwrap_err();
@@ -179,7 +180,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("the targets are sm_80, sm_86, sm_89, sm_90, gfx1100"),
+            e.contains("the targets are sm_80, sm_86, sm_89, sm_90, sm_90a, gfx1100"),
             "{e}"
         );
     }

@@ -81,7 +81,7 @@ impl Tool {
             Tool::Nvcc(p) => {
                 let mut c = Command::new(p);
                 c.arg("-cubin")
-                    .arg(format!("-arch={}", target.arch))
+                    .arg(target.nvcc_arch().expect("an NVIDIA target for nvcc"))
                     .args(["-O3", "-std=c++17", "-lineinfo", "-Xptxas", "-v"])
                     .arg("-I")
                     .arg(include)
@@ -702,6 +702,16 @@ pub(crate) mod tests {
             out,
         );
         assert_eq!(args(&nvcc)[..2], ["-cubin", "-arch=sm_90"]);
+        let nvcc = Tool::Nvcc("/cuda/bin/nvcc".into()).command(
+            &Target::by_arch("sm_90a").unwrap(),
+            src,
+            inc,
+            out,
+        );
+        assert_eq!(
+            args(&nvcc)[..2],
+            ["-cubin", "-gencode=arch=compute_90a,code=sm_90a"]
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A sample of the kernels the fuzzer made that the frontend accepts, compiled with the real
 //! device compilers through the build script's own path (`find` → `lower::emit` → `compile`):
-//! nvcc for sm_90 and clang for gfx1100 (wave 32) and gfx942 (wave 64). "Accepted by the
+//! nvcc for sm_90 and sm_90a and clang for gfx1100 (wave 32) and gfx942 (wave 64). "Accepted by the
 //! frontend, rejected by the device compiler" is a C++ error with no Rust line for the user, so
 //! every such case must become a spanned compile error (a lowering diagnostic: those objects are
 //! left out here too, exactly as in a build) or compile.
@@ -51,7 +51,7 @@ fn accepted_mutants_compile_for_the_devices() {
         "{path} holds only {} kernels",
         modules.len()
     );
-    let targets: Vec<(Target, toolchain::Tool)> = ["sm_90", "gfx1100", "gfx942"]
+    let targets: Vec<(Target, toolchain::Tool)> = ["sm_90", "sm_90a", "gfx1100", "gfx942"]
         .iter()
         .map(|a| {
             let t = Target::by_arch(a).unwrap();
@@ -96,7 +96,7 @@ fn accepted_mutants_compile_for_the_devices() {
     }
     let _ = std::fs::remove_dir_all(&root);
     eprintln!(
-        "device fuzz: {compiled} accepted mutants compiled ({objects} objects for sm_90, gfx1100, gfx942), {} rejected by a device compiler",
+        "device fuzz: {compiled} accepted mutants compiled ({objects} objects for sm_90, sm_90a, gfx1100, gfx942), {} rejected by a device compiler",
         failures.len()
     );
     assert!(

@@ -1032,11 +1032,24 @@ TL_SWIZZLE int swz(int row, int c) {
   constexpr int SPAN = CHUNKS >= 8 ? 8 : CHUNKS;
   return c ^ ((row / (PER_LINE * DIV)) % SPAN);
 }
-// The element offset of (row, col) in a tile of COLS 16-bit columns: SW = 0 plain, else
-// swizzled with DIV = SW.
-template <int SW, int COLS>
+// `SW = ATOMS`: the layout Hopper's wgmma reads through a shared-memory descriptor (and TMA
+// writes with its 128-, 64- or 32-byte swizzle): the columns split into atoms of 64 (fewer when
+// the tile is narrower), each atom stored as its own ROWS × 64 row-major block, one after the
+// other, with DIV = 1 inside. Within an atom this is `swz` with DIV = 1, which is the
+// hardware's XOR of address bits [4, 7) with bits [7, 10) (128-byte rows), of [4, 6) with
+// [7, 9) (64-byte rows) or of bit 4 with bit 7 (32-byte rows), given an atom that starts on a
+// multiple of 1024 bytes.
+constexpr int ATOMS = -1;
+// The element offset of (row, col) in a tile of ROWS × COLS 16-bit elements: SW = 0 plain,
+// ATOMS as above, else swizzled with DIV = SW. (ROWS matters only to ATOMS.)
+template <int SW, int COLS, int ROWS = 0>
 TL_SWIZZLE int sidx(int row, int col) {
-  if constexpr (SW != 0) {
+  if constexpr (SW == ATOMS && COLS > 64) {
+    static_assert(COLS % 64 == 0 && ROWS > 0, "ATOMS: whole 64-column atoms, ROWS given");
+    return (col / 64) * (ROWS * 64) + row * 64 + swz<8, 1>(row, col % 64 / 8) * 8 + col % 8;
+  } else if constexpr (SW == ATOMS) {
+    return row * COLS + swz<COLS / 8, 1>(row, col / 8) * 8 + col % 8;
+  } else if constexpr (SW != 0) {
     return row * COLS + swz<COLS / 8, SW>(row, col / 8) * 8 + col % 8;
   } else {
     return row * COLS + col;
@@ -1087,7 +1100,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         index grow;
         const bool in_row = row_inside<T0, T1, T2>(r, row, grow);
         const index gc = r.off[3] + c;
-        D* dst = s + sidx<SW, T3>(row, c);
+        D* dst = s + sidx<SW, T3, ROWS>(row, c);
         if (in_row && gc >= 0 && gc + VEC <= r.dims[3]) {
           if constexpr (!SAME) {
             S tmp[VEC];
@@ -1159,7 +1172,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
     const index gc = r.off[3] + c;
     const bool in = in_row && gc >= 0 && gc < r.dims[3];
     // (`e` itself when not swizzled: recomputing it from row and column costs registers.)
-    s[SW ? sidx<SW, T3>(row, c) : e] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
+    s[SW ? sidx<SW, T3, ROWS>(row, c) : e] = in ? cast<D>(g[grow * r.dims[3] + gc]) : lit<D>(0.0);
   }
 }
 
@@ -1409,6 +1422,151 @@ TL_DEVICE void mma_coord(int r, int& row, int& col) {
   const int q = r % 4, tile = r / 4, mt = tile / NT, nt = tile % NT;
   row = wm * TM + mt * 16 + lane / 4 + 8 * (q / 2);
   col = wn * TN + nt * 8 + 2 * (lane % 4) + (q % 2);
+}
+#endif
+
+// ---- Hopper warpgroup MMA (wgmma, sm_90a) -------------------------------------------------------
+// acc += A (M×K) · B (K×N), both shared tiles in the ATOMS layout (`sidx`), f32 accumulators.
+// The block is WG warpgroups of 128 threads (4 consecutive warps); warpgroup g owns rows
+// [64g, 64g + 64) and every column: M = 64·WG, one m64nNk16 instruction per 16 of K. The
+// accumulator layout is then gemm_mma's with WM = 4·WG warps and WN = 1 (register 4j + q of a
+// thread: row 16·warp + lane / 4 + 8·(q / 2), column 8j + 2·(lane % 4) + q % 2), which is how
+// the PTX ISA lays out a wgmma D fragment; `mma_coord` serves both.
+//
+// The operands are read by the tensor cores through 64-bit shared-memory matrix descriptors
+// (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the start address >> 4, 16-29 the leading
+// dimension byte offset (LBO) >> 4, 32-45 the stride byte offset (SBO) >> 4, 49-51 the base
+// offset (0: atoms start on multiples of 1024 bytes), 62-63 the swizzle (1 = 128-byte,
+// 2 = 64-byte, 3 = 32-byte). A is K-major (K contiguous): SBO is the 8-row group's stride,
+// 8 rows of an atom; LBO is unused with a swizzle. B is MN-major (N contiguous, the `tnspB`
+// bit set): SBO is the stride between 8-row groups of K, LBO the stride between 64-column
+// atoms. A k16 step advances A's start by 32 bytes within an atom (to the next atom every
+// 64 of K) and B's by 16 rows of an atom. These values were confirmed on an H200 for 128-byte
+// atoms by a standalone probe (shared/LOWERING.md §4).
+// BEGIN wgmma layout
+#ifndef TL_WGMMA_LAYOUT
+#define TL_WGMMA_LAYOUT TL_DEVICE constexpr
+#endif
+namespace wg {
+// The swizzle mode of atoms whose rows are `row_bytes` long.
+TL_WGMMA_LAYOUT int mode(int row_bytes) { return row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : 3; }
+// A descriptor for operand bytes at shared address `addr` (the bits above the 18-bit shared
+// window are dropped, as the hardware does).
+TL_WGMMA_LAYOUT uint64_t desc(uint32_t addr, uint32_t lbo, uint32_t sbo, int mode) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
+         (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)mode << 62;
+}
+// The atom width (columns) of a 16-bit ATOMS tile with COLS columns.
+template <int COLS> TL_WGMMA_LAYOUT int atom() { return COLS >= 64 ? 64 : COLS; }
+// A's descriptor for warpgroup g and k-step k0 (a multiple of 16), A at shared address `a`.
+template <int M, int K>
+TL_WGMMA_LAYOUT uint64_t desc_a(uint32_t a, int g, int k0) {
+  constexpr int W = atom<K>(), RB = 2 * W;
+  const uint32_t at = a + (uint32_t)((k0 / W) * (M * RB) + g * 64 * RB + (k0 % W) * 2);
+  return desc(at, 16, 8 * RB, mode(RB));
+}
+// B's descriptor for k-step k0, B at shared address `b`.
+template <int K, int N>
+TL_WGMMA_LAYOUT uint64_t desc_b(uint32_t b, int k0) {
+  constexpr int W = atom<N>(), RB = 2 * W;
+  return desc(b + (uint32_t)(k0 * RB), K * RB, 8 * RB, mode(RB));
+}
+// Whether the lowering may use wgmma for these tile shapes (the layout pass asks the same).
+template <int M, int N, int K, int WG>
+TL_WGMMA_LAYOUT bool fits() {
+  return M == 64 * WG && (N == 64 || N == 128 || N == 256) && (K == 32 || K % 64 == 0);
+}
+}  // namespace wg
+// END wgmma layout
+
+#if defined(TL_NVIDIA)
+template <class T, int N> struct wgmma_op;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// m64nNk16 with both operands from shared memory, f32 accumulators, D += A·B (scale-d 1), A
+// K-major, B MN-major (imm-trans-b 1).
+template <> struct wgmma_op<half, 64> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+template <> struct wgmma_op<bfloat, 64> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+template <> struct wgmma_op<half, 128> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+template <> struct wgmma_op<bfloat, 128> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+template <> struct wgmma_op<half, 256> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+template <> struct wgmma_op<bfloat, 256> {
+  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(a), "l"(b), "r"(1) : "memory");
+  }
+};
+TL_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TL_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+TL_DEVICE void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Shared memory written by ordinary stores (and cp.async) becomes visible to the tensor
+// cores' async proxy only after this fence in each writing thread, then a barrier.
+TL_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif
+
+// The barrier of kernels whose gemms run on wgmma: every thread's earlier shared-memory writes
+// are fenced for the async proxy first (see fence_proxy_async).
+TL_DEVICE void sync_async_proxy() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  fence_proxy_async();
+#endif
+  __syncthreads();
+}
+
+template <class T, int M, int N, int K, int WG>
+TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const uint32_t sa = (uint32_t)__cvta_generic_to_shared(a), sb = (uint32_t)__cvta_generic_to_shared(b);
+  const int g = TL_TID / 128;
+  wgmma_fence();
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) wgmma_op<T, N>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N>(sb, k0));
+  wgmma_commit();
+  wgmma_wait<0>();
+#else
+  // Only sm_90a objects call this; another arch compiling it is the emitter's error.
+  static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
+#endif
 }
 #endif
 

@@ -6,6 +6,9 @@
 pub enum MatrixUnit {
     /// NVIDIA `mma.sync.m16n8k16` (sm_80 and newer).
     MmaSync,
+    /// Hopper's warpgroup MMA, `wgmma.mma_async` from shared-memory descriptors (sm_90a only),
+    /// where a gemm's tiles fit it; `mma.sync` for the others.
+    Wgmma,
     /// RDNA3 WMMA 16×16×16 (gfx11).
     Wmma,
     /// RDNA4 WMMA 16×16×16, gfx12 operand form.
@@ -52,7 +55,9 @@ pub struct Multiprocessor {
 /// CUDA C++ Programming Guide's table "Technical Specifications per Compute Capability": 163 KB
 /// on 8.0, 99 KB on 8.6 and 8.9, 227 KB on 9.0 (the SM's 164 / 100 / 228 KB less the 1 KB the
 /// driver reserves per block). All four run the same `mma.sync` lowering: `mma.sync.m16n8k16`,
-/// `ldmatrix` and `cp.async` exist from sm_80 on.
+/// `ldmatrix` and `cp.async` exist from sm_80 on. `sm_90a` is sm_90 with its arch-specific
+/// instructions (`wgmma`): its objects run only on compute capability 9.0, which prefers them
+/// (`tilelang_rt::gpu::select_object`).
 pub const TARGETS: &[Target] = &[
     Target {
         arch: "sm_80",
@@ -80,6 +85,13 @@ pub const TARGETS: &[Target] = &[
         vendor: Vendor::Nvidia,
         wave: 32,
         matrix: MatrixUnit::MmaSync,
+        max_shared: 227 * 1024,
+    },
+    Target {
+        arch: "sm_90a",
+        vendor: Vendor::Nvidia,
+        wave: 32,
+        matrix: MatrixUnit::Wgmma,
         max_shared: 227 * 1024,
     },
     Target {
@@ -161,7 +173,7 @@ impl Target {
             "sm_80" => (2048, 32, 164),
             "sm_86" => (1536, 16, 100),
             "sm_89" => (1536, 24, 100),
-            "sm_90" => (2048, 32, 228),
+            "sm_90" | "sm_90a" => (2048, 32, 228),
             _ => return None,
         };
         Some(Multiprocessor {
@@ -176,6 +188,22 @@ impl Target {
     /// from sm_80 on): every NVIDIA target here; the AMD ones are printed without.
     pub fn l2_hints(&self) -> bool {
         self.vendor == Vendor::Nvidia
+    }
+
+    /// nvcc's arguments selecting this target: `-arch=sm_XY` for a plain target; for an
+    /// arch-specific one (`sm_90a`) the `-gencode` form, since nvcc 13.0's `-arch=sm_90a`
+    /// shorthand also runs a plain sm_90 pass, which rejects `wgmma`. `None` for AMD.
+    pub fn nvcc_arch(&self) -> Option<String> {
+        match self.vendor {
+            Vendor::Amd => None,
+            Vendor::Nvidia => Some(match self.arch.strip_suffix('a') {
+                Some(base) => {
+                    let cc = base.trim_start_matches("sm_");
+                    format!("-gencode=arch=compute_{cc}a,code={}", self.arch)
+                }
+                None => format!("-arch={}", self.arch),
+            }),
+        }
     }
 }
 
@@ -197,12 +225,29 @@ mod tests {
                 ("sm_80", 166_912),
                 ("sm_86", 101_376),
                 ("sm_89", 101_376),
-                ("sm_90", 232_448)
+                ("sm_90", 232_448),
+                ("sm_90a", 232_448)
             ]
         );
         for t in TARGETS.iter().filter(|t| t.vendor == Vendor::Nvidia) {
-            assert_eq!((t.wave, t.matrix), (32, MatrixUnit::MmaSync), "{}", t.arch);
+            let unit = if t.arch == "sm_90a" {
+                MatrixUnit::Wgmma
+            } else {
+                MatrixUnit::MmaSync
+            };
+            assert_eq!((t.wave, t.matrix), (32, unit), "{}", t.arch);
         }
+    }
+
+    #[test]
+    fn nvcc_selects_arch_specific_targets_with_gencode() {
+        let arch = |a: &str| Target::by_arch(a).unwrap().nvcc_arch();
+        assert_eq!(arch("sm_90").as_deref(), Some("-arch=sm_90"));
+        assert_eq!(
+            arch("sm_90a").as_deref(),
+            Some("-gencode=arch=compute_90a,code=sm_90a")
+        );
+        assert_eq!(arch("gfx942"), None);
     }
 
     #[test]
@@ -215,6 +260,6 @@ mod tests {
             );
             assert_eq!(Target::by_arch(t.arch), Some(*t));
         }
-        assert!(Target::known().starts_with("sm_80, sm_86, sm_89, sm_90, gfx1100"));
+        assert!(Target::known().starts_with("sm_80, sm_86, sm_89, sm_90, sm_90a, gfx1100"));
     }
 }

@@ -2092,3 +2092,122 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
     assert!(k.source.contains("unsigned char b1_bp_s["), "{}", k.source);
     assert!(!k.source.contains("cp_async"), "{}", k.source);
 }
+
+#[test]
+fn gemms_whose_tiles_fit_run_on_wgmma_on_sm_90a_and_on_mma_sync_otherwise() {
+    // 128 threads = one warpgroup over the 64 rows: wgmma, both operands in the atom layout,
+    // 1024-byte aligned shared memory, barriers that fence for the async proxy; the fused
+    // ReLU reads the accumulator in mma.sync's layout with one warp per 16 rows.
+    let k = hip(GEMM, 0, "sm_90a");
+    let src = &k.source;
+    for want in [
+        "tl::gemm_wgmma<tl::half, 64, 64, 32, 1>(",
+        "64, 32, 128, tl::ATOMS, true, true>(t_a",
+        "32, 64, 128, tl::ATOMS, true, true>(t_b",
+        "aligned(1024)",
+        "tl::sync_async_proxy();",
+        "tl::mma_coord<64, 64, 4, 1>",
+    ] {
+        assert!(src.contains(want), "{want}: {src}");
+    }
+    assert!(!src.contains("tl::sync();"), "{src}");
+    // The same kernel on plain sm_90 is unchanged: mma.sync, ldmatrix's swizzle.
+    let plain = hip(GEMM, 0, "sm_90").source;
+    assert!(
+        plain.contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true>"),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("wgmma") && !plain.contains("ATOMS"),
+        "{plain}"
+    );
+    // Tiles wgmma does not take fall back to mma.sync on sm_90a: 64 threads (no warpgroup),
+    // 48 columns, and an operand filled as a whole (its layout could not be the atoms').
+    let cases = [
+        GEMM.replace("threads = 128", "threads = 64"),
+        GEMM.replace("BN = 64", "BN = 48"),
+        GEMM.replace(
+            "        gemm(&a_s, &b_s, &mut acc);",
+            "        gemm(&a_s, &b_s, &mut acc);\n        fill(&mut b_s, 0.0);",
+        ),
+    ];
+    for case in cases {
+        assert_ne!(case, GEMM);
+        let src = hip(&case, 0, "sm_90a").source;
+        assert!(src.contains("tl::gemm_mma<"), "{src}");
+        assert!(!src.contains("wgmma") && !src.contains("ATOMS"), "{src}");
+    }
+}
+
+/// tl.h's wgmma descriptors against a model of how the tensor cores read shared memory (the
+/// PTX ISA's matrix descriptor and canonical layouts; the 128-byte case as measured on an
+/// H200, shared/LOWERING.md §4): for every tile shape the lowering admits, every warpgroup and
+/// k-step, the element the model reads through the descriptor at each (row, k) of A and
+/// (k, column) of B is the one `sidx<ATOMS>` stored there (what the copies write).
+#[test]
+fn wgmma_descriptors_read_what_the_atom_layout_stores() {
+    let section = format!("{}{}", tl_section("swizzle"), tl_section("wgmma layout"));
+    let check = r#"
+#include <cstdio>
+#include <vector>
+// A descriptor's fields, as the PTX ISA defines them.
+struct Desc { uint32_t start, lbo, sbo; int mode; };
+Desc decode(uint64_t d) {
+  return {(uint32_t)(d & 0x3FFF) << 4, (uint32_t)(d >> 16 & 0x3FFF) << 4, (uint32_t)(d >> 32 & 0x3FFF) << 4, (int)(d >> 62)};
+}
+// The swizzle of a byte address: 128-byte mode XORs bits [4, 7) with [7, 10), 64-byte mode
+// bits [4, 6) with [7, 9), 32-byte mode bit 4 with bit 7.
+uint32_t swizzled(uint32_t addr, int mode) {
+  const int bits = mode == 1 ? 3 : mode == 2 ? 2 : 1;
+  return addr ^ (((addr >> 7) & ((1u << bits) - 1)) << 4);
+}
+int row_bytes(int mode) { return mode == 1 ? 128 : mode == 2 ? 64 : 32; }
+// K-major (A): rows in groups of 8, a row's 16 k values contiguous, groups SBO apart.
+uint32_t a_addr(const Desc& d, int r, int k) {
+  return swizzled(d.start + (r / 8) * d.sbo + (r % 8) * row_bytes(d.mode) + 2 * k, d.mode);
+}
+// MN-major (B, transposed): 8-row groups of k SBO apart, atoms of columns LBO apart.
+uint32_t b_addr(const Desc& d, int k, int n) {
+  const int w = row_bytes(d.mode) / 2;
+  return swizzled(d.start + (n / w) * d.lbo + (k / 8) * d.sbo + (k % 8) * row_bytes(d.mode) + 2 * (n % w), d.mode);
+}
+template <int M, int N, int K, int WG>
+int check() {
+  static_assert(tl::wg::fits<M, N, K, WG>(), "a shape the lowering admits");
+  // A at byte 0, B after it on a 1024-byte boundary (as the arena places them), each element
+  // holding its own (row, col) number.
+  const uint32_t a0 = 0, b0 = (M * K * 2 + 1023) / 1024 * 1024;
+  std::vector<uint16_t> smem((b0 + K * N * 2) / 2, 0xFFFF);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) smem[a0 / 2 + tl::sidx<tl::ATOMS, K, M>(i, k)] = (uint16_t)(i * K + k);
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) smem[b0 / 2 + tl::sidx<tl::ATOMS, N, K>(k, n)] = (uint16_t)(k * N + n);
+  int bad = 0;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    for (int g = 0; g < WG; ++g) {
+      const Desc d = decode(tl::wg::desc_a<M, K>(a0, g, k0));
+      for (int r = 0; r < 64; ++r)
+        for (int k = 0; k < 16; ++k) bad += smem[a_addr(d, r, k) / 2] != (uint16_t)((64 * g + r) * K + k0 + k);
+    }
+    const Desc d = decode(tl::wg::desc_b<K, N>(b0, k0));
+    if (d.mode != 1) ++bad;  // B's atoms are 64 columns: 128-byte rows
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < N; ++n) bad += smem[b_addr(d, k, n) / 2] != (uint16_t)((k0 + k) * N + n);
+  }
+  std::printf("wgmma %dx%dx%d (%d warpgroups): %d failures\n", M, N, K, WG, bad);
+  return bad;
+}
+int main() {
+  const int bad = check<64, 64, 32, 1>() + check<128, 128, 32, 2>() + check<128, 256, 32, 2>() +
+                  check<64, 128, 64, 1>() + check<128, 256, 64, 2>() + check<192, 128, 128, 3>() +
+                  check<256, 64, 192, 4>();
+  std::printf("wgmma: %d failures\n", bad);
+  return bad != 0;
+}
+"#;
+    let text = format!(
+        "#include <stdint.h>\n#define TL_SWIZZLE constexpr\n#define TL_WGMMA_LAYOUT constexpr\nnamespace tl {{\n{section}}}\n{check}"
+    );
+    let report = run_host_program("wgmma_layout", &text);
+    assert!(report.contains("wgmma: 0 failures"), "{report}");
+}

@@ -79,7 +79,9 @@ impl KernelArg {
 
 /// Picks the object for `arch` and `config`.
 ///
-/// Objects compiled for `arch` itself come first. Failing those, on NVIDIA, the objects of the
+/// On NVIDIA, an arch-specific object of the device's own compute capability comes first
+/// (`sm_90a` on an `sm_90` device: the same kernel with Hopper's `wgmma`; such objects run on
+/// that capability only). Then objects compiled for `arch` itself. Failing those, on NVIDIA, the objects of the
 /// highest compiled `sm_XY` of the device's major version `X` whose minor `Y` is at most the
 /// device's ([`compatible_cubin_arch`]): NVIDIA guarantees that a cubin runs there. Nothing else
 /// falls back: `sm_90` does not take `sm_80` or `sm_90a` objects, nor `gfx1101` `gfx1100`'s.
@@ -93,6 +95,15 @@ pub fn select_object<'a>(
     arch: &str,
     config: &str,
 ) -> Result<&'a Object> {
+    if sm_version(arch).is_some() {
+        let specific = format!("{arch}a");
+        if let Some(o) = objects
+            .iter()
+            .find(|o| o.arch == specific && o.config == config)
+        {
+            return Ok(o);
+        }
+    }
     let chosen = if objects.iter().any(|o| o.arch == arch) {
         arch
     } else if let Some(a) = compatible_cubin_arch(objects.iter().map(|o| o.arch), arch) {
@@ -155,8 +166,9 @@ pub(crate) fn is_tegra(arch: &str) -> bool {
 /// generated for compute capability X.y will only execute on devices of compute capability X.z
 /// where z≥y." The same section: binary compatibility "is supported only for the desktop. It is
 /// not supported for Tegra", hence no fallback on a Tegra device (such as 8.7, Jetson Orin).
-/// Our NVIDIA objects are cubins of `nvcc -cubin -arch=sm_XY`, never arch-specific `sm_XYa`
-/// ones (which the rule does not cover and [`sm_version`] does not parse).
+/// Arch-specific `sm_XYa` cubins (the `-gencode=arch=compute_XYa,code=sm_XYa` form) run on
+/// capability X.Y alone; the rule does not cover them and [`sm_version`] does not parse them,
+/// so they are never a fallback here ([`select_object`] takes them on their own capability).
 ///
 /// A fallback object may ask for more shared memory than the device has (sm_80 allows 163 KB
 /// per block, sm_86 99 KB): loading it then fails with the driver's error naming the kernel,
@@ -322,6 +334,29 @@ mod tests {
         assert_eq!(pick(&["sm_90"], "sm_120"), None);
         assert_eq!(pick(&["gfx1100"], "gfx1101"), None);
         assert_eq!(pick(&["sm_90a"], "sm_90"), None);
+    }
+
+    #[test]
+    fn an_sm_90_device_prefers_the_arch_specific_sm_90a_objects() {
+        static NV: [Object; 4] = [
+            obj("sm_90", "small"),
+            obj("sm_90", "big"),
+            obj("sm_90a", "big"),
+            obj("sm_80", "big"),
+        ];
+        let o = select_object("k", &NV, "sm_90", "big").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_90a", "big"));
+        // A config only the plain target has runs from there.
+        let o = select_object("k", &NV, "sm_90", "small").unwrap();
+        assert_eq!((o.arch, o.config), ("sm_90", "small"));
+        // sm_90a objects run on compute capability 9.0 only: not on sm_80, nor as a fallback.
+        let o = select_object("k", &NV, "sm_80", "big").unwrap();
+        assert_eq!(o.arch, "sm_80");
+        let e = select_object("k", &NV[2..3], "sm_89", "big").unwrap_err();
+        assert!(matches!(&e, Error::ArchNotCompiled { .. }), "{e}");
+        // Only sm_90a compiled: an sm_90 device runs it.
+        let o = select_object("k", &NV[2..3], "sm_90", "big").unwrap();
+        assert_eq!(o.arch, "sm_90a");
     }
 
     #[test]

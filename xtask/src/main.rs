@@ -1,7 +1,7 @@
 //! Repository automation.
 //!
 //! `cargo xtask gpu-bundle [DIR]`: builds, on a machine without a GPU, everything the GPU
-//! checks and benchmarks need (release binaries with the sm_90 objects embedded, the bench
+//! checks and benchmarks need (release binaries with the sm_90 and sm_90a objects embedded, the bench
 //! binary, the peers' Python script), strips them into one folder (default `.gpu/`) with the
 //! script that runs them there:
 //!
@@ -73,12 +73,15 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Cargo for the bundle's builds: `TILELANG_TARGETS` as set, else the H200's two targets,
+/// `sm_90` and `sm_90a` (the device prefers the second; an A/B against a bundle of `sm_90`
+/// alone compares the two lowerings).
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
     c.env(
         "TILELANG_TARGETS",
-        std::env::var("TILELANG_TARGETS").unwrap_or_else(|_| "sm_90".into()),
+        std::env::var("TILELANG_TARGETS").unwrap_or_else(|_| "sm_90,sm_90a".into()),
     );
     c
 }
@@ -228,12 +231,15 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     let built = glob_objects(&target.join("release/build"));
     let sm90 = built
         .iter()
-        .filter(|p| p.to_string_lossy().ends_with(".sm_90.bin"))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".sm_90.bin") || name.ends_with(".sm_90a.bin")
+        })
         .count();
     if sm90 == 0 {
         return Err(format!(
-            "the build compiled no sm_90 objects ({} objects in all): is sm_90 in \
-             TILELANG_TARGETS, and did the build's warnings name a compiler error?",
+            "the build compiled no sm_90 or sm_90a objects ({} objects in all): is one of them \
+             in TILELANG_TARGETS, and did the build's warnings name a compiler error?",
             built.len()
         ));
     }

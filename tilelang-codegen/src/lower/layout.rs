@@ -108,6 +108,10 @@ impl Layout {
 pub(crate) enum Inst {
     /// NVIDIA `mma.sync.m16n8k16`.
     MmaSync,
+    /// Hopper `wgmma.mma_async.m64nNk16` (sm_90a): a warpgroup of 4 warps per 64 rows of the
+    /// block tile, the whole N per instruction, operands read from shared memory through
+    /// descriptors. Its accumulator layout is `MmaSync`'s with one warp per 16 rows.
+    Wgmma,
     /// RDNA3 `v_wmma_f32_16x16x16_{f16,bf16}`, wave32.
     Wmma,
     /// RDNA4 `v_wmma_f32_16x16x16_{f16,bf16}` (gfx12 operands), wave32.
@@ -123,6 +127,7 @@ impl Inst {
     fn of(unit: MatrixUnit) -> &'static [Inst] {
         match unit {
             MatrixUnit::MmaSync => &[Inst::MmaSync],
+            MatrixUnit::Wgmma => &[Inst::Wgmma, Inst::MmaSync],
             MatrixUnit::Wmma => &[Inst::Wmma],
             MatrixUnit::Wmma12 => &[Inst::Wmma12],
             MatrixUnit::Mfma => &[Inst::Mfma32, Inst::Mfma16],
@@ -133,6 +138,8 @@ impl Inst {
     fn shape(self) -> (usize, usize, usize) {
         match self {
             Inst::MmaSync => (16, 8, 16),
+            // Per warp: 16 rows of the warpgroup's m64 (`matrix_layout` checks the rest).
+            Inst::Wgmma => (16, 64, 16),
             Inst::Wmma | Inst::Wmma12 | Inst::Mfma16 => (16, 16, 16),
             Inst::Mfma32 => (32, 32, 8),
         }
@@ -140,7 +147,7 @@ impl Inst {
     /// The lanes executing one instruction.
     fn wave(self) -> usize {
         match self {
-            Inst::MmaSync | Inst::Wmma | Inst::Wmma12 => 32,
+            Inst::MmaSync | Inst::Wgmma | Inst::Wmma | Inst::Wmma12 => 32,
             Inst::Mfma32 | Inst::Mfma16 => 64,
         }
     }
@@ -156,6 +163,7 @@ impl Inst {
     ) -> String {
         match self {
             Inst::MmaSync => format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
+            Inst::Wgmma => format!("tl::gemm_wgmma<{t}, {m}, {n}, {k}, {}>", wm * wn / 4),
             Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
             Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
             Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32>"),
@@ -165,7 +173,7 @@ impl Inst {
     /// The function giving the (row, col) of an accumulator register in tl.h.
     pub(super) fn coord(self, m: usize, n: usize, wm: usize, wn: usize) -> String {
         match self {
-            Inst::MmaSync => format!("tl::mma_coord<{m}, {n}, {wm}, {wn}>"),
+            Inst::MmaSync | Inst::Wgmma => format!("tl::mma_coord<{m}, {n}, {wm}, {wn}>"),
             Inst::Wmma => format!("tl::wmma_coord<{m}, {n}, {wm}, {wn}>"),
             Inst::Wmma12 => format!("tl::wmma12_coord<{m}, {n}, {wm}, {wn}>"),
             Inst::Mfma32 => format!("tl::mfma_coord<{m}, {n}, {wm}, {wn}, 32>"),
@@ -787,6 +795,19 @@ fn matrix_layout(
     let (m, kk, n) = (sa[0], sa[1], sb[1]);
     let wave = target.wave as usize;
     for &inst in Inst::of(target.matrix) {
+        if inst == Inst::Wgmma {
+            if wgmma_fits(k, m, n, kk, threads, a, b) {
+                let warps = threads / wave;
+                return Some(Layout::Matrix {
+                    inst,
+                    m,
+                    n,
+                    wm: warps,
+                    wn: 1,
+                });
+            }
+            continue;
+        }
         let (im, in_, ik) = inst.shape();
         // The instruction is defined over a whole wave of the target.
         if inst.wave() != wave || threads % wave != 0 || kk % ik != 0 {
@@ -813,4 +834,55 @@ fn matrix_layout(
         }
     }
     None
+}
+
+/// Whether `c += a·b` runs on wgmma (tl.h's `wg::fits`, the shapes whose descriptors are
+/// known): warpgroups of 128 threads stacked along M, 64 rows each; N of 64, 128 or 256 (one
+/// instruction, 128-byte atoms of B); K of 32 (64-byte atoms of A) or whole 64-wide atoms.
+/// Both operands must be free to take the `ATOMS` layout ([`atoms_ok`]).
+fn wgmma_fits(
+    k: &Kernel,
+    m: usize,
+    n: usize,
+    kk: usize,
+    threads: usize,
+    a: BufId,
+    b: BufId,
+) -> bool {
+    threads % 128 == 0
+        && m == 64 * (threads / 128)
+        && matches!(n, 64 | 128 | 256)
+        && (kk == 32 || kk % 64 == 0)
+        && a != b
+        && atoms_ok(k, a)
+        && atoms_ok(k, b)
+}
+
+/// Whether shared tile `b` can be stored in tl.h's `ATOMS` layout: every use indexes it
+/// through `sidx`, i.e. copies from global memory into it, `gemm` operands and element
+/// accesses with a row and a column; not a copy out of it or from a buffer, a fill, a
+/// reduction or an atomic.
+pub(super) fn atoms_ok(k: &Kernel, b: BufId) -> bool {
+    let mut ok = k.buffers[b].dtype.size_bytes() == 2;
+    let is_b = |t: &Tile| matches!(t, Tile::Buffer(x) if *x == b);
+    walk(&k.body, &mut |s| {
+        for_each_access(s, &mut |x| {
+            ok &= !matches!(x.target, Target::Buffer(y) if y == b) || x.index.len() == 2;
+        });
+        match &s.kind {
+            StmtKind::Copy {
+                src: Tile::Region { .. },
+                dst: Tile::Buffer(_),
+            } => {}
+            StmtKind::Copy { src, dst } => ok &= !is_b(src) && !is_b(dst),
+            StmtKind::Gemm { c, .. } => ok &= *c != b,
+            StmtKind::Fill { buf, .. } => ok &= *buf != b,
+            StmtKind::Reduce { src, dst, .. } => ok &= *src != b && *dst != b,
+            StmtKind::AtomicAdd { access, .. } => {
+                ok &= !matches!(access.target, Target::Buffer(y) if y == b);
+            }
+            _ => {}
+        }
+    });
+    ok
 }

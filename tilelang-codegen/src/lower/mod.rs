@@ -126,8 +126,12 @@ pub(crate) struct Plan<'a> {
     pub threads: usize,
     /// Per buffer ([`layout`], offsets from [`shared`]).
     pub storage: Vec<Storage>,
-    /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain, else tl.h's `DIV`.
+    /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain,
+    /// [`swizzle::ATOMS`], else tl.h's `DIV`.
     pub swizzled: Vec<usize>,
+    /// Whether a gemm runs on wgmma, whose tensor cores read shared memory through the async
+    /// proxy: every barrier then fences each thread's shared-memory writes for it first.
+    pub async_proxy: bool,
     /// Copies per shared buffer ([`pipeline`]): more than one for the stages of a `pipelined`
     /// loop lowered to asynchronous copies.
     pub stages: Vec<usize>,
@@ -218,12 +222,13 @@ pub(crate) fn plan<'a>(
             ),
         ));
     }
+    let swizzled = swizzle::plan_swizzle(k, vals, &storage, threads, target.wave as usize);
     // Pipelined loops get their stages when they fit in shared memory, else run as plain loops.
     let mut stages = pipeline::plan_pipelines(k, vals, &storage, target);
-    let (mut storage, mut shared_bytes) = shared::arena(k, vals, &storage, &stages);
+    let (mut storage, mut shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
     if shared_bytes > target.max_shared && stages.iter().any(|&n| n > 1) {
         stages = vec![1; stages.len()];
-        (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages);
+        (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
     }
     let reduces = rows::plan_reduces(
         k,
@@ -245,13 +250,24 @@ pub(crate) fn plan<'a>(
             ),
         ));
     }
-    let swizzled = swizzle::plan_swizzle(k, vals, &storage, threads, target.wave as usize);
     let deferred = defer::plan_deferred(k, vals, &storage, &reduces);
     let reuse = if target.l2_hints() {
         reuse::plan_reuse(k, &storage)
     } else {
         BTreeMap::new()
     };
+    let async_proxy = storage.iter().any(|s| {
+        matches!(
+            s,
+            Storage::Reg {
+                layout: Layout::Matrix {
+                    inst: Inst::Wgmma,
+                    ..
+                },
+                ..
+            }
+        )
+    });
     let mut plan = Plan {
         k,
         target,
@@ -259,6 +275,7 @@ pub(crate) fn plan<'a>(
         vals,
         threads,
         storage,
+        async_proxy,
         swizzled,
         stages,
         shared_bytes,

@@ -114,7 +114,16 @@ pub(super) fn kernel(p: &Plan, file: Option<&str>) -> String {
         params.join(", ")
     );
     if p.shared_bytes > 0 {
-        src.push_str("  extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];\n");
+        // 1024 bytes for wgmma's atoms (their swizzle is a function of the address).
+        let align = if p.swizzled.contains(&super::swizzle::ATOMS) {
+            1024
+        } else {
+            16
+        };
+        let _ = writeln!(
+            src,
+            "  extern __shared__ __attribute__((aligned({align}))) unsigned char tl_smem[];"
+        );
     }
     for (i, v) in p.vals.iter().enumerate() {
         let _ = writeln!(src, "  constexpr tl::index {} = {v};", e.konst(i));
@@ -285,7 +294,7 @@ impl Emitter<'_> {
         let _ = writeln!(out, "{ind}  }}");
         let _ = writeln!(out, "{ind}  for (tl::index {v} = 0; {v} < {n}; ++{v}) {{");
         let _ = writeln!(out, "{ind}    tl::cp_async_wait<{}>();", stages - 2);
-        let _ = writeln!(out, "{ind}    tl::sync();");
+        let _ = writeln!(out, "{ind}    {};", self.barrier());
         let _ = writeln!(out, "{ind}    {{");
         let _ = writeln!(
             out,
@@ -313,13 +322,23 @@ impl Emitter<'_> {
         out
     }
 
+    /// A block barrier: tl.h's, or with the async-proxy fence first where wgmma reads shared
+    /// memory ([`Plan::async_proxy`]).
+    fn barrier(&self) -> &'static str {
+        if self.p.async_proxy {
+            "tl::sync_async_proxy()"
+        } else {
+            "tl::sync()"
+        }
+    }
+
     /// A block-level statement sequence, with the barriers [`super::sync`] placed.
     fn block(&mut self, stmts: &[Stmt], depth: usize) -> String {
         let mut out = String::new();
         let ind = "  ".repeat(depth);
         for s in stmts {
             if self.p.barriers.contains(&stmt_key(s)) {
-                let _ = writeln!(out, "{ind}tl::sync();");
+                let _ = writeln!(out, "{ind}{};", self.barrier());
             }
             out.push_str(&self.line(s));
             let carried = self.p.deferred.get(&stmt_key(s));
@@ -884,11 +903,15 @@ impl Emitter<'_> {
                 } => format!("{}[__r % {nreg}]", self.buf(b)),
                 Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
                 Storage::Shared { .. } if self.swizzled[b] != 0 => {
-                    let cols = buf_shape(self.k, b, self.vals)[1];
+                    let shape = buf_shape(self.k, b, self.vals);
+                    let (rows, cols) = (shape[0], shape[1]);
+                    let sw = match self.swizzled[b] {
+                        super::swizzle::ATOMS => format!("tl::ATOMS, {cols}, {rows}"),
+                        div => format!("{div}, {cols}"),
+                    };
                     format!(
-                        "{}[tl::sidx<{}, {cols}>((int)({}), (int)({}))]",
+                        "{}[tl::sidx<{sw}>((int)({}), (int)({}))]",
                         self.buf(b),
-                        self.swizzled[b],
                         self.expr(&a.index[0]),
                         self.expr(&a.index[1])
                     )
@@ -1462,6 +1485,7 @@ fn swizzle_arg(div: usize) -> String {
     match div {
         0 => "false".into(),
         1 => "true".into(),
+        super::swizzle::ATOMS => "tl::ATOMS".into(),
         d => d.to_string(),
     }
 }

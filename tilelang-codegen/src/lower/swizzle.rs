@@ -15,6 +15,11 @@
 //!   cheapest, plain on ties. A copy's 16-byte stores along a row are a permutation of that
 //!   row's chunks under every `DIV`, so they stay conflict-free and the choice is the reads'.
 //!
+//! * **wgmma operands.** The tiles of a gemm that runs on wgmma are stored in the layout the
+//!   tensor cores read through their descriptors, [`ATOMS`] (tl.h's `sidx<ATOMS, ..>`): the
+//!   layout pass chose wgmma only for tiles every use of which goes through `sidx`
+//!   ([`super::layout::atoms_ok`]), so this is not a choice here but a consequence.
+//!
 //! A swizzled tile must be indexed through `sidx` everywhere, so a tile with any other use (a
 //! copy out of it, a fill, a reduction, a loop the model cannot follow) stays plain. The
 //! element loops' grouped 16-byte accesses ([`super::vectorize`]) are not taken for swizzled
@@ -26,7 +31,12 @@ use std::collections::BTreeMap;
 /// Banks of shared memory, 4 bytes each (NVIDIA; AMD's LDS has as many).
 const BANKS: usize = 32;
 
-/// The swizzle of each buffer (0: plain, else tl.h's `DIV`).
+/// The swizzle value of a tile in wgmma's atom layout (tl.h `ATOMS`): 64-column atoms, each
+/// 128-byte swizzled (64- or 32-byte for narrower tiles), starting on 1024-byte boundaries
+/// ([`super::shared::arena`] aligns them).
+pub(crate) const ATOMS: usize = usize::MAX;
+
+/// The swizzle of each buffer (0: plain, [`ATOMS`], else tl.h's `DIV`).
 pub(super) fn plan_swizzle(
     k: &Kernel,
     vals: &[u64],
@@ -52,7 +62,9 @@ pub(super) fn plan_swizzle(
     (0..nbuf)
         .map(|b| {
             let u = &uses[b];
-            if !shape_ok[b] || u.other {
+            if u.wgmma {
+                ATOMS
+            } else if !shape_ok[b] || u.other {
                 0
             } else if u.mma && u.copied_in && u.elems.is_empty() {
                 1
@@ -72,6 +84,8 @@ struct Uses<'k> {
     copied_in: bool,
     /// An operand of an `mma.sync` gemm.
     mma: bool,
+    /// An operand of a wgmma gemm.
+    wgmma: bool,
     /// Element accesses in `parallel` loops whose thread mapping the model follows: the access
     /// with its loop's variables, extents and layout.
     elems: Vec<(Access, &'k [VarId], Vec<usize>, Layout)>,
@@ -138,6 +152,22 @@ fn visit<'k>(
                         uses[x].other = true;
                     }
                 });
+            }
+            StmtKind::Gemm { a, b, c }
+                if matches!(
+                    storage[*c],
+                    Storage::Reg {
+                        layout: Layout::Matrix {
+                            inst: Inst::Wgmma,
+                            ..
+                        },
+                        ..
+                    }
+                ) =>
+            {
+                uses[*a].wgmma = true;
+                uses[*b].wgmma = true;
+                uses[*c].other = true;
             }
             StmtKind::Gemm { a, b, c }
                 if a != b
