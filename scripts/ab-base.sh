@@ -4,8 +4,8 @@
 #
 #     TILELANG_TARGETS=sm_90 cargo xtask gpu-bundle
 #     TILELANG_TARGETS=sm_90 bash scripts/ab-base.sh HEAD~1      # into .gpu/base/
-#     # on the GPU machine, carrying .gpu:
-#     TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
+#     # on the GPU machine, carrying target/gpu-bundle.tgz (scripts/pack-gpu.sh, run by both):
+#     tar -xzf target/gpu-bundle.tgz && TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
 #
 # REV is built in a worktree under target/ with its own target folder (target/ab-base), so
 # the bundle's own build is left alone; device objects come from the shared content-hash
@@ -33,4 +33,5 @@ mkdir -p "$bundle/base"
 cp "$exe" "$bundle/base/bench-tutorials"
 strip "$bundle/base/bench-tutorials" 2>/dev/null || true
 echo "$sha" > "$bundle/base/COMMIT"
-echo "ab-base: $bundle/base/bench-tutorials is $sha; the bundle is now $(du -sh "$bundle" | cut -f1) (where what travels to the GPU machine is limited, $bundle/objects is only for the check phase's SASS count and may be left behind); run there: bash $(basename "$bundle")/run.sh ab" >&2
+echo "ab-base: $bundle/base/bench-tutorials is $sha" >&2
+bash "$root/scripts/pack-gpu.sh" "$bundle"

@@ -7,7 +7,9 @@
 //!
 //! ```text
 //! cargo xtask gpu-bundle          # here: needs nvcc (NVCC, CUDA_HOME or the README's wheels)
-//! bash .gpu/run.sh                # on the GPU machine; logs go to $OUT (or .gpu/out)
+//!                                 # also packs it: target/gpu-bundle.tgz (scripts/pack-gpu.sh)
+//! tar -xzf target/gpu-bundle.tgz  # on the GPU machine, then:
+//! bash .gpu/run.sh                # logs go to $OUT (or .gpu/out)
 //! bash .gpu/run.sh bench          # the benchmarks: $OUT/{ours,peers}.json, perf.md, perf.svg
 //! bash .gpu/prof.sh ex tl_transpose__t32x32   # Nsight Compute on one kernel: $OUT/prof-*.txt
 //! ```
@@ -302,13 +304,14 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         dir.file_name().unwrap().to_string_lossy()
     );
     // What travels to a GPU machine is often capped (the device tool here: 64 MiB with the
-    // working tree); the objects are only for the check phase's SASS counts.
-    if total > 56.0 {
-        eprintln!(
-            "xtask: the bundle is {total:.0} MiB; where a transfer is capped, `rm -rf {}` \
-             ({objects_mib:.0} MiB) loses only the check phase's SASS counts",
-            objects.display(),
-        );
+    // working tree): the bundle also goes into one archive, about a quarter of its size.
+    let mut pack = Command::new("bash");
+    pack.current_dir(root())
+        .arg(root().join("scripts/pack-gpu.sh"))
+        .arg(&dir);
+    let status = pack.status().map_err(|e| format!("scripts/pack-gpu.sh: {e}"))?;
+    if !status.success() {
+        return Err("scripts/pack-gpu.sh failed".into());
     }
     Ok(())
 }
