@@ -98,6 +98,8 @@ mod tests {
             (3, 130, 70, 50),
             (2, 1, 1, 1),
             (5, 64, 64, 32),
+            // Rows of whole 16-byte vectors with tails: sm_90a's TMA entry.
+            (2, 77, 136, 200),
         ] {
             let mut rng = Rng::new(seed ^ (batch * 1_000_003 + m * 1009 + n * 31 + k) as u64);
             let av: Vec<f16> = rng.vec(batch * m * k, -1.0, 1.0);

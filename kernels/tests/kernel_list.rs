@@ -112,6 +112,7 @@ fn gemm_tiled_has_the_configs_of_its_attribute() {
             "t128x128x32s1",
             "t64x64x32s2",
             "t128x256x32s2",
+            "t128x256x64s3",
             "t16x32x16s2"
         ]
     );
@@ -131,7 +132,7 @@ fn gemm_tiled_has_the_configs_of_its_attribute() {
         .iter()
         .map(|c| c.value("STAGES").unwrap())
         .collect();
-    assert_eq!(stages, [3, 1, 2, 2, 2]);
+    assert_eq!(stages, [3, 1, 2, 2, 3, 2]);
     assert_eq!(k.default_config("cpu"), "t128x256x32s2");
     assert_eq!(k.default_config("gfx1151"), "t64x64x32s2");
     assert_eq!(k.symbols, &["M", "K", "N"]);

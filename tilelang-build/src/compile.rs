@@ -395,14 +395,19 @@ pub fn parse_resources(log: &str) -> Resources {
     }
 }
 
-/// `ptxas -v`: `Used N registers, ... M bytes smem`, `K bytes spill stores`.
+/// `ptxas -v`: `Used N registers, ... M bytes smem`, `K bytes spill stores`; over several
+/// entries (an object with a TMA entry beside the plain one), the largest.
 fn parse_ptxas(log: &str) -> Resources {
     let mut r = Resources::default();
     for line in log.lines() {
         if let Some(i) = line.find("Used ") {
             let rest = &line[i + 5..];
-            if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse().ok()) {
-                r.registers = n;
+            if let Some(n) = rest
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                r.registers = r.registers.max(n);
             }
             if let Some(j) = rest.find("bytes smem") {
                 let before = rest[..j].trim_end();

@@ -1552,6 +1552,69 @@ TL_DEVICE void sync_async_proxy() {
   __syncthreads();
 }
 
+// ---- The tensor memory accelerator (TMA, sm_90) and mbarriers ----------------------------------
+// A tensor map (CUtensorMap: 128 opaque bytes the host encodes with cuTensorMapEncodeTiled) is a
+// `const __grid_constant__` kernel parameter; the copy engine reads it through its address.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+TL_DEVICE uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+// An mbarrier in shared memory, initialised by one thread with `count` expected arrivals; the
+// init is made visible to the copy engine by the fence, to the block by a barrier after it.
+TL_DEVICE void mbar_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+TL_DEVICE void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One arrival that also announces `bytes` the copy engine will deliver to this phase.
+TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+// Waits until the phase of parity `parity` has completed (all arrivals and all bytes).
+TL_DEVICE void mbar_wait(uint64_t* bar, int parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+// A box of the tensor `map` at coordinates `c` (innermost first, elements; outside the tensor
+// the box reads zeros) into shared memory at `dst`, completing on `bar`. RANK 2 to 5.
+template <int RANK>
+TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const int* c) {
+  static_assert(RANK >= 2 && RANK <= 5, "tma_load: rank 2 to 5");
+  const uint32_t d = smem_addr(dst), b = smem_addr(bar);
+  if constexpr (RANK == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]) : "memory");
+  } else if constexpr (RANK == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  } else if constexpr (RANK == 4) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  } else {
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n"
+                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+  }
+}
+// A tile of ROWS × COLS 16-bit elements in the ATOMS layout (`sidx`) from the tensor region
+// whose origin is `off` (outermost first, RANK of them): one box of ROWS × W per 64-column (or
+// narrower) atom, at columns off + a·W, each into its atom's block of shared memory.
+template <int RANK, int ROWS, int COLS, class T>
+TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
+  constexpr int W = COLS >= 64 ? 64 : COLS;
+  int c[RANK];
+#pragma unroll
+  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+#pragma unroll
+  for (int a = 0; a < COLS / W; ++a) {
+    tma_load<RANK>(dst + a * ROWS * W, map, bar, c);
+    c[0] += W;
+  }
+}
+
 template <class T, int M, int N, int K, int WG>
 TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");

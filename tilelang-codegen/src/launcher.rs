@@ -116,6 +116,30 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                 l.launch.shared_bytes as u32,
             );
             let file = format!("/tilelang/{entry}.{arch}.bin");
+            let image = quote!(::core::include_bytes!(
+                ::core::concat!(::core::env!("OUT_DIR"), #file)
+            ));
+            let tma = match &l.launch.tma {
+                Some(t) => {
+                    let (tma_entry, tma_shared) = (&t.entry, t.shared_bytes as u32);
+                    let maps = t.maps.iter().map(|m| tma_map(k, l.config, m));
+                    quote! {
+                        ::core::option::Option::Some(&::tilelang::__private::tma::Tma {
+                            object: ::tilelang::__private::gpu::Object {
+                                arch: #arch,
+                                config: #config,
+                                entry: #tma_entry,
+                                threads: #threads,
+                                shared_bytes: #tma_shared,
+                                image: #image,
+                                tma: ::core::option::Option::None,
+                            },
+                            maps: &[#(#maps),*],
+                        })
+                    }
+                }
+                None => quote!(::core::option::Option::None),
+            };
             quote! {
                 ::tilelang::__private::gpu::Object {
                     arch: #arch,
@@ -123,11 +147,46 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                     entry: #entry,
                     threads: #threads,
                     shared_bytes: #shared,
-                    image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #file)),
+                    image: #image,
+                    tma: #tma,
                 }
             }
         })
         .collect()
+}
+
+/// A tensor map of a TMA entry as the runtime reads it: the tensor's argument (tensors and
+/// scalars come first, in parameter order, then the shape symbols), its dimensions from the
+/// shape arguments or this config's constants, its element type, box and swizzle.
+fn tma_map(k: &Kernel, config: usize, m: &crate::lower::TmaMap) -> TokenStream {
+    let ParamKind::Tensor { dims, dtype, .. } = &k.params[m.param].kind else {
+        unreachable!("TMA maps describe tensors")
+    };
+    let vals = &k.configs[config].values;
+    let dims = dims.iter().map(|d| match d {
+        DimRef::Sym(i) => {
+            let i = k.params.len() + i;
+            quote!(::tilelang::__private::tma::TmaDim::Arg(#i))
+        }
+        DimRef::Const(c) => {
+            let v = vals[*c];
+            quote!(::tilelang::__private::tma::TmaDim::Const(#v))
+        }
+    });
+    let elem = match dtype {
+        Dtype::Bf16 => quote!(::tilelang::__private::tma::TmaElem::Bf16),
+        _ => quote!(::tilelang::__private::tma::TmaElem::F16),
+    };
+    let (arg, boxes, swizzle) = (m.param, &m.boxes, m.swizzle);
+    quote! {
+        ::tilelang::__private::tma::TmaMap {
+            arg: #arg,
+            dims: &[#(#dims),*],
+            elem: #elem,
+            boxes: &[#(#boxes),*],
+            swizzle: #swizzle,
+        }
+    }
 }
 
 pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tilelang_codegen::ir::Kernel;
-use tilelang_codegen::lower::{emit, HipKernel};
+use tilelang_codegen::lower::{emit, launch, HipKernel, TmaMap};
 use tilelang_codegen::target::Target;
 
 fn kernel(src: &str) -> Kernel {
@@ -2210,4 +2210,70 @@ int main() {
     );
     let report = run_host_program("wgmma_layout", &text);
     assert!(report.contains("wgmma: 0 failures"), "{report}");
+}
+
+/// A wgmma gemm's pipelined loads also get a TMA entry on sm_90a: one map per (tensor, box),
+/// the box one 64-column (or narrower) atom of the tile with the swizzle of its width, the
+/// loop's stages behind mbarriers; the plain entry stays in the same source for tensors TMA
+/// cannot take. A copy whose innermost offset is not provably a multiple of 16 bytes keeps the
+/// loop on cp.async (TMA faults there), and so do other targets.
+#[test]
+fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
+    let gemm = kernel(GEMM);
+    let sm90a = Target::by_arch("sm_90a").unwrap();
+    let l = launch(&gemm, 0, &sm90a).unwrap();
+    let tma = l.tma.expect("a TMA entry");
+    assert_eq!(tma.entry, "tl_gemm__t64__tma");
+    // Two stages of A (64 × 32) and B (32 × 64), then two mbarriers.
+    assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 16400));
+    assert_eq!(
+        tma.maps,
+        [
+            TmaMap {
+                param: 0,
+                boxes: vec![32, 64],
+                swizzle: 64
+            },
+            TmaMap {
+                param: 1,
+                boxes: vec![64, 32],
+                swizzle: 128
+            },
+        ]
+    );
+    let src = hip(GEMM, 0, "sm_90a").source;
+    for want in [
+        "tl_gemm__t64(const tl::half* __restrict__ t_a",
+        "tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1)",
+        "tl::mbar_expect_tx(&__full1[__s1], 8192);",
+        "tl::tma_tile<2, 64, 32>(b0_a_s, &__tm0, &__full1[__s1], __o);",
+        "tl::tma_tile<2, 32, 64>(b1_b_s, &__tm1, &__full1[__i1 % 2], __o);",
+        "tl::mbar_wait(&__full1[v2_k % 2], (int)((v2_k / 2) & 1));",
+        "tl::cp_async_commit();",
+    ] {
+        assert!(src.contains(want), "{want}: {src}");
+    }
+    // An offset three elements off a 16-byte boundary; a rank-3 tensor copied rank-dropping.
+    let odd = GEMM.replace(
+        "copy(a.at((by * BM, k * BK)), &mut a_s);",
+        "copy(a.at((by * BM, k * BK + 3)), &mut a_s);",
+    );
+    assert_ne!(odd, GEMM);
+    assert!(launch(&kernel(&odd), 0, &sm90a).unwrap().tma.is_none());
+    let batched = GEMM
+        .replace(
+            "grid = [N.div_ceil(BN), M.div_ceil(BM)]",
+            "grid = [N.div_ceil(BN), M.div_ceil(BM), B]",
+        )
+        .replace("a: &Tensor<f16, (M, K)>", "a: &Tensor<f16, (B, M, K)>")
+        .replace(
+            "copy(a.at((by * BM, k * BK)), &mut a_s);",
+            "copy(a.at((block_idx(2), by * BM, k * BK)), &mut a_s);",
+        );
+    let l = launch(&kernel(&batched), 0, &sm90a).unwrap();
+    assert_eq!(l.tma.unwrap().maps[0].boxes, [32, 64, 1]);
+    for arch in ["sm_90", "gfx942"] {
+        let t = Target::by_arch(arch).unwrap();
+        assert!(launch(&gemm, 0, &t).unwrap().tma.is_none(), "{arch}");
+    }
 }

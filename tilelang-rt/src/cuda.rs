@@ -15,8 +15,10 @@
 
 use crate::gpu::Object;
 use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
+use crate::tma::{Encoding, TmaElem};
 use crate::{Backend, Error, GpuBackend, Result};
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
+use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,6 +110,8 @@ pub(crate) struct CudaDevice {
     /// The graph being recorded, if any; `recording` says whether it is `Some` without locking.
     graph: Mutex<Option<Recording>>,
     recording: AtomicBool,
+    /// Tensor maps encoded for TMA entries, by what they encode ([`crate::tma`]).
+    tensor_maps: Mutex<HashMap<Encoding, [u64; 16]>>,
 }
 
 /// A graph under construction by one thread.
@@ -165,6 +169,7 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
         max_shared_optin,
         graph: Mutex::new(None),
         recording: AtomicBool::new(false),
+        tensor_maps: Mutex::new(HashMap::new()),
     };
     Ok((dev, format!("sm_{major}{minor}"), name))
 }
@@ -345,6 +350,72 @@ impl CudaDevice {
     }
 
     /// Queues a recorded graph on the device's stream.
+    /// The tensor map of `e` (`cuTensorMapEncodeTiled`: the box it describes, its swizzle, L2
+    /// promotion by 256 bytes, zeros outside the tensor), encoded once per device and
+    /// encoding. The cache forgets everything past 4096 entries (a process that launches on
+    /// ever new buffers).
+    pub(crate) fn tensor_map(&self, kernel: &'static str, e: &Encoding) -> Result<[u64; 16]> {
+        let mut maps = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(m) = maps.get(e) {
+            return Ok(*m);
+        }
+        use sys::{
+            CUtensorMapDataType as Ty, CUtensorMapFloatOOBfill as Fill,
+            CUtensorMapInterleave as Interleave, CUtensorMapL2promotion as L2,
+            CUtensorMapSwizzle as Swizzle,
+        };
+        let ty = match e.map.elem {
+            TmaElem::F16 => Ty::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            TmaElem::Bf16 => Ty::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        };
+        let swizzle = match e.map.swizzle {
+            128 => Swizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            64 => Swizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            32 => Swizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            _ => Swizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        };
+        let ones = [1u32; 5];
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        // SAFETY: `map` is a writable, suitably aligned CUtensorMap; the arrays hold `rank`
+        // (dims, boxes, element strides) and `rank - 1` (strides) values, as the call reads;
+        // the address is only recorded, never dereferenced by the host.
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                ty,
+                e.dims.len() as u32,
+                e.ptr as *mut c_void,
+                e.dims.as_ptr(),
+                e.strides.as_ptr(),
+                e.map.boxes.as_ptr(),
+                ones.as_ptr(),
+                Interleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                L2::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                Fill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        }
+        .result()
+        .map_err(|err| {
+            driver_error(
+                "cuTensorMapEncodeTiled",
+                format_args!(
+                    "{kernel}: a tensor map of dims {:?}, strides {:?}, box {:?}",
+                    e.dims, e.strides, e.map.boxes
+                ),
+                err,
+            )
+        })?;
+        if maps.len() >= 4096 {
+            maps.clear();
+        }
+        maps.insert(e.clone(), map.opaque);
+        Ok(map.opaque)
+    }
+
     pub(crate) fn launch_graph(&self, graph: &CudaGraph) -> Result<()> {
         if self.recording_here() {
             return Err(Error::Graph(

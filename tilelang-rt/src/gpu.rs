@@ -27,6 +27,9 @@ pub struct Object {
     /// `clang --offload-device-only --no-gpu-bundle-output` or `hipcc --genco` writes, not a
     /// clang offload bundle), loaded with `hipModuleLoadData`.
     pub image: &'static [u8],
+    /// The image's second entry whose loads run on TMA, and the tensor maps it takes (NVIDIA
+    /// sm_90a; see [`crate::tma`]).
+    pub tma: Option<&'static crate::tma::Tma>,
 }
 
 impl fmt::Debug for Object {
@@ -38,6 +41,7 @@ impl fmt::Debug for Object {
             .field("threads", &self.threads)
             .field("shared_bytes", &self.shared_bytes)
             .field("image", &format_args!("[{} bytes]", self.image.len()))
+            .field("tma", &self.tma.map(|t| t.object.entry))
             .finish()
     }
 }
@@ -56,6 +60,8 @@ pub enum KernelArg {
     U32(u32),
     U8(u8),
     I64(i64),
+    /// A tensor map (`CUtensorMap`, 128 bytes) for a TMA entry, passed by value.
+    TensorMap([u64; 16]),
 }
 
 impl KernelArg {
@@ -73,6 +79,7 @@ impl KernelArg {
             KernelArg::U32(v) => v as *const u32 as *mut c_void,
             KernelArg::U8(v) => v as *const u8 as *mut c_void,
             KernelArg::I64(v) => v as *const i64 as *mut c_void,
+            KernelArg::TensorMap(v) => v.as_ptr() as *mut c_void,
         }
     }
 }
@@ -257,7 +264,28 @@ impl Device {
                 what: format!("{kernel}: `Device::launch_gpu`"),
             });
         };
-        let object = select_object(kernel, objects, self.arch(), config)?;
+        let mut object = select_object(kernel, objects, self.arch(), config)?;
+        // The TMA entry when every map's tensor qualifies: its maps follow the arguments.
+        let mut with_maps = Vec::new();
+        if let (Some(tma), GpuDevice::Cuda(cuda)) = (object.tma, gpu) {
+            let encodings: Option<Vec<_>> = tma
+                .maps
+                .iter()
+                .map(|m| crate::tma::encoding(m, args))
+                .collect();
+            if let Some(encodings) = encodings {
+                with_maps.extend_from_slice(args);
+                for e in &encodings {
+                    with_maps.push(KernelArg::TensorMap(cuda.tensor_map(kernel, e)?));
+                }
+                object = &tma.object;
+            }
+        }
+        let args = if with_maps.is_empty() {
+            args
+        } else {
+            &with_maps
+        };
         let hip_threads = matches!(gpu, GpuDevice::Hip(_)).then_some(object.threads);
         let Some(grid) = launch_grid(kernel, grid, hip_threads)? else {
             return Ok(());
@@ -279,6 +307,7 @@ mod tests {
             threads: 128,
             shared_bytes: 0,
             image: b"\x7fELF",
+            tma: None,
         }
     }
 

@@ -511,6 +511,7 @@ mod tests {
             threads: 64,
             shared_bytes: 0,
             image,
+            tma: None,
         }
     }
 

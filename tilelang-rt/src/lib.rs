@@ -24,6 +24,7 @@ pub mod dynamic;
 pub mod gpu;
 pub mod graph;
 pub mod launch;
+pub mod tma;
 pub mod tuning;
 
 #[doc(hidden)]

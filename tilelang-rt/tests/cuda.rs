@@ -21,6 +21,7 @@ const fn object(entry: &'static str, threads: u32, shared_bytes: u32) -> Object 
         threads,
         shared_bytes,
         image: IMAGE,
+        tma: None,
     }
 }
 

@@ -47,6 +47,7 @@ const fn objects(
         threads,
         shared_bytes,
         image: &[],
+        tma: None,
     }; 7];
     let mut i = 0;
     while i < IMAGES.len() {

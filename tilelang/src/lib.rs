@@ -30,5 +30,5 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use half;
-    pub use tilelang_rt::{cpu, dylib, dylib_api, dynamic, gpu, launch};
+    pub use tilelang_rt::{cpu, dylib, dylib_api, dynamic, gpu, launch, tma};
 }

@@ -309,7 +309,9 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     pack.current_dir(root())
         .arg(root().join("scripts/pack-gpu.sh"))
         .arg(&dir);
-    let status = pack.status().map_err(|e| format!("scripts/pack-gpu.sh: {e}"))?;
+    let status = pack
+        .status()
+        .map_err(|e| format!("scripts/pack-gpu.sh: {e}"))?;
     if !status.success() {
         return Err("scripts/pack-gpu.sh failed".into());
     }

@@ -40,6 +40,7 @@ mod rows;
 mod shared;
 mod swizzle;
 mod sync;
+mod tma;
 mod util;
 mod vectorize;
 
@@ -50,6 +51,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 pub(crate) use layout::{chunk_for, Inst, Layout, Storage, CHUNK};
+pub use tma::TmaMap;
 pub(crate) use util::*;
 
 /// The header every generated source includes.
@@ -89,6 +91,17 @@ pub struct Launch {
     pub entry: String,
     pub threads: u32,
     pub shared_bytes: usize,
+    /// The object's second entry, whose pipelined loads run on TMA (`lower/tma.rs`), when it has one.
+    pub tma: Option<TmaLaunch>,
+}
+
+/// The TMA entry of an object: its symbol, its shared memory and the tensor maps it takes after
+/// the plain entry's parameters, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmaLaunch {
+    pub entry: String,
+    pub shared_bytes: usize,
+    pub maps: Vec<TmaMap>,
 }
 
 /// The symbol of a (kernel, config).
@@ -129,6 +142,9 @@ pub(crate) struct Plan<'a> {
     /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain,
     /// [`swizzle::ATOMS`], else tl.h's `DIV`.
     pub swizzled: Vec<usize>,
+    /// The loops whose loads run on TMA in the object's second entry, and their tensor maps
+    /// ([`tma`]).
+    pub tma: tma::TmaPlan,
     /// Whether a gemm runs on wgmma, whose tensor cores read shared memory through the async
     /// proxy: every barrier then fences each thread's shared-memory writes for it first.
     pub async_proxy: bool,
@@ -276,6 +292,7 @@ pub(crate) fn plan<'a>(
         threads,
         storage,
         async_proxy,
+        tma: tma::TmaPlan::default(),
         swizzled,
         stages,
         shared_bytes,
@@ -294,6 +311,13 @@ pub(crate) fn plan<'a>(
     plan.loops = vectorize::plan_loops(&plan);
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
+    plan.tma = tma::plan_tma(&plan);
+    if plan.tma.shared_bytes > target.max_shared {
+        plan.tma = tma::TmaPlan {
+            shared_bytes: plan.shared_bytes,
+            ..tma::TmaPlan::default()
+        };
+    }
     let fragment_registers = layout::thread_registers(k, vals, &plan.storage);
     plan.explicit = occupancy::explicit(
         k,
@@ -343,8 +367,14 @@ impl Plan<'_> {
     }
 
     pub fn launch(&self) -> Launch {
+        let entry = entry_name(self.k, self.config);
         Launch {
-            entry: entry_name(self.k, self.config),
+            tma: (!self.tma.maps.is_empty()).then(|| TmaLaunch {
+                entry: format!("{entry}__tma"),
+                shared_bytes: self.tma.shared_bytes,
+                maps: self.tma.maps.clone(),
+            }),
+            entry,
             threads: self.threads as u32,
             shared_bytes: self.shared_bytes,
         }
@@ -381,6 +411,7 @@ pub fn emit(
         entry,
         threads,
         shared_bytes,
+        ..
     } = plan.launch();
     Ok(HipKernel {
         entry,

@@ -1,0 +1,165 @@
+//! Pass: TMA loads (sm_90a). A `pipelined` loop whose stages hold wgmma operands can load them
+//! with the tensor memory accelerator instead of `cp.async`: one thread issues one bulk tensor
+//! copy per 64-column atom of each tile, which lands in shared memory already in the swizzled
+//! `ATOMS` layout the tensor cores read (the copy engine applies the 128/64/32-byte swizzle
+//! the atom's width implies), and completes on an mbarrier per stage that every thread waits
+//! on. Out-of-bounds elements of a box read as zeros, which is `copy`'s tail.
+//!
+//! The host encodes one tensor map per (tensor, box) ([`TmaMap`]), and the kernel takes them as
+//! parameters of a second entry point, `<entry>__tma`, printed beside the plain one in the
+//! same object: the launcher runs it when the tensors meet what TMA needs (16-byte aligned
+//! base, rows a multiple of 16 bytes: checked at run time, `tilelang_rt::tma`), else the plain
+//! entry. The pass decides which loops and copies qualify:
+//!
+//! * the target issues wgmma (`MatrixUnit::Wgmma`), the loop has stages ([`super::pipeline`]);
+//! * every load of the loop goes into an `ATOMS` tile ([`super::swizzle`]) of at most 256 rows
+//!   from a tensor of the same dtype and rank 2 to 5 (a rank-dropping copy's leading
+//!   dimensions are boxes of extent 1);
+//! * the region's innermost offset is provably a multiple of 16 bytes: a TMA coordinate that
+//!   is not faults at run time (measured, shared/LOWERING.md §4), so a copy whose offset the
+//!   facts do not settle keeps the loop on `cp.async`.
+
+use super::*;
+use crate::target::MatrixUnit;
+use crate::validate::walk;
+
+/// A tensor map the launcher encodes: the tensor parameter, the box (innermost first, as the
+/// driver takes it) and the swizzle in bytes (128, 64 or 32).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmaMap {
+    pub param: ParamId,
+    pub boxes: Vec<u32>,
+    pub swizzle: u32,
+}
+
+/// A loop whose loads run on TMA: the map of each load (in body order), the bytes one stage
+/// receives (what its mbarrier expects) and where its mbarriers live in shared memory (one of
+/// 8 bytes per stage).
+#[derive(Debug, Clone)]
+pub(crate) struct TmaLoop {
+    pub maps: Vec<usize>,
+    pub bytes: usize,
+    pub barriers: usize,
+}
+
+/// The pass's decisions: the maps, and the loops by [`stmt_key`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TmaPlan {
+    pub maps: Vec<TmaMap>,
+    pub loops: BTreeMap<usize, TmaLoop>,
+    /// Shared memory of the TMA entry: the plain entry's plus the mbarriers.
+    pub shared_bytes: usize,
+}
+
+pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
+    let mut out = TmaPlan {
+        shared_bytes: p.shared_bytes,
+        ..TmaPlan::default()
+    };
+    if p.target.matrix != MatrixUnit::Wgmma {
+        return out;
+    }
+    walk(&p.k.body, &mut |s| {
+        let StmtKind::For {
+            kind: LoopKind::Pipelined { .. },
+            body,
+            ..
+        } = &s.kind
+        else {
+            return;
+        };
+        let Some((nloads, stages)) = pipeline::staging(p, body) else {
+            return;
+        };
+        let mut maps = Vec::new();
+        let mut bytes = 0;
+        for load in &body[..nloads] {
+            let Some((map, n)) = tma_copy(p, load) else {
+                return;
+            };
+            let i = match out.maps.iter().position(|m| *m == map) {
+                Some(i) => i,
+                None => {
+                    out.maps.push(map);
+                    out.maps.len() - 1
+                }
+            };
+            maps.push(i);
+            bytes += n;
+        }
+        let barriers = out.shared_bytes.div_ceil(8) * 8;
+        out.shared_bytes = barriers + 8 * stages;
+        out.loops.insert(
+            stmt_key(s),
+            TmaLoop {
+                maps,
+                bytes,
+                barriers,
+            },
+        );
+    });
+    out
+}
+
+/// The map a load copy takes and the bytes it moves, when it qualifies (see the module docs).
+fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
+    let StmtKind::Copy {
+        src: Tile::Region { tensor, offsets },
+        dst: Tile::Buffer(b),
+    } = &s.kind
+    else {
+        return None;
+    };
+    let (k, vals) = (p.k, p.vals);
+    let shape = buf_shape(k, *b, vals);
+    let elem = k.buffers[*b].dtype.size_bytes();
+    let rank = offsets.len();
+    let ok = p.swizzled[*b] == swizzle::ATOMS
+        && shape.len() == 2
+        && shape[0] <= 256
+        && tensor_dtype(k, *tensor) == k.buffers[*b].dtype
+        && (2..=5).contains(&rank)
+        && multiple_of(k, vals, &offsets[rank - 1], 16 / elem as i128);
+    if !ok {
+        return None;
+    }
+    let (rows, cols) = (shape[0], shape[1]);
+    let width = cols.min(64);
+    let mut boxes = vec![width as u32, rows as u32];
+    boxes.resize(rank, 1);
+    let map = TmaMap {
+        param: *tensor,
+        boxes,
+        swizzle: (width * elem) as u32,
+    };
+    Some((map, rows * cols * elem))
+}
+
+/// Whether integer expression `e` is a multiple of `m` whatever the run-time values: constants
+/// that are, sums of such, and products with such a factor; a variable only through a `let`
+/// of the kernel's top level, never assigned, whose value is (loop variables and block
+/// indices are not).
+pub(crate) fn multiple_of(k: &Kernel, vals: &[u64], e: &Expr, m: i128) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Const(_) => eval_const(e, vals).is_some_and(|v| v % m == 0),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, x, y) if e.ty.is_int() => {
+            multiple_of(k, vals, x, m) && multiple_of(k, vals, y, m)
+        }
+        ExprKind::Binary(BinOp::Mul, x, y) if e.ty.is_int() => {
+            multiple_of(k, vals, x, m) || multiple_of(k, vals, y, m)
+        }
+        ExprKind::Cast(x) if e.ty.is_int() && x.ty.is_int() => multiple_of(k, vals, x, m),
+        ExprKind::Var(v) => {
+            let mut assigned = false;
+            walk(&k.body, &mut |s| {
+                assigned |= matches!(&s.kind, StmtKind::Assign { var, .. } if var == v);
+            });
+            !assigned
+                && k.body.iter().any(|s| match &s.kind {
+                    StmtKind::Let { var, init } if var == v => multiple_of(k, vals, init, m),
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,162 @@
+//! Tensor maps for the TMA entries of NVIDIA objects (sm_90a).
+//!
+//! An object whose pipelined loads can run on the tensor memory accelerator carries a second
+//! entry point ([`Tma`]) that takes, after the plain entry's arguments, one tensor map per
+//! [`TmaMap`]: the driver's encoding (`cuTensorMapEncodeTiled`) of a tensor argument's address,
+//! shape and strides with the box the kernel copies and its swizzle. [`crate::Device::launch_gpu`]
+//! runs it when every map's tensor meets what the driver requires (`encoding`: a 16-byte
+//! aligned base, dimensions in `1..=2^32`, every stride but the innermost a multiple of 16 bytes
+//! below `2^40`), else the plain entry, which computes the same result. Encodings are cached
+//! per device and (address, shape, map).
+
+use crate::gpu::{KernelArg, Object};
+
+/// Where a tensor dimension's extent comes from at launch: a shape argument (an `I64` in the
+/// argument list) or a constant of the kernel's signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TmaDim {
+    Arg(usize),
+    Const(u64),
+}
+
+/// The element type of a mapped tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TmaElem {
+    F16,
+    Bf16,
+}
+
+/// One tensor map an entry takes: the tensor's argument (a `Ptr`), its dimensions (outermost
+/// first, as the kernel declares them; the tensor is row-major and contiguous), its element
+/// type, the box (innermost first, as the driver takes it) and the swizzle in bytes (128, 64
+/// or 32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TmaMap {
+    pub arg: usize,
+    pub dims: &'static [TmaDim],
+    pub elem: TmaElem,
+    pub boxes: &'static [u32],
+    pub swizzle: u32,
+}
+
+/// The TMA entry of an object: the same image with its own entry and shared memory, and the
+/// maps it takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Tma {
+    pub object: Object,
+    pub maps: &'static [TmaMap],
+}
+
+/// What `cuTensorMapEncodeTiled` takes for one map.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Encoding {
+    pub ptr: u64,
+    /// Innermost first.
+    pub dims: Vec<u64>,
+    /// Bytes between consecutive indices of dimensions 1.. (innermost first).
+    pub strides: Vec<u64>,
+    pub map: TmaMap,
+}
+
+/// The encoding of `map` for these launch arguments, or `None` when the tensor does not meet
+/// the driver's rules (then the plain entry runs).
+pub(crate) fn encoding(map: &TmaMap, args: &[KernelArg]) -> Option<Encoding> {
+    let Some(KernelArg::Ptr(ptr)) = args.get(map.arg) else {
+        return None;
+    };
+    let mut dims = Vec::with_capacity(map.dims.len());
+    for d in map.dims.iter().rev() {
+        let n = match *d {
+            TmaDim::Const(n) => n,
+            TmaDim::Arg(i) => match args.get(i) {
+                Some(KernelArg::I64(n)) => u64::try_from(*n).ok()?,
+                _ => return None,
+            },
+        };
+        if n == 0 || n > 1 << 32 {
+            return None;
+        }
+        dims.push(n);
+    }
+    let mut strides = Vec::with_capacity(dims.len().saturating_sub(1));
+    let mut stride: u64 = 2; // f16 and bf16
+    for &d in &dims[..dims.len().saturating_sub(1)] {
+        stride = stride.checked_mul(d)?;
+        if stride % 16 != 0 || stride >= 1 << 40 {
+            return None;
+        }
+        strides.push(stride);
+    }
+    let boxes_fit =
+        map.boxes.len() == dims.len() && map.boxes.iter().all(|&b| (1..=256).contains(&b));
+    (ptr % 16 == 0 && boxes_fit).then_some(Encoding {
+        ptr: *ptr,
+        dims,
+        strides,
+        map: *map,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: TmaMap = TmaMap {
+        arg: 0,
+        dims: &[TmaDim::Arg(2), TmaDim::Arg(3)],
+        elem: TmaElem::F16,
+        boxes: &[32, 128],
+        swizzle: 64,
+    };
+
+    fn args(ptr: u64, m: i64, k: i64) -> Vec<KernelArg> {
+        vec![
+            KernelArg::Ptr(ptr),
+            KernelArg::Ptr(0x1000),
+            KernelArg::I64(m),
+            KernelArg::I64(k),
+        ]
+    }
+
+    #[test]
+    fn encodes_row_major_tensors_innermost_first() {
+        let e = encoding(&A, &args(0x7f00_0000_0100, 4096, 1000)).unwrap();
+        assert_eq!(e.dims, [1000, 4096]);
+        assert_eq!(e.strides, [2000]);
+        assert_eq!(e.ptr, 0x7f00_0000_0100);
+        // A rank-3 tensor with a constant dimension: strides of both outer dimensions.
+        const B: TmaMap = TmaMap {
+            arg: 1,
+            dims: &[TmaDim::Const(8), TmaDim::Arg(2), TmaDim::Arg(3)],
+            elem: TmaElem::Bf16,
+            boxes: &[64, 64, 1],
+            swizzle: 128,
+        };
+        let e = encoding(&B, &args(0, 48, 64)).unwrap();
+        assert_eq!((e.dims, e.strides), (vec![64, 48, 8], vec![128, 128 * 48]));
+    }
+
+    #[test]
+    fn tensors_outside_the_drivers_rules_take_the_plain_entry() {
+        // Rows of 999 f16 are not a multiple of 16 bytes; a base 8 bytes off; empty and
+        // negative dimensions; arguments that are not what the map names.
+        assert!(encoding(&A, &args(0x100, 4096, 999)).is_none());
+        assert!(encoding(&A, &args(0x108, 4096, 1000)).is_none());
+        assert!(encoding(&A, &args(0x100, 0, 1000)).is_none());
+        assert!(encoding(&A, &args(0x100, -1, 1000)).is_none());
+        let mut bad = args(0x100, 64, 64);
+        bad[0] = KernelArg::I64(5);
+        assert!(encoding(&A, &bad).is_none());
+        assert!(encoding(&A, &bad[..1]).is_none());
+        // A dimension above 2^32; a stride of 2^40 bytes or more.
+        assert!(encoding(&A, &args(0x100, 2, (1 << 32) + 8)).is_none());
+        assert!(encoding(&A, &args(0x100, 2, 1 << 32)).is_some());
+        const C: TmaMap = TmaMap {
+            dims: &[TmaDim::Arg(2), TmaDim::Const(1 << 8), TmaDim::Arg(3)],
+            boxes: &[32, 128, 1],
+            ..A
+        };
+        assert!(encoding(&C, &args(0x100, 2, 1 << 31)).is_none());
+        assert!(encoding(&C, &args(0x100, 2, 1 << 30)).is_some());
+    }
+}
