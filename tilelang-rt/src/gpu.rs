@@ -267,7 +267,7 @@ impl Device {
         let mut object = select_object(kernel, objects, self.arch(), config)?;
         // The TMA entry when every map's tensor qualifies: its maps follow the arguments.
         let mut with_maps = Vec::new();
-        if let (Some(tma), GpuDevice::Cuda(cuda)) = (object.tma, gpu) {
+        if let (Some(tma), GpuDevice::Cuda(cuda), true) = (object.tma, gpu, crate::tma::enabled()) {
             let encodings: Option<Vec<_>> = tma
                 .maps
                 .iter()

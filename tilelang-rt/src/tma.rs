@@ -7,9 +7,18 @@
 //! runs it when every map's tensor meets what the driver requires (`encoding`: a 16-byte
 //! aligned base, dimensions in `1..=2^32`, every stride but the innermost a multiple of 16 bytes
 //! below `2^40`), else the plain entry, which computes the same result. Encodings are cached
-//! per device and (address, shape, map).
+//! per device and (address, shape, map). `TILELANG_TMA=off` in the environment runs the plain
+//! entries only ([`enabled`]).
 
 use crate::gpu::{KernelArg, Object};
+use std::sync::OnceLock;
+
+/// Whether TMA entries may run: not when `TILELANG_TMA=off` (read once), which makes every
+/// launch take the plain entry, to compare the two or to rule TMA out when chasing a bug.
+pub fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TILELANG_TMA").map_or(true, |v| v != "off"))
+}
 
 /// Where a tensor dimension's extent comes from at launch: a shape argument (an `I64` in the
 /// argument list) or a constant of the kernel's signature.

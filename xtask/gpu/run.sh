@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the GPU checks of a bundle made by `cargo xtask gpu-bundle`, on the GPU machine.
 # Every kernel, variant and config is checked against float64 references at odd sizes (the
-# kernels' test suite on the GPU), the tutorials run at their sizes, and the test suite runs
-# again under compute-sanitizer memcheck and racecheck. Logs go to $OUT (else <bundle>/out).
+# kernels' test suite on the GPU), the tutorials run at their sizes, the GEMMs again without
+# TMA (TILELANG_TMA=off), and the test suite runs again under compute-sanitizer memcheck and
+# racecheck (synccheck for the GEMMs). Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
 #   bash run.sh bench|bench-ours|bench-peers|bench-compile
@@ -53,12 +54,18 @@ if [ "$phase" = all ] || [ "$phase" = check ]; then
   step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
   step "examples' tests on the GPU (every kernel and config, odd sizes)" "$here/bin/examples-tests" --test-threads=1
   step "tutorials at tutorial size, every config" "$here/bin/tutorials" --scale tutorial --all-configs
+  # sm_90a objects run their TMA entry where the tensors allow it: the GEMMs once more with
+  # the plain entries only, so both are checked whatever the sizes.
+  step "GEMM tests with TILELANG_TMA=off (plain entries)" env TILELANG_TMA=off "$here/bin/kernels-tests" --test-threads=1 gemm
+  step "batched GEMM tests with TILELANG_TMA=off" env TILELANG_TMA=off "$here/bin/examples-tests" --test-threads=1 batched
 fi
 if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
   step "compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
   step "compute-sanitizer memcheck (examples)" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
   step "compute-sanitizer racecheck (examples)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
+  # Barriers, mbarriers and wgmma's warpgroup-wide instructions in the GEMMs.
+  step "compute-sanitizer synccheck (GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1 gemm
 fi
 case "$phase" in
   bench|bench-ours|bench-peers|bench-compile|ab)
