@@ -1569,6 +1569,24 @@ TL_DEVICE void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.clu
 TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
+// One arrival (a consumer done with a stage).
+TL_DEVICE void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Warp specialisation (sm_90a): a warpgroup gives registers back (the producer) or takes them
+// (the consumers); needs __launch_bounds__(threads, 1) and every warp of the warpgroup.
+template <int N>
+TL_DEVICE void setmaxnreg_dec() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+TL_DEVICE void setmaxnreg_inc() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
 // Waits until the phase of parity `parity` has completed (all arrivals and all bytes).
 TL_DEVICE void mbar_wait(uint64_t* bar, int parity) {
   uint32_t done = 0;

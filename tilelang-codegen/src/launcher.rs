@@ -121,7 +121,8 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
             ));
             let tma = match &l.launch.tma {
                 Some(t) => {
-                    let (tma_entry, tma_shared) = (&t.entry, t.shared_bytes as u32);
+                    let (tma_entry, tma_threads, tma_shared) =
+                        (&t.entry, t.threads, t.shared_bytes as u32);
                     let maps = t.maps.iter().map(|m| tma_map(k, l.config, m));
                     quote! {
                         ::core::option::Option::Some(&::tilelang::__private::tma::Tma {
@@ -129,7 +130,7 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                                 arch: #arch,
                                 config: #config,
                                 entry: #tma_entry,
-                                threads: #threads,
+                                threads: #tma_threads,
                                 shared_bytes: #tma_shared,
                                 image: #image,
                                 tma: ::core::option::Option::None,

@@ -2213,19 +2213,23 @@ int main() {
 }
 
 /// A wgmma gemm's pipelined loads also get a TMA entry on sm_90a: one map per (tensor, box),
-/// the box one 64-column (or narrower) atom of the tile with the swizzle of its width, the
-/// loop's stages behind mbarriers; the plain entry stays in the same source for tensors TMA
-/// cannot take. A copy whose innermost offset is not provably a multiple of 16 bytes keeps the
-/// loop on cp.async (TMA faults there), and so do other targets.
+/// the box one 64-column (or narrower) atom of the tile with the swizzle of its width; the
+/// plain entry stays in the same source for tensors TMA cannot take. The GEMM is
+/// warp-specialised there: a producer warpgroup after the user's 128 threads fills the stages
+/// behind full/empty mbarriers. A copy whose innermost offset is not provably a multiple of 16
+/// bytes keeps the loop on cp.async (TMA faults there), and so do other targets.
 #[test]
 fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     let gemm = kernel(GEMM);
     let sm90a = Target::by_arch("sm_90a").unwrap();
     let l = launch(&gemm, 0, &sm90a).unwrap();
     let tma = l.tma.expect("a TMA entry");
-    assert_eq!(tma.entry, "tl_gemm__t64__tma");
-    // Two stages of A (64 × 32) and B (32 × 64), then two mbarriers.
-    assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 16400));
+    assert_eq!(
+        (tma.entry.as_str(), tma.threads),
+        ("tl_gemm__t64__tma", 256)
+    );
+    // Two stages of A (64 × 32) and B (32 × 64), then two full and two empty mbarriers.
+    assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 16416));
     assert_eq!(
         tma.maps,
         [
@@ -2244,15 +2248,52 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     let src = hip(GEMM, 0, "sm_90a").source;
     for want in [
         "tl_gemm__t64(const tl::half* __restrict__ t_a",
-        "tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1)",
-        "tl::mbar_expect_tx(&__full1[__s1], 8192);",
-        "tl::tma_tile<2, 64, 32>(b0_a_s, &__tm0, &__full1[__s1], __o);",
-        "tl::tma_tile<2, 32, 64>(b1_b_s, &__tm1, &__full1[__i1 % 2], __o);",
-        "tl::mbar_wait(&__full1[v2_k % 2], (int)((v2_k / 2) & 1));",
+        "__launch_bounds__(256) tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1)",
+        "tl::mbar_init(&__empty[__b], 128);",
+        "if (TL_TID >= 128) {",
+        "if (v2_k >= 2) tl::mbar_wait(&__empty[__st], (int)((v2_k / 2 - 1) & 1));",
+        "tl::mbar_expect_tx(&__full[__st], 8192);",
+        "tl::tma_tile<2, 64, 32>(b0_a_s, &__tm0, &__full[__st], __o);",
+        "tl::tma_tile<2, 32, 64>(b1_b_s, &__tm1, &__full[__st], __o);",
+        "tl::mbar_wait(&__full[__st], (int)((v2_k / 2) & 1));",
+        "tl::mbar_arrive(&__empty[__st]);",
         "tl::cp_async_commit();",
     ] {
         assert!(src.contains(want), "{want}: {src}");
     }
+    // One consumer warpgroup: no register rebalancing. Two, each with a 64 × 256
+    // accumulator (128 registers a thread): the producer gives its registers to them.
+    assert!(!src.contains("setmaxnreg"), "{src}");
+    let big = GEMM.replace("threads = 128", "threads = 256").replace(
+        "t64(BM = 64, BN = 64, BK = 32)",
+        "t64(BM = 128, BN = 256, BK = 64)",
+    );
+    assert_ne!(big, GEMM);
+    let src = hip(&big, 0, "sm_90a").source;
+    for want in [
+        "__launch_bounds__(384, 1) tl_gemm__t64__tma(",
+        "tl::setmaxnreg_dec<40>();",
+        "tl::setmaxnreg_inc<232>();",
+        "tl::gemm_wgmma<tl::half, 128, 256, 64, 2>(",
+    ] {
+        assert!(src.contains(want), "{want}: {src}");
+    }
+    // An epilogue through shared memory needs block barriers after the loop, where the
+    // producer has left: the TMA entry is not specialised, its loop waits on full mbarriers
+    // behind the block barrier.
+    let staged = GEMM.replace(
+        "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "    let mut c_s = alloc_shared::<f32, (BM, BN)>();\n    copy(&acc, &mut c_s);\n    copy(&c_s, c.at_mut((by * BM, bx * BN)));",
+    );
+    assert_ne!(staged, GEMM);
+    let l = launch(&kernel(&staged), 0, &sm90a).unwrap();
+    assert_eq!(l.tma.as_ref().map(|t| t.threads), Some(128));
+    let src = hip(&staged, 0, "sm_90a").source;
+    assert!(
+        src.contains("tl::mbar_wait(&__full1[v2_k % 2], (int)((v2_k / 2) & 1));"),
+        "{src}"
+    );
+    assert!(!src.contains("__empty"), "{src}");
     // An offset three elements off a 16-byte boundary; a rank-3 tensor copied rank-dropping.
     let odd = GEMM.replace(
         "copy(a.at((by * BM, k * BK)), &mut a_s);",

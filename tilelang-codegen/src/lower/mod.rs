@@ -100,6 +100,8 @@ pub struct Launch {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TmaLaunch {
     pub entry: String,
+    /// Its block: the plain entry's, or 128 threads more when warp-specialised.
+    pub threads: u32,
     pub shared_bytes: usize,
     pub maps: Vec<TmaMap>,
 }
@@ -311,13 +313,6 @@ pub(crate) fn plan<'a>(
     plan.loops = vectorize::plan_loops(&plan);
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
-    plan.tma = tma::plan_tma(&plan);
-    if plan.tma.shared_bytes > target.max_shared {
-        plan.tma = tma::TmaPlan {
-            shared_bytes: plan.shared_bytes,
-            ..tma::TmaPlan::default()
-        };
-    }
     let fragment_registers = layout::thread_registers(k, vals, &plan.storage);
     plan.explicit = occupancy::explicit(
         k,
@@ -339,6 +334,13 @@ pub(crate) fn plan<'a>(
     if plan.explicit.is_none() {
         plan.requests =
             occupancy::plan_requests(k, target, threads, plan.shared_bytes, fragment_registers);
+    }
+    plan.tma = tma::plan_tma(&plan);
+    if plan.tma.shared_bytes > target.max_shared {
+        plan.tma = tma::TmaPlan {
+            shared_bytes: plan.shared_bytes,
+            ..tma::TmaPlan::default()
+        };
     }
     Ok(plan)
 }
@@ -371,6 +373,11 @@ impl Plan<'_> {
         Launch {
             tma: (!self.tma.maps.is_empty()).then(|| TmaLaunch {
                 entry: format!("{entry}__tma"),
+                threads: self
+                    .tma
+                    .specialized
+                    .as_ref()
+                    .map_or(self.threads, |w| w.threads) as u32,
                 shared_bytes: self.tma.shared_bytes,
                 maps: self.tma.maps.clone(),
             }),

@@ -132,6 +132,14 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         (_, 1) => format!("__launch_bounds__({threads})"),
         (_, m) => format!("__launch_bounds__({threads}, {m})"),
     };
+    // The warp-specialised TMA entry: the producer's warpgroup after the user's threads; one
+    // block per multiprocessor where it rebalances registers (setmaxnreg needs that cap).
+    let specialized = p.tma.specialized.as_ref().filter(|_| tma);
+    let bounds = match specialized {
+        Some(w) if w.registers.is_some() => format!("__launch_bounds__({}, 1)", w.threads),
+        Some(w) => format!("__launch_bounds__({})", w.threads),
+        None => bounds,
+    };
     let _ = writeln!(
         src,
         "TL_GLOBAL void {bounds} {entry}({}) {{",
@@ -152,7 +160,10 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
     for (i, v) in p.vals.iter().enumerate() {
         let _ = writeln!(src, "  constexpr tl::index {} = {v};", e.konst(i));
     }
-    let body = e.block(&k.body, 1);
+    let body = match specialized {
+        Some(w) => e.specialized_body(w),
+        None => e.block(&k.body, 1),
+    };
     src.push_str(&body);
     src.push_str("}\n");
     src
@@ -467,6 +478,120 @@ impl Emitter<'_> {
         let _ = writeln!(out, "{ind}    }}");
         let _ = writeln!(out, "{ind}  }}");
         let _ = writeln!(out, "{ind}}}");
+        out
+    }
+
+    /// The body of a warp-specialised TMA entry ([`super::tma::Specialized`]): the prelude
+    /// (`let`s and register fills) for every thread; the mbarriers (`full[s]`: one arrival and
+    /// the stage's bytes; `empty[s]`: every consumer thread) set up by thread 0; then the
+    /// producer warpgroup, whose first thread fills stage `i % stages` for iteration `i` once
+    /// the consumers have emptied it (from the second round on), and the consumers, which wait
+    /// for the stage to be full, compute on it, release it, and run the rest of the kernel.
+    fn specialized_body(&mut self, w: &super::tma::Specialized) -> String {
+        let body = &self.k.body;
+        let s = &body[w.at];
+        let StmtKind::For {
+            kind: LoopKind::Pipelined { extent, .. },
+            vars,
+            body: lbody,
+        } = &s.kind
+        else {
+            unreachable!("the specialised loop is a pipelined loop")
+        };
+        let t = &self.p.tma.loops[&stmt_key(s)];
+        let (nloads, stages) = pipeline::staging(self.p, lbody).expect("a staged loop");
+        let (loads, compute) = lbody.split_at(nloads);
+        let consumers = self.threads;
+        let v = self.var(vars[0]);
+        let mut out = self.block(&body[..w.at], 1);
+        let stage_ptrs = |e: &Emitter, stage: &str, ind: &str| -> String {
+            loads
+                .iter()
+                .map(|s| {
+                    let b = load_buf(s);
+                    let Storage::Shared { offset } = e.storage[b] else {
+                        unreachable!("pipelined loads write shared buffers")
+                    };
+                    let ty = ctype(e.k.buffers[b].dtype);
+                    format!(
+                        "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
+                        e.buf(b),
+                        stage_bytes(e.k, b, e.vals)
+                    )
+                })
+                .collect()
+        };
+        let _ = writeln!(out, "  const tl::index __n = {};", self.expr(extent));
+        let _ = writeln!(
+            out,
+            "  uint64_t* __full = (uint64_t*)(tl_smem + {});",
+            t.barriers
+        );
+        let _ = writeln!(out, "  uint64_t* __empty = __full + {stages};");
+        let _ = writeln!(out, "  if (TL_TID == 0) {{");
+        let _ = writeln!(out, "    for (int __b = 0; __b < {stages}; ++__b) {{");
+        let _ = writeln!(out, "      tl::mbar_init(&__full[__b], 1);");
+        let _ = writeln!(out, "      tl::mbar_init(&__empty[__b], {consumers});");
+        let _ = writeln!(out, "    }}");
+        let _ = writeln!(out, "    tl::mbar_fence_init();");
+        let _ = writeln!(out, "  }}");
+        let _ = writeln!(out, "  __syncthreads();");
+        let _ = writeln!(out, "  if (TL_TID >= {consumers}) {{");
+        if let Some((down, _)) = w.registers {
+            let _ = writeln!(out, "    tl::setmaxnreg_dec<{down}>();");
+        }
+        let _ = writeln!(out, "    if (TL_TID == {consumers}) {{");
+        let _ = writeln!(out, "      for (tl::index {v} = 0; {v} < __n; ++{v}) {{");
+        let _ = writeln!(out, "        const int __st = (int)({v} % {stages});");
+        let _ = writeln!(
+            out,
+            "        if ({v} >= {stages}) tl::mbar_wait(&__empty[__st], (int)(({v} / {stages} - 1) & 1));"
+        );
+        out.push_str(&stage_ptrs(self, "__st", "        "));
+        let _ = writeln!(
+            out,
+            "        tl::mbar_expect_tx(&__full[__st], {});",
+            t.bytes
+        );
+        for (s, &map) in loads.iter().zip(&t.maps) {
+            let StmtKind::Copy {
+                src: Tile::Region { offsets, .. },
+                dst: Tile::Buffer(b),
+            } = &s.kind
+            else {
+                unreachable!("TMA loads are copies into buffers")
+            };
+            let shape = buf_shape(self.k, *b, self.vals);
+            let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+            let _ = writeln!(
+                out,
+                "        {{ const tl::index __o[{}] = {{{}}}; tl::tma_tile<{}, {}, {}>({}, &__tm{map}, &__full[__st], __o); }}",
+                offs.len(),
+                offs.join(", "),
+                offs.len(),
+                shape[0],
+                shape[1],
+                self.buf(*b)
+            );
+        }
+        let _ = writeln!(out, "      }}");
+        let _ = writeln!(out, "    }}");
+        let _ = writeln!(out, "  }} else {{");
+        if let Some((_, up)) = w.registers {
+            let _ = writeln!(out, "    tl::setmaxnreg_inc<{up}>();");
+        }
+        let _ = writeln!(out, "    for (tl::index {v} = 0; {v} < __n; ++{v}) {{");
+        let _ = writeln!(out, "      const int __st = (int)({v} % {stages});");
+        let _ = writeln!(
+            out,
+            "      tl::mbar_wait(&__full[__st], (int)(({v} / {stages}) & 1));"
+        );
+        out.push_str(&stage_ptrs(self, "__st", "      "));
+        out.push_str(&self.block(compute, 3));
+        let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
+        let _ = writeln!(out, "    }}");
+        out.push_str(&self.block(&body[w.at + 1..], 2));
+        let _ = writeln!(out, "  }}");
         out
     }
 

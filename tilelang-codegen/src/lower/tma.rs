@@ -49,6 +49,27 @@ pub(crate) struct TmaPlan {
     pub loops: BTreeMap<usize, TmaLoop>,
     /// Shared memory of the TMA entry: the plain entry's plus the mbarriers.
     pub shared_bytes: usize,
+    /// The TMA entry's roles, when it is warp-specialised ([`Specialized`]).
+    pub specialized: Option<Specialized>,
+}
+
+/// A warp-specialised TMA entry: the kernel's one TMA loop, a top-level statement, runs as a
+/// producer warpgroup of 128 threads after the user's `threads` (one thread of it issuing the
+/// loads, each stage guarded by a `full` and an `empty` mbarrier) and the user's threads as
+/// consumers computing on each stage as soon as it is full, with no block barrier in the loop.
+/// Taken when what comes before the loop is only `let`s, allocations and register fills (every thread runs
+/// them, the producer's offsets need them) and nothing before, in or after the loop needs a
+/// block barrier (after the loop the consumers are alone: the producer has left). With two or
+/// more consumer warpgroups holding large accumulators, the producer gives registers to them
+/// (`setmaxnreg`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Specialized {
+    /// The loop, by [`stmt_key`], and its index in the kernel body.
+    pub at: usize,
+    /// The entry's threads: the consumers' (the user's `threads`) and 128.
+    pub threads: usize,
+    /// `setmaxnreg` for the producer (down) and the consumers (up), when used.
+    pub registers: Option<(usize, usize)>,
 }
 
 pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
@@ -87,8 +108,9 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
             maps.push(i);
             bytes += n;
         }
+        // `full` mbarriers, then `empty` ones (used when warp-specialised).
         let barriers = out.shared_bytes.div_ceil(8) * 8;
-        out.shared_bytes = barriers + 8 * stages;
+        out.shared_bytes = barriers + 16 * stages;
         out.loops.insert(
             stmt_key(s),
             TmaLoop {
@@ -98,7 +120,50 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
             },
         );
     });
+    out.specialized = specialize(p, &out);
     out
+}
+
+/// Whether the TMA entry can be warp-specialised (see [`Specialized`]).
+fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
+    let body = &p.k.body;
+    let at = body
+        .iter()
+        .position(|s| t.loops.contains_key(&stmt_key(s)))?;
+    if t.loops.len() != 1 || p.threads % 128 != 0 || p.explicit.is_some() {
+        return None;
+    }
+    let prelude_ok = body[..at].iter().all(|s| match &s.kind {
+        StmtKind::Let { init, .. } => {
+            let mut loads = false;
+            each_expr(init, &mut |e| loads |= matches!(e.kind, ExprKind::Load(_)));
+            !loads
+        }
+        StmtKind::Fill { buf, .. } => matches!(p.storage[*buf], Storage::Reg { .. }),
+        StmtKind::Alloc(_) => true,
+        _ => false,
+    });
+    let mut barrier = false;
+    walk(body, &mut |s| barrier |= p.barriers.contains(&stmt_key(s)));
+    if !prelude_ok || barrier || !p.reduces.is_empty() || !p.deferred.is_empty() {
+        return None;
+    }
+    let consumers = p.threads / 128;
+    // Where the consumers' fragments take 128 registers a thread or more (a 64 × 256
+    // accumulator per warpgroup), the block's 64 K registers are rebalanced: the producer
+    // keeps 40 a thread, the consumers share the rest (multiples of 8, at most 256). This
+    // needs one block per multiprocessor; smaller tiles keep the compiler's allocation and
+    // may fit two.
+    let fragments = layout::thread_registers(p.k, p.vals, &p.storage);
+    let registers = (consumers >= 2 && fragments >= 128).then(|| {
+        let up = ((65536 / 128 - 40) / consumers / 8 * 8).min(256);
+        (40, up)
+    });
+    Some(Specialized {
+        at,
+        threads: p.threads + 128,
+        registers,
+    })
 }
 
 /// The map a load copy takes and the bytes it moves, when it qualifies (see the module docs).
