@@ -1633,8 +1633,11 @@ TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index
   }
 }
 
+// Issues the K / 16 instructions of acc += A·B as one wgmma group and returns at once: the
+// accumulator and the operand tiles belong to the tensor cores until a `wgmma_wait` says the
+// group is done (the warp-specialised loop keeps one group in flight this way).
 template <class T, int M, int N, int K, int WG>
-TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const uint32_t sa = (uint32_t)__cvta_generic_to_shared(a), sb = (uint32_t)__cvta_generic_to_shared(b);
@@ -1643,6 +1646,15 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) wgmma_op<T, N>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N>(sb, k0));
   wgmma_commit();
+#else
+  static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
+#endif
+}
+
+template <class T, int M, int N, int K, int WG>
+TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  gemm_wgmma_async<T, M, N, K, WG>(a, b, acc);
   wgmma_wait<0>();
 #else
   // Only sm_90a objects call this; another arch compiling it is the emitter's error.

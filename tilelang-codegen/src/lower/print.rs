@@ -486,7 +486,9 @@ impl Emitter<'_> {
     /// the stage's bytes; `empty[s]`: every consumer thread) set up by thread 0; then the
     /// producer warpgroup, whose first thread fills stage `i % stages` for iteration `i` once
     /// the consumers have emptied it (from the second round on), and the consumers, which wait
-    /// for the stage to be full, compute on it, release it, and run the rest of the kernel.
+    /// for the stage to be full, compute on it, release it, and run the rest of the kernel. A
+    /// loop body of one wgmma gemm keeps a group in flight: the stage is released one
+    /// iteration later, once `wgmma.wait_group 1` says its group is done.
     fn specialized_body(&mut self, w: &super::tma::Specialized) -> String {
         let body = &self.k.body;
         let s = &body[w.at];
@@ -587,9 +589,53 @@ impl Emitter<'_> {
             "      tl::mbar_wait(&__full[__st], (int)(({v} / {stages}) & 1));"
         );
         out.push_str(&stage_ptrs(self, "__st", "      "));
-        out.push_str(&self.block(compute, 3));
-        let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
-        let _ = writeln!(out, "    }}");
+        // A loop of one wgmma gemm keeps one group in flight: it issues this stage's and
+        // releases the previous stage once that one's group is done.
+        let lone_gemm = match compute {
+            [g] => match &g.kind {
+                StmtKind::Gemm { a, b, c } => match self.storage[*c] {
+                    Storage::Reg {
+                        layout:
+                            Layout::Matrix {
+                                inst: Inst::Wgmma,
+                                m,
+                                n,
+                                wm,
+                                ..
+                            },
+                        ..
+                    } => Some((*a, *b, *c, m, n, wm / 4)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        match lone_gemm {
+            Some((a, b, c, m, n, groups)) => {
+                let kk = buf_shape(self.k, a, self.vals)[1];
+                let ty = ctype(self.k.buffers[a].dtype);
+                let _ = writeln!(
+                    out,
+                    "      tl::gemm_wgmma_async<{ty}, {m}, {n}, {kk}, {groups}>({}, {}, {});",
+                    self.buf(a),
+                    self.buf(b),
+                    self.buf(c)
+                );
+                let _ = writeln!(out, "      tl::wgmma_wait<1>();");
+                let _ = writeln!(
+                    out,
+                    "      if ({v} > 0) tl::mbar_arrive(&__empty[(int)(({v} - 1) % {stages})]);"
+                );
+                let _ = writeln!(out, "    }}");
+                let _ = writeln!(out, "    tl::wgmma_wait<0>();");
+            }
+            None => {
+                out.push_str(&self.block(compute, 3));
+                let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
+                let _ = writeln!(out, "    }}");
+            }
+        }
         out.push_str(&self.block(&body[w.at + 1..], 2));
         let _ = writeln!(out, "  }}");
         out
