@@ -291,22 +291,7 @@ impl Emitter<'_> {
         let v = self.var(var);
         let n = format!("__n{depth}");
         let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
-        let stage_ptrs = |e: &Emitter, stage: &str, d: usize| -> String {
-            let ind = "  ".repeat(d);
-            bufs.iter()
-                .map(|&b| {
-                    let Storage::Shared { offset } = e.storage[b] else {
-                        unreachable!("pipelined loads write shared buffers")
-                    };
-                    let ty = ctype(e.k.buffers[b].dtype);
-                    format!(
-                        "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
-                        e.buf(b),
-                        stage_bytes(e.k, b, e.vals)
-                    )
-                })
-                .collect()
-        };
+        let stage_ptrs = |e: &Emitter, stage: &str, d: usize| e.stage_ptrs(&bufs, stage, d);
         self.async_copies = true;
         let issue_prologue = self.block(loads, depth + 3);
         let issue_steady = self.block(loads, depth + 4);
@@ -380,51 +365,9 @@ impl Emitter<'_> {
         let v = self.var(var);
         let n = format!("__n{depth}");
         let bar = format!("__full{depth}");
-        let stage_ptrs = |e: &Emitter, stage: &str, d: usize| -> String {
-            let ind = "  ".repeat(d);
-            loads
-                .iter()
-                .map(|s| {
-                    let b = load_buf(s);
-                    let Storage::Shared { offset } = e.storage[b] else {
-                        unreachable!("pipelined loads write shared buffers")
-                    };
-                    let ty = ctype(e.k.buffers[b].dtype);
-                    format!(
-                        "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
-                        e.buf(b),
-                        stage_bytes(e.k, b, e.vals)
-                    )
-                })
-                .collect()
-        };
-        // The stage's loads, by thread 0 (the caller's condition), into stage `slot`.
-        let issue = |e: &mut Emitter, slot: &str, d: usize| -> String {
-            let ind = "  ".repeat(d);
-            let mut out = stage_ptrs(e, slot, d);
-            let _ = writeln!(out, "{ind}tl::mbar_expect_tx(&{bar}[{slot}], {});", t.bytes);
-            for (s, &map) in loads.iter().zip(&t.maps) {
-                let StmtKind::Copy {
-                    src: Tile::Region { offsets, .. },
-                    dst: Tile::Buffer(b),
-                } = &s.kind
-                else {
-                    unreachable!("TMA loads are copies into buffers")
-                };
-                let shape = buf_shape(e.k, *b, e.vals);
-                let offs: Vec<String> = offsets.iter().map(|o| e.expr(o)).collect();
-                let _ = writeln!(
-                    out,
-                    "{ind}{{ const tl::index __o[{}] = {{{}}}; tl::tma_tile<{}, {}, {}>({}, &__tm{map}, &{bar}[{slot}], __o); }}",
-                    offs.len(),
-                    offs.join(", "),
-                    offs.len(),
-                    shape[0],
-                    shape[1],
-                    e.buf(*b)
-                );
-            }
-            out
+        let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
+        let issue = |e: &Emitter, slot: &str, d: usize| {
+            e.stage_ptrs(&bufs, slot, d) + &e.tma_issue(loads, t, &format!("{bar}[{slot}]"), d)
         };
         let prologue = issue(self, &format!("__s{depth}"), depth + 3);
         let steady = issue(self, &format!("__i{depth} % {stages}"), depth + 4);
@@ -473,11 +416,65 @@ impl Emitter<'_> {
             "{ind}    tl::mbar_wait(&{bar}[{v} % {stages}], (int)(({v} / {stages}) & 1));"
         );
         let _ = writeln!(out, "{ind}    {{");
-        out.push_str(&stage_ptrs(self, &format!("{v} % {stages}"), depth + 3));
+        out.push_str(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), depth + 3));
         out.push_str(&compute_text);
         let _ = writeln!(out, "{ind}    }}");
         let _ = writeln!(out, "{ind}  }}");
         let _ = writeln!(out, "{ind}}}");
+        out
+    }
+
+    /// Pointers to the current stage (`stage`, an expression) of each pipelined buffer.
+    fn stage_ptrs(&self, bufs: &[BufId], stage: &str, depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        bufs.iter()
+            .map(|&b| {
+                let Storage::Shared { offset } = self.storage[b] else {
+                    unreachable!("pipelined loads write shared buffers")
+                };
+                let ty = ctype(self.k.buffers[b].dtype);
+                format!(
+                    "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
+                    self.buf(b),
+                    stage_bytes(self.k, b, self.vals)
+                )
+            })
+            .collect()
+    }
+
+    /// A TMA loop's loads as bulk tensor copies completing on mbarrier `bar` (an lvalue), which
+    /// first expects the stage's bytes; one thread runs it (the caller's condition).
+    fn tma_issue(
+        &self,
+        loads: &[Stmt],
+        t: &super::tma::TmaLoop,
+        bar: &str,
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let mut out = String::new();
+        let _ = writeln!(out, "{ind}tl::mbar_expect_tx(&{bar}, {});", t.bytes);
+        for (s, &map) in loads.iter().zip(&t.maps) {
+            let StmtKind::Copy {
+                src: Tile::Region { offsets, .. },
+                dst: Tile::Buffer(b),
+            } = &s.kind
+            else {
+                unreachable!("TMA loads are copies into buffers")
+            };
+            let shape = buf_shape(self.k, *b, self.vals);
+            let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+            let _ = writeln!(
+                out,
+                "{ind}{{ const tl::index __o[{}] = {{{}}}; tl::tma_tile<{}, {}, {}>({}, &__tm{map}, &{bar}, __o); }}",
+                offs.len(),
+                offs.join(", "),
+                offs.len(),
+                shape[0],
+                shape[1],
+                self.buf(*b)
+            );
+        }
         out
     }
 
@@ -506,23 +503,7 @@ impl Emitter<'_> {
         let consumers = self.threads;
         let v = self.var(vars[0]);
         let mut out = self.block(&body[..w.at], 1);
-        let stage_ptrs = |e: &Emitter, stage: &str, ind: &str| -> String {
-            loads
-                .iter()
-                .map(|s| {
-                    let b = load_buf(s);
-                    let Storage::Shared { offset } = e.storage[b] else {
-                        unreachable!("pipelined loads write shared buffers")
-                    };
-                    let ty = ctype(e.k.buffers[b].dtype);
-                    format!(
-                        "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
-                        e.buf(b),
-                        stage_bytes(e.k, b, e.vals)
-                    )
-                })
-                .collect()
-        };
+        let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
         let _ = writeln!(out, "  const tl::index __n = {};", self.expr(extent));
         let _ = writeln!(
             out,
@@ -549,33 +530,8 @@ impl Emitter<'_> {
             out,
             "        if ({v} >= {stages}) tl::mbar_wait(&__empty[__st], (int)(({v} / {stages} - 1) & 1));"
         );
-        out.push_str(&stage_ptrs(self, "__st", "        "));
-        let _ = writeln!(
-            out,
-            "        tl::mbar_expect_tx(&__full[__st], {});",
-            t.bytes
-        );
-        for (s, &map) in loads.iter().zip(&t.maps) {
-            let StmtKind::Copy {
-                src: Tile::Region { offsets, .. },
-                dst: Tile::Buffer(b),
-            } = &s.kind
-            else {
-                unreachable!("TMA loads are copies into buffers")
-            };
-            let shape = buf_shape(self.k, *b, self.vals);
-            let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
-            let _ = writeln!(
-                out,
-                "        {{ const tl::index __o[{}] = {{{}}}; tl::tma_tile<{}, {}, {}>({}, &__tm{map}, &__full[__st], __o); }}",
-                offs.len(),
-                offs.join(", "),
-                offs.len(),
-                shape[0],
-                shape[1],
-                self.buf(*b)
-            );
-        }
+        out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
+        out.push_str(&self.tma_issue(loads, t, "__full[__st]", 4));
         let _ = writeln!(out, "      }}");
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "  }} else {{");
@@ -588,7 +544,7 @@ impl Emitter<'_> {
             out,
             "      tl::mbar_wait(&__full[__st], (int)(({v} / {stages}) & 1));"
         );
-        out.push_str(&stage_ptrs(self, "__st", "      "));
+        out.push_str(&self.stage_ptrs(&bufs, "__st", 3));
         // A loop of one wgmma gemm keeps one group in flight: it issues this stage's and
         // releases the previous stage once that one's group is done.
         let lone_gemm = match compute {
