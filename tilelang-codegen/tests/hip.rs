@@ -2279,6 +2279,18 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     ] {
         assert!(src.contains(want), "{want}: {src}");
     }
+    // A tile of more than 256 rows (wgmma on 5 warpgroups) is more than one TMA box can
+    // hold: no TMA entry.
+    let tall = GEMM.replace("threads = 128", "threads = 640").replace(
+        "t64(BM = 64, BN = 64, BK = 32)",
+        "t64(BM = 320, BN = 64, BK = 32)",
+    );
+    let src = hip(&tall, 0, "sm_90a").source;
+    assert!(
+        src.contains("tl::gemm_wgmma<tl::half, 320, 64, 32, 5>"),
+        "{src}"
+    );
+    assert!(launch(&kernel(&tall), 0, &sm90a).unwrap().tma.is_none());
     // An epilogue through shared memory needs block barriers after the loop, where the
     // producer has left: the TMA entry is not specialised, its loop waits on full mbarriers
     // behind the block barrier.

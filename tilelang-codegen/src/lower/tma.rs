@@ -130,7 +130,10 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     let at = body
         .iter()
         .position(|s| t.loops.contains_key(&stmt_key(s)))?;
-    if t.loops.len() != 1 || p.threads % 128 != 0 || p.explicit.is_some() {
+    // The producer's 128 threads must fit in a block beside the user's (boxes of at most 256
+    // rows already keep wgmma tiles to 4 warpgroups; this keeps the rule where it belongs).
+    if t.loops.len() != 1 || p.threads % 128 != 0 || p.threads + 128 > 1024 || p.explicit.is_some()
+    {
         return None;
     }
     let prelude_ok = body[..at].iter().all(|s| match &s.kind {
