@@ -2314,6 +2314,15 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     );
     assert_ne!(odd, GEMM);
     assert!(launch(&kernel(&odd), 0, &sm90a).unwrap().tma.is_none());
+    // The same for the loop's second load: the first one's map does not stay behind (an
+    // entry with a map and no TMA loop).
+    let odd_b = GEMM.replace(
+        "copy(b.at((k * BK, bx * BN)), &mut b_s);",
+        "copy(b.at((k * BK, bx * BN + 3)), &mut b_s);",
+    );
+    assert_ne!(odd_b, GEMM);
+    assert!(launch(&kernel(&odd_b), 0, &sm90a).unwrap().tma.is_none());
+    assert!(!hip(&odd_b, 0, "sm_90a").source.contains("__tma"));
     let batched = GEMM
         .replace(
             "grid = [N.div_ceil(BN), M.div_ceil(BM)]",

@@ -336,12 +336,6 @@ pub(crate) fn plan<'a>(
             occupancy::plan_requests(k, target, threads, plan.shared_bytes, fragment_registers);
     }
     plan.tma = tma::plan_tma(&plan);
-    if plan.tma.shared_bytes > target.max_shared {
-        plan.tma = tma::TmaPlan {
-            shared_bytes: plan.shared_bytes,
-            ..tma::TmaPlan::default()
-        };
-    }
     Ok(plan)
 }
 

@@ -57,14 +57,14 @@ pub(crate) struct TmaPlan {
 /// producer warpgroup of 128 threads after the user's `threads` (one thread of it issuing the
 /// loads, each stage guarded by a `full` and an `empty` mbarrier) and the user's threads as
 /// consumers computing on each stage as soon as it is full, with no block barrier in the loop.
-/// Taken when what comes before the loop is only `let`s, allocations and register fills (every thread runs
-/// them, the producer's offsets need them) and nothing before, in or after the loop needs a
-/// block barrier (after the loop the consumers are alone: the producer has left). With two or
-/// more consumer warpgroups holding large accumulators, the producer gives registers to them
-/// (`setmaxnreg`).
+/// Taken when what comes before the loop is only `let`s, allocations and register fills
+/// (every thread runs them, the producer's offsets need them) and nothing before, in or after
+/// the loop needs a block barrier (after the loop the consumers are alone: the producer has
+/// left). With two or more consumer warpgroups holding large accumulators, the producer gives
+/// registers to them (`setmaxnreg`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Specialized {
-    /// The loop, by [`stmt_key`], and its index in the kernel body.
+    /// The loop's index in the kernel body.
     pub at: usize,
     /// The entry's threads: the consumers' (the user's `threads`) and 128.
     pub threads: usize,
@@ -92,12 +92,17 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let Some((nloads, stages)) = pipeline::staging(p, body) else {
             return;
         };
+        // Every load qualifies, or the loop stays on cp.async and adds no map.
+        let Some(copies) = body[..nloads]
+            .iter()
+            .map(|load| tma_copy(p, load))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return;
+        };
         let mut maps = Vec::new();
         let mut bytes = 0;
-        for load in &body[..nloads] {
-            let Some((map, n)) = tma_copy(p, load) else {
-                return;
-            };
+        for (map, n) in copies {
             let i = match out.maps.iter().position(|m| *m == map) {
                 Some(i) => i,
                 None => {
@@ -120,6 +125,13 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
             },
         );
     });
+    // The TMA entry's mbarriers must fit beside the plain entry's shared memory.
+    if out.shared_bytes > p.target.max_shared {
+        return TmaPlan {
+            shared_bytes: p.shared_bytes,
+            ..TmaPlan::default()
+        };
+    }
     out.specialized = specialize(p, &out);
     out
 }
