@@ -151,7 +151,9 @@ impl Inst {
             Inst::Mfma32 | Inst::Mfma16 => 64,
         }
     }
-    /// The call `acc += a·b` in tl.h.
+    /// The call `acc += a·b` in tl.h. `issue_only` (wgmma alone, which is asynchronous):
+    /// the call that issues the instructions and returns, leaving the wait to the caller.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn gemm(
         self,
         t: &str,
@@ -160,10 +162,22 @@ impl Inst {
         k: usize,
         wm: usize,
         wn: usize,
+        issue_only: bool,
     ) -> String {
+        debug_assert!(
+            !issue_only || self == Inst::Wgmma,
+            "only wgmma is asynchronous"
+        );
         match self {
             Inst::MmaSync => format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
-            Inst::Wgmma => format!("tl::gemm_wgmma<{t}, {m}, {n}, {k}, {}>", wm * wn / 4),
+            Inst::Wgmma => {
+                let f = if issue_only {
+                    "gemm_wgmma_async"
+                } else {
+                    "gemm_wgmma"
+                };
+                format!("tl::{f}<{t}, {m}, {n}, {k}, {}>", wm * wn / 4)
+            }
             Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
             Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
             Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32>"),
@@ -195,6 +209,18 @@ impl Storage {
         match self {
             Storage::Reg { layout, .. } => layout,
             _ => Layout::Strided,
+        }
+    }
+
+    /// The matrix instruction whose accumulator this is, for a gemm accumulator held in a
+    /// matrix unit's layout.
+    pub(crate) fn matrix(self) -> Option<Inst> {
+        match self {
+            Storage::Reg {
+                layout: Layout::Matrix { inst, .. },
+                ..
+            } => Some(inst),
+            _ => None,
         }
     }
 }

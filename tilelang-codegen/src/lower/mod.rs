@@ -274,18 +274,7 @@ pub(crate) fn plan<'a>(
     } else {
         BTreeMap::new()
     };
-    let async_proxy = storage.iter().any(|s| {
-        matches!(
-            s,
-            Storage::Reg {
-                layout: Layout::Matrix {
-                    inst: Inst::Wgmma,
-                    ..
-                },
-                ..
-            }
-        )
-    });
+    let async_proxy = storage.iter().any(|s| s.matrix() == Some(Inst::Wgmma));
     let mut plan = Plan {
         k,
         target,

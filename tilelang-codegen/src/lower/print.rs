@@ -545,52 +545,20 @@ impl Emitter<'_> {
             "      tl::mbar_wait(&__full[__st], (int)(({v} / {stages}) & 1));"
         );
         out.push_str(&self.stage_ptrs(&bufs, "__st", 3));
-        // A loop of one wgmma gemm keeps one group in flight: it issues this stage's and
-        // releases the previous stage once that one's group is done.
-        let lone_gemm = match compute {
-            [g] => match &g.kind {
-                StmtKind::Gemm { a, b, c } => match self.storage[*c] {
-                    Storage::Reg {
-                        layout:
-                            Layout::Matrix {
-                                inst: Inst::Wgmma,
-                                m,
-                                n,
-                                wm,
-                                ..
-                            },
-                        ..
-                    } => Some((*a, *b, *c, m, n, wm / 4)),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
-        match lone_gemm {
-            Some((a, b, c, m, n, groups)) => {
-                let kk = buf_shape(self.k, a, self.vals)[1];
-                let ty = ctype(self.k.buffers[a].dtype);
-                let _ = writeln!(
-                    out,
-                    "      tl::gemm_wgmma_async<{ty}, {m}, {n}, {kk}, {groups}>({}, {}, {});",
-                    self.buf(a),
-                    self.buf(b),
-                    self.buf(c)
-                );
-                let _ = writeln!(out, "      tl::wgmma_wait<1>();");
-                let _ = writeln!(
-                    out,
-                    "      if ({v} > 0) tl::mbar_arrive(&__empty[(int)(({v} - 1) % {stages})]);"
-                );
-                let _ = writeln!(out, "    }}");
-                let _ = writeln!(out, "    tl::wgmma_wait<0>();");
-            }
-            None => {
-                out.push_str(&self.block(compute, 3));
-                let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
-                let _ = writeln!(out, "    }}");
-            }
+        out.push_str(&self.block(compute, 3));
+        if w.in_flight.is_some() {
+            // This stage's group is issued; the previous one's is done once at most one is
+            // pending, which frees its stage.
+            let _ = writeln!(out, "      tl::wgmma_wait<1>();");
+            let _ = writeln!(
+                out,
+                "      if ({v} > 0) tl::mbar_arrive(&__empty[(int)(({v} - 1) % {stages})]);"
+            );
+            let _ = writeln!(out, "    }}");
+            let _ = writeln!(out, "    tl::wgmma_wait<0>();");
+        } else {
+            let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
+            let _ = writeln!(out, "    }}");
         }
         out.push_str(&self.block(&body[w.at + 1..], 2));
         let _ = writeln!(out, "  }}");
@@ -975,7 +943,13 @@ impl Emitter<'_> {
                             self.swizzled[*a] != 0, self.swizzled[*b] != 0
                         )
                     }
-                    Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn)),
+                    Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => {
+                        // Issued only, in the warp-specialised loop that keeps it in flight.
+                        let issue_only = self.tma
+                            && self.p.tma.specialized.as_ref().and_then(|w| w.in_flight)
+                                == Some(stmt_key(s));
+                        format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn, issue_only))
+                    }
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
                     _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
                 }

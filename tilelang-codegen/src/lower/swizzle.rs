@@ -153,35 +153,12 @@ fn visit<'k>(
                     }
                 });
             }
-            StmtKind::Gemm { a, b, c }
-                if matches!(
-                    storage[*c],
-                    Storage::Reg {
-                        layout: Layout::Matrix {
-                            inst: Inst::Wgmma,
-                            ..
-                        },
-                        ..
-                    }
-                ) =>
-            {
+            StmtKind::Gemm { a, b, c } if storage[*c].matrix() == Some(Inst::Wgmma) => {
                 uses[*a].wgmma = true;
                 uses[*b].wgmma = true;
                 uses[*c].other = true;
             }
-            StmtKind::Gemm { a, b, c }
-                if a != b
-                    && matches!(
-                        storage[*c],
-                        Storage::Reg {
-                            layout: Layout::Matrix {
-                                inst: Inst::MmaSync,
-                                ..
-                            },
-                            ..
-                        }
-                    ) =>
-            {
+            StmtKind::Gemm { a, b, c } if a != b && storage[*c].matrix() == Some(Inst::MmaSync) => {
                 uses[*a].mma = true;
                 uses[*b].mma = true;
                 uses[*c].other = true;

@@ -70,6 +70,10 @@ pub(crate) struct Specialized {
     pub threads: usize,
     /// `setmaxnreg` for the producer (down) and the consumers (up), when used.
     pub registers: Option<(usize, usize)>,
+    /// The loop body's gemm, by [`stmt_key`], when it is the body's only computation and runs
+    /// on wgmma: it is issued without waiting, so one group stays in flight, and each stage is
+    /// released one iteration later, once `wgmma.wait_group 1` says its group is done.
+    pub in_flight: Option<usize>,
 }
 
 pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
@@ -174,10 +178,22 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         let up = ((65536 / 128 - 40) / consumers / 8 * 8).min(256);
         (40, up)
     });
+    let StmtKind::For { body: lbody, .. } = &body[at].kind else {
+        unreachable!("TMA loops are pipelined loops")
+    };
+    let (nloads, _) = pipeline::staging(p, lbody)?;
+    let in_flight = match &lbody[nloads..] {
+        [g @ Stmt {
+            kind: StmtKind::Gemm { c, .. },
+            ..
+        }] if p.storage[*c].matrix() == Some(Inst::Wgmma) => Some(stmt_key(g)),
+        _ => None,
+    };
     Some(Specialized {
         at,
         threads: p.threads + 128,
         registers,
+        in_flight,
     })
 }
 
