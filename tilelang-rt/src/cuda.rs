@@ -13,7 +13,7 @@
 //! depending on the one before (the order the launches would have run in), and its other stream
 //! operations are refused; launches of other threads run as usual.
 
-use crate::gpu::Object;
+use crate::gpu::{KernelArg, Object};
 use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
 use crate::tma::{Encoding, TmaElem};
 use crate::{Backend, Error, GpuBackend, Result};
@@ -350,11 +350,33 @@ impl CudaDevice {
     }
 
     /// Queues a recorded graph on the device's stream.
+    /// `args` followed by the tensor maps `maps` describe for them, or `None` when a map's
+    /// tensor does not meet TMA's rules ([`crate::tma`]: the plain entry runs instead).
+    pub(crate) fn tma_args(
+        &self,
+        kernel: &'static str,
+        maps: &[crate::tma::TmaMap],
+        args: &[KernelArg],
+    ) -> Result<Option<Vec<KernelArg>>> {
+        let Some(encodings) = maps
+            .iter()
+            .map(|m| crate::tma::encoding(m, args))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(None);
+        };
+        let mut out = args.to_vec();
+        for e in &encodings {
+            out.push(KernelArg::TensorMap(self.tensor_map(kernel, e)?));
+        }
+        Ok(Some(out))
+    }
+
     /// The tensor map of `e` (`cuTensorMapEncodeTiled`: the box it describes, its swizzle, L2
     /// promotion by 256 bytes, zeros outside the tensor), encoded once per device and
     /// encoding. The cache forgets everything past 4096 entries (a process that launches on
     /// ever new buffers).
-    pub(crate) fn tensor_map(&self, kernel: &'static str, e: &Encoding) -> Result<[u64; 16]> {
+    fn tensor_map(&self, kernel: &'static str, e: &Encoding) -> Result<[u64; 16]> {
         let mut maps = self
             .tensor_maps
             .lock()

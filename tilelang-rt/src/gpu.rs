@@ -264,27 +264,17 @@ impl Device {
                 what: format!("{kernel}: `Device::launch_gpu`"),
             });
         };
-        let mut object = select_object(kernel, objects, self.arch(), config)?;
+        let object = select_object(kernel, objects, self.arch(), config)?;
         // The TMA entry when every map's tensor qualifies: its maps follow the arguments.
-        let mut with_maps = Vec::new();
-        if let (Some(tma), GpuDevice::Cuda(cuda), true) = (object.tma, gpu, crate::tma::enabled()) {
-            let encodings: Option<Vec<_>> = tma
-                .maps
-                .iter()
-                .map(|m| crate::tma::encoding(m, args))
-                .collect();
-            if let Some(encodings) = encodings {
-                with_maps.extend_from_slice(args);
-                for e in &encodings {
-                    with_maps.push(KernelArg::TensorMap(cuda.tensor_map(kernel, e)?));
-                }
-                object = &tma.object;
-            }
-        }
-        let args = if with_maps.is_empty() {
-            args
-        } else {
-            &with_maps
+        let tma = match (object.tma, gpu) {
+            (Some(tma), GpuDevice::Cuda(cuda)) if crate::tma::enabled() => cuda
+                .tma_args(kernel, tma.maps, args)?
+                .map(|with_maps| (&tma.object, with_maps)),
+            _ => None,
+        };
+        let (object, args) = match &tma {
+            Some((object, with_maps)) => (*object, with_maps.as_slice()),
+            None => (object, args),
         };
         let hip_threads = matches!(gpu, GpuDevice::Hip(_)).then_some(object.threads);
         let Some(grid) = launch_grid(kernel, grid, hip_threads)? else {

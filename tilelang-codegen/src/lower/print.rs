@@ -291,7 +291,6 @@ impl Emitter<'_> {
         let v = self.var(var);
         let n = format!("__n{depth}");
         let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
-        let stage_ptrs = |e: &Emitter, stage: &str, d: usize| e.stage_ptrs(&bufs, stage, d);
         self.async_copies = true;
         let issue_prologue = self.block(loads, depth + 3);
         let issue_steady = self.block(loads, depth + 4);
@@ -307,7 +306,7 @@ impl Emitter<'_> {
         );
         let _ = writeln!(out, "{ind}    if (__s{depth} < {n}) {{");
         let _ = writeln!(out, "{ind}      const tl::index {v} = __s{depth};");
-        out.push_str(&stage_ptrs(self, &format!("__s{depth}"), depth + 3));
+        out.push_str(&self.stage_ptrs(&bufs, &format!("__s{depth}"), depth + 3));
         out.push_str(&issue_prologue);
         let _ = writeln!(out, "{ind}    }}");
         let _ = writeln!(out, "{ind}    tl::cp_async_commit();");
@@ -323,17 +322,13 @@ impl Emitter<'_> {
         );
         let _ = writeln!(out, "{ind}      if (__i{depth} < {n}) {{");
         let _ = writeln!(out, "{ind}        const tl::index {v} = __i{depth};");
-        out.push_str(&stage_ptrs(
-            self,
-            &format!("__i{depth} % {stages}"),
-            depth + 4,
-        ));
+        out.push_str(&self.stage_ptrs(&bufs, &format!("__i{depth} % {stages}"), depth + 4));
         out.push_str(&issue_steady);
         let _ = writeln!(out, "{ind}      }}");
         let _ = writeln!(out, "{ind}      tl::cp_async_commit();");
         let _ = writeln!(out, "{ind}    }}");
         let _ = writeln!(out, "{ind}    {{");
-        out.push_str(&stage_ptrs(self, &format!("{v} % {stages}"), depth + 3));
+        out.push_str(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), depth + 3));
         out.push_str(&compute_text);
         let _ = writeln!(out, "{ind}    }}");
         let _ = writeln!(out, "{ind}  }}");
