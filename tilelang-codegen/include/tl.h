@@ -1069,9 +1069,10 @@ TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
 // commit; `cp_async_wait<N>` waits until at most N of this thread's groups are pending. A
 // barrier is still needed before other threads read what they wrote.
 #if defined(TL_NVIDIA)
+// The 32-bit shared-memory address PTX's `.shared` operands take, of a generic pointer into it.
+TL_DEVICE uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 TL_DEVICE void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
 }
 TL_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -1304,20 +1305,20 @@ template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
 // 16-byte aligned); lane (g = l / 4, t = l % 4) receives row g, columns 2t and 2t + 1 of each
 // matrix, or with `.trans` row 2t and 2t + 1 of column g (PTX ISA, "ldmatrix").
 TL_DEVICE void ldmatrix_x4(uint32_t* r, const void* p) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  const uint32_t s = smem_addr(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(s));
 }
 TL_DEVICE void ldmatrix_x4_trans(uint32_t* r, const void* p) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  const uint32_t s = smem_addr(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(s));
 }
 // Two matrices: lanes 0-15 supply the addresses (the others' are ignored but must be valid).
 TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  const uint32_t s = smem_addr(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
                : "r"(s));
@@ -1558,7 +1559,6 @@ TL_DEVICE void sync_async_proxy() {
 struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
-TL_DEVICE uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 // An mbarrier in shared memory, initialised by one thread with `count` expected arrivals; the
 // init is made visible to the copy engine by the fence, to the block by a barrier after it.
 TL_DEVICE void mbar_init(uint64_t* bar, int count) {
@@ -1640,7 +1640,7 @@ template <class T, int M, int N, int K, int WG>
 TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  const uint32_t sa = (uint32_t)__cvta_generic_to_shared(a), sb = (uint32_t)__cvta_generic_to_shared(b);
+  const uint32_t sa = smem_addr(a), sb = smem_addr(b);
   const int g = TL_TID / 128;
   wgmma_fence();
 #pragma unroll
