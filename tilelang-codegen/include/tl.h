@@ -1079,6 +1079,15 @@ template <int N>
 TL_DEVICE void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+#elif defined(TL_HOST)
+// Host emulation (tl_host.h): a copy runs when a wait covers its group, not before.
+TL_DEVICE uint32_t smem_addr(const void* p) { return tl_host::smem_offset(p); }
+TL_DEVICE void cp_async16(void* smem, const void* gmem) {
+  tl_host::detail::cp_async.open.push_back([smem, gmem] { __builtin_memcpy(smem, gmem, 16); });
+}
+TL_DEVICE void cp_async_commit() { tl_host::detail::cp_async.commit(); }
+template <int N>
+TL_DEVICE void cp_async_wait() { tl_host::detail::cp_async.wait(N); }
 #endif
 
 // ASYNC: full 16-byte vectors move with cp.async (the caller commits and waits); the elements
@@ -1113,7 +1122,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
             vstore<false, true, VEC>(dst, out);
             continue;
           }
-#if defined(TL_NVIDIA)
+#if defined(TL_NVIDIA) || defined(TL_HOST)
           if constexpr (ASYNC) {
             cp_async16(dst, g + grow * r.dims[3] + gc);
           } else {
@@ -1414,6 +1423,9 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
   }
 }
 
+#endif
+
+#if defined(TL_NVIDIA) || defined(TL_HOST)
 // The (row, col) in the block tile of accumulator register r (see gemm_mma).
 template <int M, int N, int WM, int WN>
 TL_DEVICE void mma_coord(int r, int& row, int& col) {
@@ -1423,6 +1435,23 @@ TL_DEVICE void mma_coord(int r, int& row, int& col) {
   const int q = r % 4, tile = r / 4, mt = tile / NT, nt = tile % NT;
   row = wm * TM + mt * 16 + lane / 4 + 8 * (q / 2);
   col = wn * TN + nt * 8 + 2 * (lane % 4) + (q % 2);
+}
+#endif
+#if defined(TL_HOST)
+// Host emulation of gemm_mma (NVIDIA sources on tl_host.h): each thread computes the
+// accumulator elements mma.sync's layout gives it (`mma_coord`), exact products summed in
+// increasing k in f32, the operands read where `sidx` stores them.
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
+TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  static_assert(TL_WAVE == 32, "mma.sync: emulate NVIDIA sources with TL_WAVE=32");
+  constexpr int REGS = (M / WM) * (N / WN) / 32;
+  for (int r = 0; r < REGS; ++r) {
+    int row, col;
+    mma_coord<M, N, WM, WN>(r, row, col);
+    float d = acc[r];
+    for (int k = 0; k < K; ++k) d += to_float(a[sidx<SWA, K>(row, k)]) * to_float(b[sidx<SWB, N>(k, col)]);
+    acc[r] = d;
+  }
 }
 #endif
 
@@ -1617,22 +1646,6 @@ TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const in
                  ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
   }
 }
-// A tile of ROWS × COLS 16-bit elements in the ATOMS layout (`sidx`) from the tensor region
-// whose origin is `off` (outermost first, RANK of them): one box of ROWS × W per 64-column (or
-// narrower) atom, at columns off + a·W, each into its atom's block of shared memory.
-template <int RANK, int ROWS, int COLS, class T>
-TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
-  constexpr int W = COLS >= 64 ? 64 : COLS;
-  int c[RANK];
-#pragma unroll
-  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
-#pragma unroll
-  for (int a = 0; a < COLS / W; ++a) {
-    tma_load<RANK>(dst + a * ROWS * W, map, bar, c);
-    c[0] += W;
-  }
-}
-
 // Issues the K / 16 instructions of acc += A·B as one wgmma group and returns at once: the
 // accumulator and the operand tiles belong to the tensor cores until a `wgmma_wait` says the
 // group is done (the warp-specialised loop keeps one group in flight this way).
@@ -1660,6 +1673,85 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
   // Only sm_90a objects call this; another arch compiling it is the emitter's error.
   static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
 #endif
+}
+#elif defined(TL_HOST)
+// Host emulation of the sm_90a primitives above (tl_host.h): wgmma reads its operands through
+// the descriptors tl.h computes, at the addresses a model of the hardware gives
+// (tl_host::a_addr, b_addr), and each thread accumulates the elements of the D fragment's
+// layout (`mma_coord` with one warp per 16 rows) when a wait covers the group; TMA writes its
+// boxes in the swizzle of the map; mbarriers are state machines in shared memory. Fences and
+// register reallocation have nothing to do on the host.
+TL_DEVICE void fence_proxy_async() {}
+TL_DEVICE void sync_async_proxy() { sync(); }
+TL_DEVICE void wgmma_fence() {}
+TL_DEVICE void wgmma_commit() { tl_host::detail::wgmma.commit(); }
+template <int N>
+TL_DEVICE void wgmma_wait() { tl_host::detail::wgmma.wait(N); }
+// One m64nNk16 instruction of this thread's warpgroup: its share of D += A·B.
+template <class T, int N>
+TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db) {
+  const tl_host::Desc a = tl_host::decode(da), b = tl_host::decode(db);
+  if (a.base || b.base) tl_host::detail::fail("wgmma: descriptors with a base offset are not modelled");
+  const int lane = TL_TID % 32, warp = TL_TID % 128 / 32;
+  for (int j = 0; j < N / 8; ++j)
+    for (int q = 0; q < 4; ++q) {
+      const int row = 16 * warp + lane / 4 + 8 * (q / 2), col = 8 * j + 2 * (lane % 4) + q % 2;
+      float x = d[4 * j + q];
+      for (int k = 0; k < 16; ++k) {
+        T va, vb;
+        __builtin_memcpy(&va, tl_smem + tl_host::a_addr(a, row, k), sizeof(T));
+        __builtin_memcpy(&vb, tl_smem + tl_host::b_addr(b, k, col), sizeof(T));
+        x += to_float(va) * to_float(vb);
+      }
+      d[4 * j + q] = x;
+    }
+}
+template <class T, int M, int N, int K, int WG>
+TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
+  const uint32_t sa = smem_addr(a), sb = smem_addr(b);
+  const int g = TL_TID / 128;
+  if (g >= WG) tl_host::detail::fail("gemm_wgmma: a thread outside the gemm's warpgroups");
+  wgmma_fence();
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    const uint64_t da = wg::desc_a<M, K>(sa, g, k0), db = wg::desc_b<K, N>(sb, k0);
+    tl_host::detail::wgmma.open.push_back([acc, da, db] { wgmma_run<T, N>(acc, da, db); });
+  }
+  wgmma_commit();
+}
+template <class T, int M, int N, int K, int WG>
+TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  gemm_wgmma_async<T, M, N, K, WG>(a, b, acc);
+  wgmma_wait<0>();
+}
+typedef tl_host::TensorMap TensorMap;
+TL_DEVICE void mbar_init(uint64_t* bar, int count) { tl_host::mbar::init(bar, count); }
+TL_DEVICE void mbar_fence_init() {}
+TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) { tl_host::mbar::update(bar, 1, bytes); }
+TL_DEVICE void mbar_arrive(uint64_t* bar) { tl_host::mbar::update(bar, 1, 0); }
+TL_DEVICE void mbar_wait(uint64_t* bar, int parity) { tl_host::mbar::wait(bar, parity); }
+template <int N> TL_DEVICE void setmaxnreg_dec() {}
+template <int N> TL_DEVICE void setmaxnreg_inc() {}
+template <int RANK>
+TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const int* c) {
+  tl_host::tma_load((unsigned char*)dst, *map, bar, c, RANK);
+}
+#endif
+#if defined(TL_NVIDIA) || defined(TL_HOST)
+// A tile of ROWS × COLS 16-bit elements in the ATOMS layout (`sidx`) from the tensor region
+// whose origin is `off` (outermost first, RANK of them): one box of ROWS × W per 64-column (or
+// narrower) atom, at columns off + a·W, each into its atom's block of shared memory.
+template <int RANK, int ROWS, int COLS, class T>
+TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
+  constexpr int W = COLS >= 64 ? 64 : COLS;
+  int c[RANK];
+#pragma unroll
+  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+#pragma unroll
+  for (int a = 0; a < COLS / W; ++a) {
+    tma_load<RANK>(dst + a * ROWS * W, map, bar, c);
+    c[0] += W;
+  }
 }
 #endif
 

@@ -14,14 +14,26 @@
 // launch at a time per process. TL_HOST tells tl.h's generic parts that they run here (tl.h
 // emulates the matrix-unit gemms on the host under it).
 //
+// NVIDIA sources (TL_WAVE=32) run here too, sm_90a's included: cp.async copies and wgmma groups
+// are deferred until a wait covers them (`Groups`), an mbarrier is a state machine in its 8
+// bytes of shared memory, a TMA copy writes its box in the map's swizzle, and wgmma reads its
+// operands through its descriptors at the addresses a model of the hardware gives ("hopper
+// reads"). The model is what tl.h's descriptors are tested against; it is not the hardware, so
+// the emulation checks the generated code's logic (layouts, pipelines, barrier protocols)
+// against the model, and only an H200 checks the model.
+//
 // Nothing here is meant to be fast; it is meant to be faithful to the device model.
 #pragma once
 
+#include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <math.h>
 #include <memory>
 #include <stdint.h>
@@ -40,7 +52,9 @@
 #define __global__
 #define __device__
 #define __shared__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __syncthreads() ::tl::sync()
 #define TL_MAX_REGISTERS(r)
 #define TL_WAVES_PER_EU(w)
 #define __forceinline__ inline
@@ -60,10 +74,10 @@
 // The shared memory of the running block. Generated code declares it inside the kernel as
 // `extern __shared__ unsigned char tl_smem[]`, which names this array.
 #ifndef TL_HOST_SMEM_BYTES
-#define TL_HOST_SMEM_BYTES (64 * 1024)
+#define TL_HOST_SMEM_BYTES (227 * 1024)  // the most a block may have on sm_90
 #endif
 extern "C" {
-alignas(256) inline unsigned char tl_smem[TL_HOST_SMEM_BYTES];
+alignas(1024) inline unsigned char tl_smem[TL_HOST_SMEM_BYTES];  // as the ATOMS layout needs
 }
 
 namespace tl_host {
@@ -98,6 +112,30 @@ struct Block {
 
 inline Block* block = nullptr;               // set by launch, for the duration of one launch
 inline thread_local int shfl_parity = 0;     // which exchange buffer this lane's next shuffle uses
+
+// Work a thread issued asynchronously (cp.async copies, wgmma groups), in committed groups.
+// Nothing runs when issued: a group runs when a wait lets fewer groups than it stay pending,
+// the latest moment the hardware may finish it. So a program that touches a copy's
+// destination, a wgmma's operands or its accumulator before the wait that covers it sees the
+// stale value here (on a GPU it might, or might not), and the emulation reports a mismatch.
+struct Groups {
+  std::vector<std::function<void()>> open;               // issued, not yet committed
+  std::deque<std::vector<std::function<void()>>> done;   // committed, oldest first
+  void commit() { done.push_back(std::move(open)); open.clear(); }
+  // Runs the oldest groups until at most `n` stay pending, after a pause that lets the other
+  // threads run ahead as far as the program allows them (a producer refilling a stage that this
+  // thread released too early then overwrites it before the group reads it).
+  void wait(int n) {
+    if ((int)done.size() > n) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    while ((int)done.size() > n) {
+      for (auto& f : done.front()) f();
+      done.pop_front();
+    }
+  }
+  // At the end of a block: what the block never waited for cannot matter to its results.
+  void drop() { open.clear(); done.clear(); }
+};
+inline thread_local Groups cp_async, wgmma;
 
 // bf16 rounding by hand: libgcc (which clang links by default) has no float → __bf16 routines.
 inline __bf16 bf16_from_bits(uint16_t b) { return __builtin_bit_cast(__bf16, b); }
@@ -141,6 +179,8 @@ void launch(long long gx, long long gy, long long gz, int threads, size_t smem_b
             blk.barrier.arrive_and_wait();  // shared memory is fresh before anyone starts
             block_idx[0] = x, block_idx[1] = y, block_idx[2] = z;
             body();
+            detail::cp_async.drop();
+            detail::wgmma.drop();
             blk.barrier.arrive_and_wait();  // everyone is done before it is reused
           }
     });
@@ -188,3 +228,127 @@ template <class T> inline T shfl_xor(T v, int mask) {
 // in the callee with __truncsfbf2, which libgcc before 13 lacks; tl.h's bf16 math takes bf16 by
 // value. A weak definition (a library's own wins), rounding as bf16_round does.
 extern "C" __attribute__((weak)) __bf16 __truncsfbf2(float x) { return tl_host::detail::bf16_round(x); }
+
+// ---- Hopper (sm_90a) on the host -------------------------------------------------------------
+// What tl.h's wgmma, TMA and mbarrier primitives do, for the emulation of NVIDIA sources: the
+// shared-memory addresses the hardware computes from a matrix descriptor or for a TMA box (a
+// model of the PTX ISA's canonical layouts; the 128-byte case as measured on an H200,
+// shared/LOWERING.md §4), and an mbarrier as a state machine in its 8 bytes of shared memory.
+namespace tl_host {
+inline uint32_t smem_offset(const void* p) {
+  const unsigned char* b = (const unsigned char*)p;
+  if (b < tl_smem || b >= tl_smem + sizeof(tl_smem)) detail::fail("a shared-memory operand outside shared memory");
+  return (uint32_t)(b - tl_smem);
+}
+// BEGIN hopper reads
+// A matrix descriptor's fields (PTX ISA, "Matrix Descriptor Format"): byte addresses and offsets.
+struct Desc { uint32_t start, lbo, sbo; int mode, base; };
+inline Desc decode(uint64_t d) {
+  return {(uint32_t)(d & 0x3FFF) << 4, (uint32_t)(d >> 16 & 0x3FFF) << 4, (uint32_t)(d >> 32 & 0x3FFF) << 4,
+          (int)(d >> 62), (int)(d >> 49 & 7)};
+}
+// The bytes of one row of a swizzle atom in mode `mode` (1 = 128-byte, 2 = 64, 3 = 32).
+inline int row_bytes(int mode) { return mode == 1 ? 128 : mode == 2 ? 64 : 32; }
+// The swizzle of a byte address: 128-byte mode XORs bits [4, 7) with [7, 10), 64-byte mode
+// bits [4, 6) with [7, 9), 32-byte mode bit 4 with bit 7. TMA writes and wgmma reads alike.
+inline uint32_t swizzled(uint32_t addr, int mode) {
+  const int bits = mode == 1 ? 3 : mode == 2 ? 2 : 1;
+  return addr ^ (((addr >> 7) & ((1u << bits) - 1)) << 4);
+}
+// Where wgmma reads element (r, k) of a K-major operand (A): rows in groups of 8, a row's 16
+// k values contiguous, groups SBO apart.
+inline uint32_t a_addr(const Desc& d, int r, int k) {
+  return swizzled(d.start + (r / 8) * d.sbo + (r % 8) * row_bytes(d.mode) + 2 * k, d.mode);
+}
+// Where it reads element (k, n) of an MN-major operand (B, transposed): 8-row groups of k SBO
+// apart, atoms of columns LBO apart.
+inline uint32_t b_addr(const Desc& d, int k, int n) {
+  const int w = row_bytes(d.mode) / 2;
+  return swizzled(d.start + (n / w) * d.lbo + (k / 8) * d.sbo + (k % 8) * row_bytes(d.mode) + 2 * (n % w), d.mode);
+}
+// END hopper reads
+
+// An mbarrier: bit 63 the phase's parity, bits [40, 63) the transaction bytes still expected
+// (signed: a copy may complete before its bytes are announced), [20, 40) the arrivals a phase
+// needs, [0, 20) those still missing. A phase completes when no arrival and no byte is
+// missing; the next one then starts with every arrival missing.
+namespace mbar {
+struct State { uint64_t parity; int64_t tx; uint32_t count, pending; };
+inline State unpack(uint64_t w) {
+  int64_t tx = (int64_t)(w >> 40 & 0x7FFFFF);
+  if (tx & 0x400000) tx -= 0x800000;
+  return {w >> 63, tx, (uint32_t)(w >> 20 & 0xFFFFF), (uint32_t)(w & 0xFFFFF)};
+}
+inline uint64_t pack(const State& s) {
+  return s.parity << 63 | ((uint64_t)s.tx & 0x7FFFFF) << 40 | (uint64_t)s.count << 20 | s.pending;
+}
+inline void init(uint64_t* bar, int count) {
+  if (count < 1 || count >= (1 << 20)) detail::fail("mbarrier init: the arrival count is out of range");
+  std::atomic_ref<uint64_t>(*bar).store(pack({0, 0, (uint32_t)count, (uint32_t)count}));
+}
+// `arrivals` arrivals and `bytes` more (or, negative, fewer) transaction bytes, atomically.
+inline void update(uint64_t* bar, uint32_t arrivals, int64_t bytes) {
+  std::atomic_ref<uint64_t> a(*bar);
+  uint64_t w = a.load();
+  for (;;) {
+    State s = unpack(w);
+    if (s.count == 0) detail::fail("mbarrier: used before its init");
+    if (arrivals > s.pending) detail::fail("mbarrier: more arrivals than the phase expects");
+    s.pending -= arrivals;
+    s.tx += bytes;
+    if (s.tx < -0x400000 || s.tx >= 0x400000) detail::fail("mbarrier: transaction count out of range");
+    if (s.pending == 0 && s.tx == 0) s = {s.parity ^ 1, 0, s.count, s.count};
+    if (a.compare_exchange_weak(w, pack(s))) break;
+  }
+  a.notify_all();
+}
+// Waits until the phase of parity `parity` has completed: the current phase is the other one.
+inline void wait(uint64_t* bar, int parity) {
+  std::atomic_ref<uint64_t> a(*bar);
+  for (uint64_t w = a.load();; w = a.load()) {
+    if (unpack(w).parity != (uint64_t)(parity & 1)) return;
+    a.wait(w);
+  }
+}
+}  // namespace mbar
+
+// A tensor map on the host: what cuTensorMapEncodeTiled takes, kept as it is given. The
+// harness fills it from the same values the launcher gives the driver.
+struct TensorMap {
+  unsigned char* base;
+  int rank, elem_bytes, swizzle;   // swizzle in bytes: 0, 32, 64 or 128
+  long long dims[5];               // innermost first
+  long long strides[5];            // bytes between indices of dimension d (strides[0] = elem_bytes)
+  int box[5];
+};
+// cp.async.bulk.tensor: the box at coordinates `c` (innermost first) into shared memory at
+// `dst`, elements outside the tensor as zeros, written in the map's swizzle (the same address
+// function wgmma reads with), then `bytes` of transaction completed on `bar`. Checks what the
+// hardware requires and faults on (a misaligned innermost coordinate faults on an H200).
+inline void tma_load(unsigned char* dst, const TensorMap& m, uint64_t* bar, const int* c, int rank) {
+  if (rank != m.rank) detail::fail("tma_load: the rank is not the map's");
+  const int mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
+  const uint32_t d0 = smem_offset(dst);
+  if (mode && d0 % 1024 != 0) detail::fail("tma_load: a swizzled box's destination is not 1024-byte aligned");
+  if (d0 % 128 != 0) detail::fail("tma_load: the destination is not 128-byte aligned");
+  if (mode && m.box[0] * m.elem_bytes != m.swizzle) detail::fail("tma_load: the box's rows are not the swizzle's width");
+  if ((long long)c[0] * m.elem_bytes % 16 != 0) detail::fail("tma_load: the innermost coordinate is not a multiple of 16 bytes");
+  long long n = 1;
+  for (int d = 0; d < rank; ++d) n *= m.box[d];
+  for (long long e = 0; e < n; ++e) {
+    long long rest = e, src = 0;
+    bool inside = true;
+    for (int d = 0; d < rank; ++d) {
+      const long long x = (long long)c[d] + rest % m.box[d];
+      rest /= m.box[d];
+      inside = inside && x >= 0 && x < m.dims[d];
+      src += x * m.strides[d];
+    }
+    const uint32_t at = d0 + (uint32_t)(e * m.elem_bytes);
+    unsigned char* out = tl_smem + (mode ? swizzled(at, mode) : at);
+    if (inside) std::memcpy(out, m.base + src, m.elem_bytes);
+    else std::memset(out, 0, m.elem_bytes);
+  }
+  mbar::update(bar, 0, -(int64_t)(n * m.elem_bytes));
+}
+}  // namespace tl_host

@@ -404,7 +404,15 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
 /// The text of tl.h between `// BEGIN <name>` and `// END <name>`: the sections written to
 /// compile on the host too, which these tests run there.
 fn tl_section(name: &str) -> &'static str {
-    let header = tilelang_codegen::lower::HEADER;
+    section_of(tilelang_codegen::lower::HEADER, name)
+}
+
+/// The same for `tl_host.h`, the host emulation's platform layer.
+fn tl_host_section(name: &str) -> &'static str {
+    section_of(include_str!("../include/tl_host.h"), name)
+}
+
+fn section_of(header: &'static str, name: &str) -> &'static str {
     let (begin, end) = (format!("// BEGIN {name}\n"), format!("// END {name}\n"));
     let start = header
         .find(&begin)
@@ -2143,34 +2151,16 @@ fn gemms_whose_tiles_fit_run_on_wgmma_on_sm_90a_and_on_mma_sync_otherwise() {
 /// PTX ISA's matrix descriptor and canonical layouts; the 128-byte case as measured on an
 /// H200, shared/LOWERING.md §4): for every tile shape the lowering admits, every warpgroup and
 /// k-step, the element the model reads through the descriptor at each (row, k) of A and
-/// (k, column) of B is the one `sidx<ATOMS>` stored there (what the copies write).
+/// (k, column) of B is the one `sidx<ATOMS>` stored there (what the copies write). The model
+/// is `tl_host.h`'s, the one the sm_90a emulation (kernels/tests/emulation.rs) reads with.
 #[test]
 fn wgmma_descriptors_read_what_the_atom_layout_stores() {
     let section = format!("{}{}", tl_section("swizzle"), tl_section("wgmma layout"));
+    let model = tl_host_section("hopper reads");
     let check = r#"
 #include <cstdio>
 #include <vector>
-// A descriptor's fields, as the PTX ISA defines them.
-struct Desc { uint32_t start, lbo, sbo; int mode; };
-Desc decode(uint64_t d) {
-  return {(uint32_t)(d & 0x3FFF) << 4, (uint32_t)(d >> 16 & 0x3FFF) << 4, (uint32_t)(d >> 32 & 0x3FFF) << 4, (int)(d >> 62)};
-}
-// The swizzle of a byte address: 128-byte mode XORs bits [4, 7) with [7, 10), 64-byte mode
-// bits [4, 6) with [7, 9), 32-byte mode bit 4 with bit 7.
-uint32_t swizzled(uint32_t addr, int mode) {
-  const int bits = mode == 1 ? 3 : mode == 2 ? 2 : 1;
-  return addr ^ (((addr >> 7) & ((1u << bits) - 1)) << 4);
-}
-int row_bytes(int mode) { return mode == 1 ? 128 : mode == 2 ? 64 : 32; }
-// K-major (A): rows in groups of 8, a row's 16 k values contiguous, groups SBO apart.
-uint32_t a_addr(const Desc& d, int r, int k) {
-  return swizzled(d.start + (r / 8) * d.sbo + (r % 8) * row_bytes(d.mode) + 2 * k, d.mode);
-}
-// MN-major (B, transposed): 8-row groups of k SBO apart, atoms of columns LBO apart.
-uint32_t b_addr(const Desc& d, int k, int n) {
-  const int w = row_bytes(d.mode) / 2;
-  return swizzled(d.start + (n / w) * d.lbo + (k / 8) * d.sbo + (k % 8) * row_bytes(d.mode) + 2 * (n % w), d.mode);
-}
+using namespace tl_host;
 template <int M, int N, int K, int WG>
 int check() {
   static_assert(tl::wg::fits<M, N, K, WG>(), "a shape the lowering admits");
@@ -2206,7 +2196,7 @@ int main() {
 }
 "#;
     let text = format!(
-        "#include <stdint.h>\n#define TL_SWIZZLE constexpr\n#define TL_WGMMA_LAYOUT constexpr\nnamespace tl {{\n{section}}}\n{check}"
+        "#include <stdint.h>\n#define TL_SWIZZLE constexpr\n#define TL_WGMMA_LAYOUT constexpr\nnamespace tl {{\n{section}}}\nnamespace tl_host {{\n{model}}}\n{check}"
     );
     let report = run_host_program("wgmma_layout", &text);
     assert!(report.contains("wgmma: 0 failures"), "{report}");
