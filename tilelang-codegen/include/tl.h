@@ -23,6 +23,9 @@
 #define TL_BID_X ((long long)blockIdx.x)
 #define TL_BID_Y ((long long)blockIdx.y)
 #define TL_BID_Z ((long long)blockIdx.z)
+// The block's linear index in its grid and the grid's blocks (persistent entries walk tiles).
+#define TL_BLOCK_LINEAR ((long long)blockIdx.x + (long long)gridDim.x * ((long long)blockIdx.y + (long long)gridDim.y * blockIdx.z))
+#define TL_BLOCKS ((long long)gridDim.x * gridDim.y * gridDim.z)
 #define TL_WAVE 32
 namespace tl {
 typedef __half half;
@@ -1454,6 +1457,26 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
   }
 }
 #endif
+
+// ---- Persistent blocks ----------------------------------------------------------------------------
+// The block indices of tile `t` (0 <= t < gx·gy·gz) of a grid walked by persistent blocks:
+// planes of z one after the other; within a plane, groups of G rows (y) whose tiles go column
+// (x) by column, the G rows of a column consecutive, so that consecutive tiles share the
+// rows of A (y) and the columns of B (x) they read, in the L2. A bijection onto the grid.
+// BEGIN raster
+#ifndef TL_RASTER
+#define TL_RASTER TL_DEVICE
+#endif
+template <int G>
+TL_RASTER void raster(index t, index gx, index gy, index& bx, index& by, index& bz) {
+  static_assert(G >= 1, "rows per group");
+  const index plane = gx * gy, r = t % plane, span = (index)G * gx, first = r / span * G;
+  const index rows = gy - first < G ? gy - first : G;
+  bz = t / plane;
+  by = first + r % span % rows;
+  bx = r % span / rows;
+}
+// END raster
 
 // ---- Hopper warpgroup MMA (wgmma, sm_90a) -------------------------------------------------------
 // acc += A (M×K) · B (K×N), both shared tiles in the ATOMS layout (`sidx`), f32 accumulators.

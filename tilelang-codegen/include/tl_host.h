@@ -65,6 +65,8 @@
 #define TL_BID_X ((long long)::tl_host::block_idx[0])
 #define TL_BID_Y ((long long)::tl_host::block_idx[1])
 #define TL_BID_Z ((long long)::tl_host::block_idx[2])
+#define TL_BLOCK_LINEAR (::tl_host::block_idx[0] + ::tl_host::grid_dim[0] * (::tl_host::block_idx[1] + ::tl_host::grid_dim[1] * ::tl_host::block_idx[2]))
+#define TL_BLOCKS (::tl_host::grid_dim[0] * ::tl_host::grid_dim[1] * ::tl_host::grid_dim[2])
 // tl.h's AMD atomics call clang's __hip_atomic_fetch_add, a builtin on every target; on the host
 // only the scope's name is missing (the value is clang's: agent = 4).
 #ifndef __HIP_MEMORY_SCOPE_AGENT
@@ -83,6 +85,7 @@ alignas(1024) inline unsigned char tl_smem[TL_HOST_SMEM_BYTES];  // as the ATOMS
 namespace tl_host {
 inline thread_local int thread_idx;
 inline thread_local long long block_idx[3];
+inline long long grid_dim[3];  // of the running launch
 
 namespace detail {
 [[noreturn]] inline void fail(const char* what) {
@@ -167,6 +170,7 @@ void launch(long long gx, long long gy, long long gz, int threads, size_t smem_b
   if (smem_bytes > sizeof(tl_smem)) detail::fail("launch: the kernel needs more shared memory than TL_HOST_SMEM_BYTES");
   detail::Block blk(threads);
   detail::block = &blk;
+  grid_dim[0] = gx, grid_dim[1] = gy, grid_dim[2] = gz;
   std::vector<std::thread> pool;
   pool.reserve(threads);
   for (int t = 0; t < threads; ++t) {

@@ -124,6 +124,7 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                     let (tma_entry, tma_threads, tma_shared) =
                         (&t.entry, t.threads, t.shared_bytes as u32);
                     let maps = t.maps.iter().map(|m| tma_map(k, l.config, m));
+                    let persistent = t.persistent;
                     quote! {
                         ::core::option::Option::Some(&::tilelang::__private::tma::Tma {
                             object: ::tilelang::__private::gpu::Object {
@@ -136,6 +137,7 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                                 tma: ::core::option::Option::None,
                             },
                             maps: &[#(#maps),*],
+                            persistent: #persistent,
                         })
                     }
                 }

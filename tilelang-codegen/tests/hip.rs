@@ -2202,6 +2202,42 @@ int main() {
     assert!(report.contains("wgmma: 0 failures"), "{report}");
 }
 
+/// `tl::raster` (the tiles of persistent blocks) is a bijection onto the grid for grids that
+/// are and are not multiples of the group, and consecutive tiles of a group share their rows.
+#[test]
+fn raster_visits_every_tile_of_the_grid_once() {
+    let text = format!(
+        "#include <cstdio>\n#include <vector>\nnamespace tl {{\ntypedef long long index;\n#define TL_RASTER inline\n{}}}\n{}",
+        tl_section("raster"),
+        r#"
+template <int G>
+int check(long long gx, long long gy, long long gz) {
+  std::vector<int> seen(gx * gy * gz, 0);
+  int bad = 0;
+  for (long long t = 0; t < gx * gy * gz; ++t) {
+    long long bx, by, bz;
+    tl::raster<G>(t, gx, gy, bx, by, bz);
+    if (bx < 0 || bx >= gx || by < 0 || by >= gy || bz < 0 || bz >= gz) { ++bad; continue; }
+    ++seen[(bz * gy + by) * gx + bx];
+    // The first G tiles of a whole group are one column of G consecutive rows.
+    const long long r = t % (gx * gy);
+    if (gy % G == 0 && r % (G * gx) < G && (bx != 0 || by != r / (G * gx) * G + r % G)) ++bad;
+  }
+  for (int s : seen) bad += s != 1;
+  return bad;
+}
+int main() {
+  int bad = check<8>(1, 1, 1) + check<8>(5, 3, 1) + check<8>(7, 16, 2) + check<8>(32, 19, 1) +
+            check<1>(4, 6, 3) + check<4>(3, 13, 2);
+  std::printf("raster: %d failures\n", bad);
+  return bad != 0;
+}
+"#
+    );
+    let report = run_host_program("raster", &text);
+    assert!(report.contains("raster: 0 failures"), "{report}");
+}
+
 /// A wgmma gemm's pipelined loads also get a TMA entry on sm_90a: one map per (tensor, box),
 /// the box one 64-column (or narrower) atom of the tile with the swizzle of its width; the
 /// plain entry stays in the same source for tensors TMA cannot take. The GEMM is
@@ -2215,8 +2251,8 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     let l = launch(&gemm, 0, &sm90a).unwrap();
     let tma = l.tma.expect("a TMA entry");
     assert_eq!(
-        (tma.entry.as_str(), tma.threads),
-        ("tl_gemm__t64__tma", 256)
+        (tma.entry.as_str(), tma.threads, tma.persistent),
+        ("tl_gemm__t64__tma", 256, true)
     );
     // Two stages of A (64 × 32) and B (32 × 64), then two full and two empty mbarriers.
     assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 16416));
@@ -2241,13 +2277,19 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
         "__launch_bounds__(256) tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1)",
         "tl::mbar_init(&__empty[__b], 128);",
         "if (TL_TID >= 128) {",
-        "if (v2_k >= 2) tl::mbar_wait(&__empty[__st], (int)((v2_k / 2 - 1) & 1));",
+        // Persistent: both roles walk the grid's tiles, counting iterations across them.
+        "const tl::index __gx = tl::div_ceil<tl::index>(n_N, k_BN), __gy = tl::div_ceil<tl::index>(n_M, k_BM), __gz = 1;",
+        "for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {",
+        "tl::raster<8>(__t, __gx, __gy, __bx, __by, __bz);\n        tl::index v0_bx = __bx;",
+        "for (tl::index v2_k = 0; v2_k < __n; ++v2_k, ++__it) {",
+        "if (__it >= 2) tl::mbar_wait(&__empty[__st], (int)((__it / 2 - 1) & 1));",
         "tl::mbar_expect_tx(&__full[__st], 8192);",
         "tl::tma_tile<2, 64, 32>(b0_a_s, &__tm0, &__full[__st], __o);",
         "tl::tma_tile<2, 32, 64>(b1_b_s, &__tm1, &__full[__st], __o);",
-        "tl::mbar_wait(&__full[__st], (int)((v2_k / 2) & 1));",
-        // One wgmma group in flight: a stage is released once the next one's group is issued.
-        "tl::gemm_wgmma_async<tl::half, 64, 64, 32, 1>(b0_a_s, b1_b_s, b2_acc);\n      tl::wgmma_wait<1>();\n      if (v2_k > 0) tl::mbar_arrive(&__empty[(int)((v2_k - 1) % 2)]);\n    }\n    tl::wgmma_wait<0>();",
+        "tl::mbar_wait(&__full[__st], (int)((__it / 2) & 1));",
+        // One wgmma group in flight: a stage is released once the next one's group is issued,
+        // the tile's last once its group is done.
+        "tl::gemm_wgmma_async<tl::half, 64, 64, 32, 1>(b0_a_s, b1_b_s, b2_acc);\n        tl::wgmma_wait<1>();\n        if (v2_k > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % 2)]);\n      }\n      tl::wgmma_wait<0>();\n      if (__n > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % 2)]);",
         "tl::cp_async_commit();",
     ] {
         assert!(src.contains(want), "{want}: {src}");

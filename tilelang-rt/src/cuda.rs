@@ -107,6 +107,8 @@ pub(crate) struct CudaDevice {
     /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: the most shared memory a block
     /// can have, static and dynamic together, once a kernel opts in.
     max_shared_optin: i32,
+    /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
+    multiprocessors: i32,
     /// The graph being recorded, if any; `recording` says whether it is `Some` without locking.
     graph: Mutex<Option<Recording>>,
     recording: AtomicBool,
@@ -156,6 +158,15 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
     let max_shared_optin = ctx
         .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .map_err(|e| driver_error("cuDeviceGetAttribute", "reading the shared memory limit", e))?;
+    let multiprocessors = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| {
+            driver_error(
+                "cuDeviceGetAttribute",
+                "reading the multiprocessor count",
+                e,
+            )
+        })?;
     let stream = ctx.default_stream();
     let dev = CudaDevice {
         ctx,
@@ -167,6 +178,7 @@ pub(crate) fn open(ordinal: usize) -> Result<(CudaDevice, String, String)> {
             "cuMemAlloc"
         },
         max_shared_optin,
+        multiprocessors,
         graph: Mutex::new(None),
         recording: AtomicBool::new(false),
         tensor_maps: Mutex::new(HashMap::new()),
@@ -590,6 +602,7 @@ unsafe impl GpuRuntime for CudaDevice {
             max_threads: 0,
             static_shared: 0,
             dynamic_allowed: std::sync::atomic::AtomicU32::new(48 * 1024),
+            resident: std::sync::atomic::AtomicU32::new(0),
         };
         let name = entry.to_string_lossy().into_owned();
         // SAFETY: `module` is loaded and stays so while `loaded` lives.
@@ -706,6 +719,40 @@ unsafe impl GpuRuntime for CudaDevice {
     fn recording_here(&self) -> bool {
         CudaDevice::recording_here(self)
     }
+
+    /// The multiprocessors times the blocks of this size and shared memory one holds
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`), read once per module.
+    fn resident_blocks(
+        &self,
+        kernel: &'static str,
+        object: &Object,
+        loaded: &Loaded,
+    ) -> Result<u32> {
+        let known = loaded.resident.load(Ordering::Acquire);
+        if known != 0 {
+            return Ok(known);
+        }
+        self.bind()?;
+        // SAFETY: `loaded.function` is a function of a loaded module, allowed the shared
+        // memory `object` asks for (`prepare_function` ran).
+        let per_sm = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                loaded.function,
+                object.threads as i32,
+                object.shared_bytes as usize,
+            )
+        }
+        .map_err(|e| {
+            driver_error(
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                format_args!("{}: reading its occupancy", what(kernel, object)),
+                e,
+            )
+        })?;
+        let blocks = (per_sm.max(1) as u32).saturating_mul(self.multiprocessors.max(1) as u32);
+        loaded.resident.store(blocks, Ordering::Release);
+        Ok(blocks)
+    }
 }
 
 /// What [`CudaDevice::end_graph`] returns.
@@ -755,6 +802,8 @@ pub(crate) struct Loaded {
     /// The dynamic shared memory the function has been allowed so far
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`; 48 KiB without asking).
     dynamic_allowed: std::sync::atomic::AtomicU32,
+    /// The blocks the device holds at once ([`GpuRuntime::resident_blocks`]); 0 until read.
+    resident: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: module and function handles are plain driver handles, usable from any thread on which

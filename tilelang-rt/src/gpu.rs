@@ -269,17 +269,24 @@ impl Device {
         let tma = match (object.tma, gpu) {
             (Some(tma), GpuDevice::Cuda(cuda)) if crate::tma::enabled() => cuda
                 .tma_args(kernel, tma.maps, args)?
-                .map(|with_maps| (&tma.object, with_maps)),
+                .map(|with_maps| (tma, with_maps)),
             _ => None,
         };
-        let (object, args) = match &tma {
-            Some((object, with_maps)) => (*object, with_maps.as_slice()),
-            None => (object, args),
+        let (object, args, persistent) = match &tma {
+            Some((tma, with_maps)) => (&tma.object, with_maps.as_slice(), tma.persistent),
+            None => (object, args, false),
         };
         let hip_threads = matches!(gpu, GpuDevice::Hip(_)).then_some(object.threads);
-        let Some(grid) = launch_grid(kernel, grid, hip_threads)? else {
+        let Some(mut grid) = launch_grid(kernel, grid, hip_threads)? else {
             return Ok(());
         };
+        if persistent {
+            let resident = match crate::tma::persistent_blocks() {
+                Some(n) => n,
+                None => gpu.resident(kernel, object)?,
+            };
+            grid = crate::tma::persistent_grid(grid, resident);
+        }
         // SAFETY: the caller's contract.
         unsafe { gpu.launch(kernel, object, grid, args) }
     }

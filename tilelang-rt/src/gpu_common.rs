@@ -148,6 +148,18 @@ pub(crate) unsafe trait GpuRuntime {
         false
     }
 
+    /// How many blocks of `module`'s function, launched as `object` asks, the device holds at
+    /// once (the grid of a persistent entry, [`crate::tma::persistent_grid`]). No cap by default.
+    fn resident_blocks(
+        &self,
+        kernel: &'static str,
+        object: &Object,
+        module: &Self::Module,
+    ) -> Result<u32> {
+        let _ = (kernel, object, module);
+        Ok(u32::MAX)
+    }
+
     // ---- Provided: the behaviour both backends share.
 
     /// New device memory for `bytes` bytes, each set to `fill` (left unset for `None`, for the
@@ -254,6 +266,16 @@ pub(crate) unsafe trait GpuRuntime {
     /// with these arguments and this grid; memory the kernel writes is not accessed by anything
     /// else until it has finished; `object` holds an image built for this kernel that this
     /// device runs (its arch, or one the device runs; see [`crate::gpu::select_object`]).
+    /// [`GpuRuntime::resident_blocks`] of `object`, loaded (and checked, and prepared) first.
+    fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
+        let loaded = self
+            .modules()
+            .get_or_load(object, || self.load(kernel, object))?;
+        self.check_limits(kernel, object, &loaded)?;
+        self.prepare_function(kernel, object, &loaded)?;
+        self.resident_blocks(kernel, object, &loaded)
+    }
+
     unsafe fn launch(
         &self,
         kernel: &'static str,
@@ -401,6 +423,11 @@ impl GpuDevice {
     pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         self.not_recording("timing")?;
         on_backend!(self, d => d.time_ms(f))
+    }
+
+    /// [`GpuRuntime::resident`].
+    pub(crate) fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
+        on_backend!(self, d => d.resident(kernel, object))
     }
 
     /// [`GpuRuntime::launch`].

@@ -8,7 +8,9 @@
 //! aligned base, dimensions in `1..=2^32`, every stride but the innermost a multiple of 16 bytes
 //! below `2^40`), else the plain entry, which computes the same result. Encodings are cached
 //! per device and (address, shape, map). `TILELANG_TMA=off` in the environment runs the plain
-//! entries only ([`enabled`]).
+//! entries only ([`enabled`]). A warp-specialised TMA entry is persistent: it is launched with
+//! as many blocks as the device holds at once, each walking tiles of the kernel's grid
+//! ([`persistent_grid`]; `TILELANG_PERSISTENT_BLOCKS` overrides the count, [`persistent_blocks`]).
 
 use crate::gpu::{KernelArg, Object};
 use std::sync::OnceLock;
@@ -18,6 +20,19 @@ use std::sync::OnceLock;
 pub fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var("TILELANG_TMA").map_or(true, |v| v != "off"))
+}
+
+/// The blocks a persistent entry is launched with, when `TILELANG_PERSISTENT_BLOCKS` sets it
+/// (read once): a small number makes every block walk several tiles at any size, which the
+/// GPU checks use; otherwise the device's resident blocks decide ([`persistent_grid`]).
+pub fn persistent_blocks() -> Option<u32> {
+    static N: OnceLock<Option<u32>> = OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("TILELANG_PERSISTENT_BLOCKS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+    })
 }
 
 /// Where a tensor dimension's extent comes from at launch: a shape argument (an `I64` in the
@@ -54,6 +69,16 @@ pub struct TmaMap {
 pub struct Tma {
     pub object: Object,
     pub maps: &'static [TmaMap],
+    /// The entry walks the grid's tiles itself: it is launched with at most as many blocks
+    /// as the device holds at once ([`persistent_grid`]).
+    pub persistent: bool,
+}
+
+/// The grid of a persistent entry: the kernel's `grid` as one dimension of at most `resident`
+/// blocks (what the device holds at once), each of which runs every `resident`-th tile.
+pub fn persistent_grid(grid: [u32; 3], resident: u32) -> [u32; 3] {
+    let tiles = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
+    [tiles.min(u64::from(resident.max(1))) as u32, 1, 1]
 }
 
 /// What `cuTensorMapEncodeTiled` takes for one map.
@@ -109,6 +134,17 @@ pub(crate) fn encoding(map: &TmaMap, args: &[KernelArg]) -> Option<Encoding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn persistent_grids_hold_at_most_the_resident_blocks_in_one_dimension() {
+        // 32 × 16 tiles on 132 resident blocks; a grid smaller than that keeps one block a
+        // tile; the 2^32 tiles of a huge grid do not overflow; no cap at all keeps the tiles.
+        assert_eq!(persistent_grid([32, 16, 1], 132), [132, 1, 1]);
+        assert_eq!(persistent_grid([5, 3, 2], 132), [30, 1, 1]);
+        assert_eq!(persistent_grid([65536, 65536, 1], 264), [264, 1, 1]);
+        assert_eq!(persistent_grid([7, 3, 1], u32::MAX), [21, 1, 1]);
+        assert_eq!(persistent_grid([7, 3, 1], 0), [1, 1, 1]);
+    }
 
     const A: TmaMap = TmaMap {
         arg: 0,

@@ -2,7 +2,8 @@
 # Runs the GPU checks of a bundle made by `cargo xtask gpu-bundle`, on the GPU machine.
 # Every kernel, variant and config is checked against float64 references at odd sizes (the
 # kernels' test suite on the GPU), the tutorials run at their sizes, the GEMMs again without
-# TMA (TILELANG_TMA=off), and the test suite runs again under compute-sanitizer memcheck and
+# TMA (TILELANG_TMA=off) and on 2 persistent blocks (TILELANG_PERSISTENT_BLOCKS=2: every block
+# walks several tiles), and the test suite runs again under compute-sanitizer memcheck and
 # racecheck (synccheck for the GEMMs). Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
@@ -58,6 +59,9 @@ if [ "$phase" = all ] || [ "$phase" = check ]; then
   # the plain entries only, so both are checked whatever the sizes.
   step "GEMM tests with TILELANG_TMA=off (plain entries)" env TILELANG_TMA=off "$here/bin/kernels-tests" --test-threads=1 gemm
   step "batched GEMM tests with TILELANG_TMA=off" env TILELANG_TMA=off "$here/bin/examples-tests" --test-threads=1 batched
+  # Persistent TMA entries on 2 blocks: each walks several tiles even at the tests' sizes.
+  step "GEMM tests on 2 persistent blocks" env TILELANG_PERSISTENT_BLOCKS=2 "$here/bin/kernels-tests" --test-threads=1 gemm
+  step "batched GEMM tests on 2 persistent blocks" env TILELANG_PERSISTENT_BLOCKS=2 "$here/bin/examples-tests" --test-threads=1 batched
 fi
 if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1

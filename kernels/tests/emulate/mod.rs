@@ -479,6 +479,9 @@ fn prepare(
     (line, run)
 }
 
+/// The blocks a persistent entry is launched with ([`tma_run`]).
+const PERSISTENT_BLOCKS: u64 = 3;
+
 /// The launch of `t`, the TMA entry of the config that `line` launches, on the same inputs and
 /// with the same expected outputs: `line` with the entry's name and its tensor maps, or `None`
 /// where the launcher would run the plain entry. The rule is the launcher's
@@ -509,6 +512,14 @@ fn tma_run(t: &lower::TmaLaunch, line: &str, run: &Run) -> Option<(String, Run)>
     let mut f: Vec<String> = line.split_whitespace().map(String::from).collect();
     f[1] = id.to_string();
     f[2] = t.entry.clone();
+    if t.persistent {
+        // As the launcher would on a device holding 3 blocks at once: fewer blocks than
+        // tiles, each walking several (and the last ones fewer).
+        let tiles: u64 = f[3..6].iter().map(|g| g.parse::<u64>().unwrap()).product();
+        f[3] = tiles.min(PERSISTENT_BLOCKS).to_string();
+        f[4] = "1".into();
+        f[5] = "1".into();
+    }
     f.pop(); // the plain launch's "0" maps
     let line = format!("{}{maps}\n", f.join(" "));
     let run = Run {

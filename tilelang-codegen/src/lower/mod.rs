@@ -104,6 +104,9 @@ pub struct TmaLaunch {
     pub threads: u32,
     pub shared_bytes: usize,
     pub maps: Vec<TmaMap>,
+    /// The entry walks the grid's tiles itself (warp-specialised entries): launch it with at
+    /// most as many blocks as the device holds at once, in one dimension.
+    pub persistent: bool,
 }
 
 /// The symbol of a (kernel, config).
@@ -363,6 +366,7 @@ impl Plan<'_> {
                     .map_or(self.threads, |w| w.threads) as u32,
                 shared_bytes: self.tma.shared_bytes,
                 maps: self.tma.maps.clone(),
+                persistent: self.tma.specialized.is_some(),
             }),
             entry,
             threads: self.threads as u32,

@@ -41,6 +41,9 @@ pub(super) struct Emitter<'a> {
     inside: bool,
     /// Printing the TMA entry ([`super::tma`]): its pipelined loops load through tensor maps.
     tma: bool,
+    /// Printing the tile loop of a persistent entry ([`super::tma::Specialized`]): block
+    /// indices are the tile's (`__bx`, `__by`, `__bz`), not the block's.
+    persistent: bool,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -82,6 +85,7 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         interior: BTreeSet::new(),
         inside: false,
         tma,
+        persistent: false,
         temps: 0,
         lead: None,
         bcast: None,
@@ -473,14 +477,20 @@ impl Emitter<'_> {
         out
     }
 
-    /// The body of a warp-specialised TMA entry ([`super::tma::Specialized`]): the prelude
-    /// (`let`s and register fills) for every thread; the mbarriers (`full[s]`: one arrival and
-    /// the stage's bytes; `empty[s]`: every consumer thread) set up by thread 0; then the
-    /// producer warpgroup, whose first thread fills stage `i % stages` for iteration `i` once
-    /// the consumers have emptied it (from the second round on), and the consumers, which wait
-    /// for the stage to be full, compute on it, release it, and run the rest of the kernel. A
-    /// loop body of one wgmma gemm keeps a group in flight: the stage is released one
-    /// iteration later, once `wgmma.wait_group 1` says its group is done.
+    /// The body of a warp-specialised TMA entry ([`super::tma::Specialized`]), persistent: the
+    /// mbarriers (`full[s]`: one arrival and the stage's bytes; `empty[s]`: every consumer
+    /// thread) set up by thread 0; then both roles walk the same tiles of the kernel's grid,
+    /// this block's linear index and every `TL_BLOCKS`-th after it, each mapped to block
+    /// indices by `tl::raster` (groups of rows for L2 reuse), each running the prelude (`let`s,
+    /// register fills) again. The producer warpgroup's first thread fills stage `i % stages`
+    /// for the `i`-th iteration over all its tiles once the consumers have emptied it (from
+    /// the second round on), so it runs ahead into the next tile while the consumers finish
+    /// this one; the consumers wait for each stage to be full, compute on it, release it, and
+    /// run the rest of the kernel (the epilogue) per tile. A loop body of one wgmma gemm keeps
+    /// a group in flight: a stage is released one iteration later, once `wgmma.wait_group 1`
+    /// says its group is done, and the tile's last stage once its last group is. Launched
+    /// with the grid the kernel declares, every block runs one tile; the launcher gives it as
+    /// many blocks as fit on the device at once.
     fn specialized_body(&mut self, w: &super::tma::Specialized) -> String {
         let body = &self.k.body;
         let s = &body[w.at];
@@ -497,9 +507,8 @@ impl Emitter<'_> {
         let (loads, compute) = lbody.split_at(nloads);
         let consumers = self.threads;
         let v = self.var(vars[0]);
-        let mut out = self.block(&body[..w.at], 1);
+        let mut out = String::new();
         let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
-        let _ = writeln!(out, "  const tl::index __n = {};", self.expr(extent));
         let _ = writeln!(
             out,
             "  uint64_t* __full = (uint64_t*)(tl_smem + {});",
@@ -514,48 +523,86 @@ impl Emitter<'_> {
         let _ = writeln!(out, "    tl::mbar_fence_init();");
         let _ = writeln!(out, "  }}");
         let _ = writeln!(out, "  __syncthreads();");
+        let grid: Vec<String> = (0..3)
+            .map(|d| self.k.grid.get(d).map_or("1".into(), |g| self.expr(g)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  const tl::index __gx = {}, __gy = {}, __gz = {};",
+            grid[0], grid[1], grid[2]
+        );
+        let tiles = |depth: usize| {
+            let ind = "  ".repeat(depth);
+            format!(
+                "{ind}tl::index __it = 0;  // iterations over this block's tiles: stage and phase\n\
+                 {ind}for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {{\n\
+                 {ind}  tl::index __bx, __by, __bz;\n\
+                 {ind}  tl::raster<{}>(__t, __gx, __gy, __bx, __by, __bz);\n",
+                w.raster
+            )
+        };
         let _ = writeln!(out, "  if (TL_TID >= {consumers}) {{");
         if let Some((down, _)) = w.registers {
             let _ = writeln!(out, "    tl::setmaxnreg_dec<{down}>();");
         }
         let _ = writeln!(out, "    if (TL_TID == {consumers}) {{");
-        let _ = writeln!(out, "      for (tl::index {v} = 0; {v} < __n; ++{v}) {{");
-        let _ = writeln!(out, "        const int __st = (int)({v} % {stages});");
+        out.push_str(&tiles(3));
+        self.persistent = true;
+        out.push_str(&self.block(&body[..w.at], 4));
+        let _ = writeln!(out, "        const tl::index __n = {};", self.expr(extent));
         let _ = writeln!(
             out,
-            "        if ({v} >= {stages}) tl::mbar_wait(&__empty[__st], (int)(({v} / {stages} - 1) & 1));"
+            "        for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
         );
-        out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
-        out.push_str(&self.tma_issue(loads, t, "__full[__st]", 4));
+        let _ = writeln!(out, "          const int __st = (int)(__it % {stages});");
+        let _ = writeln!(
+            out,
+            "          if (__it >= {stages}) tl::mbar_wait(&__empty[__st], (int)((__it / {stages} - 1) & 1));"
+        );
+        out.push_str(&self.stage_ptrs(&bufs, "__st", 5));
+        out.push_str(&self.tma_issue(loads, t, "__full[__st]", 5));
+        let _ = writeln!(out, "        }}");
         let _ = writeln!(out, "      }}");
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "  }} else {{");
         if let Some((_, up)) = w.registers {
             let _ = writeln!(out, "    tl::setmaxnreg_inc<{up}>();");
         }
-        let _ = writeln!(out, "    for (tl::index {v} = 0; {v} < __n; ++{v}) {{");
-        let _ = writeln!(out, "      const int __st = (int)({v} % {stages});");
+        out.push_str(&tiles(2));
+        out.push_str(&self.block(&body[..w.at], 3));
+        let _ = writeln!(out, "      const tl::index __n = {};", self.expr(extent));
         let _ = writeln!(
             out,
-            "      tl::mbar_wait(&__full[__st], (int)(({v} / {stages}) & 1));"
+            "      for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
         );
-        out.push_str(&self.stage_ptrs(&bufs, "__st", 3));
-        out.push_str(&self.block(compute, 3));
+        let _ = writeln!(out, "        const int __st = (int)(__it % {stages});");
+        let _ = writeln!(
+            out,
+            "        tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
+        );
+        out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
+        out.push_str(&self.block(compute, 4));
         if w.in_flight.is_some() {
             // This stage's group is issued; the previous one's is done once at most one is
-            // pending, which frees its stage.
-            let _ = writeln!(out, "      tl::wgmma_wait<1>();");
+            // pending, which frees its stage; the tile's last stage once its group is done.
+            let _ = writeln!(out, "        tl::wgmma_wait<1>();");
             let _ = writeln!(
                 out,
-                "      if ({v} > 0) tl::mbar_arrive(&__empty[(int)(({v} - 1) % {stages})]);"
+                "        if ({v} > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
             );
-            let _ = writeln!(out, "    }}");
-            let _ = writeln!(out, "    tl::wgmma_wait<0>();");
+            let _ = writeln!(out, "      }}");
+            let _ = writeln!(out, "      tl::wgmma_wait<0>();");
+            let _ = writeln!(
+                out,
+                "      if (__n > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
+            );
         } else {
-            let _ = writeln!(out, "      tl::mbar_arrive(&__empty[__st]);");
-            let _ = writeln!(out, "    }}");
+            let _ = writeln!(out, "        tl::mbar_arrive(&__empty[__st]);");
+            let _ = writeln!(out, "      }}");
         }
-        out.push_str(&self.block(&body[w.at + 1..], 2));
+        out.push_str(&self.block(&body[w.at + 1..], 3));
+        self.persistent = false;
+        let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "  }}");
         out
     }
@@ -1612,6 +1659,9 @@ impl Emitter<'_> {
             ExprKind::Sym(i) => self.sym(*i),
             ExprKind::Scalar(p) => self.scalar(*p),
             ExprKind::Var(v) => self.lane_var(*v).unwrap_or_else(|| self.var(*v)),
+            ExprKind::BlockIdx(d) if self.persistent => {
+                ["__bx", "__by", "__bz"][*d as usize].into()
+            }
             ExprKind::BlockIdx(d) => ["TL_BID_X", "TL_BID_Y", "TL_BID_Z"][*d as usize].to_string(),
             ExprKind::Load(a) => self.lane_load(a).unwrap_or_else(|| self.place(a)),
             ExprKind::Binary(op, a, b) => {
