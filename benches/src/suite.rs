@@ -726,14 +726,20 @@ impl GemmCheck {
     }
 }
 
-fn gemm_check(size: SizeSet, a64: &[f64], b64: &[f64], s: usize, seed: u64) -> GemmCheck {
+fn gemm_check(
+    size: SizeSet,
+    a64: &[f64],
+    b64: &[f64],
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> GemmCheck {
     if size == SizeSet::Large {
         GemmCheck::Sampled {
-            samples: sampled_gemm(a64, b64, (s, s, s), 4096, seed),
+            samples: sampled_gemm(a64, b64, (m, n, k), 4096, seed),
             vendor: None,
         }
     } else {
-        GemmCheck::Full(c08::reference_gemm(a64, b64, s, s, s))
+        GemmCheck::Full(c08::reference_gemm(a64, b64, m, n, k))
     }
 }
 
@@ -744,7 +750,7 @@ fn ch08(r: &mut Runner, size: SizeSet) -> Result<()> {
     let bv = par_vec::<f16>(r.opts.seed ^ 15, s * s, -1.0, 1.0);
     let (a64, b64) = (par_f64(&av), par_f64(&bv));
     let tol = c08::gemm_tolerance(&a64, &b64, s, s, s);
-    let mut gc = gemm_check(size, &a64, &b64, s, r.opts.seed);
+    let mut gc = gemm_check(size, &a64, &b64, (s, s, s), r.opts.seed);
     drop((a64, b64));
     let a = dev.upload(&av, &[s, s])?;
     let b = dev.upload(&bv, &[s, s])?;
@@ -980,28 +986,44 @@ fn cudnn_conv(
     };
 }
 
+/// Chapter 10 at the square size and at an LLM decode shape: 16 rows of activations against
+/// the same square int4 weights, where the weights' bytes are the whole cost and reading them
+/// packed (a quarter of f16) is what the fused kernel is for.
 fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
     let s = sizes::gemm(size);
+    w4a16(r, size, "w4a16", (s, s, s))?;
+    w4a16(r, size, "w4a16_decode", (DECODE_ROWS, s, s))
+}
+
+/// The rows (tokens) of chapter 10's decode shape.
+const DECODE_ROWS: usize = 16;
+
+fn w4a16(
+    r: &mut Runner,
+    size: SizeSet,
+    variant: &str,
+    (m, n, k): (usize, usize, usize),
+) -> Result<()> {
     let dev = r.dev.clone();
-    let av = par_vec::<f16>(r.opts.seed ^ 20, s * s, -1.0, 1.0);
+    let av = par_vec::<f16>(r.opts.seed ^ 20, m * k, -1.0, 1.0);
     let mut rng = Rng::new(r.opts.seed ^ 21);
-    let bpv = rng.bytes(s * s / 2);
+    let bpv = rng.bytes(k * n / 2);
     let a64 = par_f64(&av);
-    let b64 = c10::unpack(&bpv, s, s);
-    let tol = c08::gemm_tolerance(&a64, &b64, s, s, s);
-    let mut gc = gemm_check(size, &a64, &b64, s, r.opts.seed ^ 22);
+    let b64 = c10::unpack(&bpv, k, n);
+    let tol = c08::gemm_tolerance(&a64, &b64, m, n, k);
+    let mut gc = gemm_check(size, &a64, &b64, (m, n, k), r.opts.seed ^ 22);
     drop((a64, b64));
-    let a = dev.upload(&av, &[s, s])?;
-    let bp = dev.upload(&bpv, &[s, s / 2])?;
+    let a = dev.upload(&av, &[m, k])?;
+    let bp = dev.upload(&bpv, &[k, n / 2])?;
     drop((av, bpv));
-    let mut c = dev.alloc::<f16>(&[s, s])?;
-    let work = Work::Flops(2.0 * (s as f64).powi(3));
+    let mut c = dev.alloc::<f16>(&[m, n])?;
+    let work = Work::Flops(2.0 * (m * n) as f64 * k as f64);
     let sp = spec(
         "10",
         "W4A16 GEMM",
-        "w4a16",
+        variant,
         size,
-        vec![s, s, s],
+        vec![m, n, k],
         "f16 x u4",
         work,
     );
@@ -1010,7 +1032,7 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
     // on AMD): both steps timed.
     if r.is_gpu() {
         let cfg = dequant_w4::Config::default_for(dev.arch());
-        let mut b16 = dev.alloc::<f16>(&[s, s])?;
+        let mut b16 = dev.alloc::<f16>(&[k, n])?;
         let blas = if r.is_cuda() { r.blas().ok() } else { None };
         if let Some(blas) = blas {
             let check = |got: &[f16]| gc.verdict(got, tol);
@@ -1022,14 +1044,14 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
                 &check,
                 &mut |c| {
                     dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
-                    blas.gemm_f16(&a, &b16, c, (s, s, s))
+                    blas.gemm_f16(&a, &b16, c, (m, n, k))
                 },
             );
             gc.keep_vendor(got, "dequantize + cuBLAS");
         }
         let blaslt = if r.is_cuda() { r.blaslt().ok() } else { None };
         if let Some(lt) = blaslt {
-            let plan = lt.plan(&a, &b16, &c, (s, s, s));
+            let plan = lt.plan(&a, &b16, &c, (m, n, k));
             let check = |got: &[f16]| gc.verdict(got, tol);
             let config = match &plan {
                 Ok(p) => format!("dequant_w4 + {p}"),
@@ -1040,7 +1062,7 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
                     return Err(e.clone());
                 }
                 dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
-                lt.gemm_f16(&a, &b16, c, (s, s, s))
+                lt.gemm_f16(&a, &b16, c, (m, n, k))
             });
             gc.keep_vendor(got, "dequantize + cuBLASLt");
         }
@@ -1056,7 +1078,7 @@ fn ch10(r: &mut Runner, size: SizeSet) -> Result<()> {
                     &check,
                     &mut |c| {
                         dequant_w4::launch(&dev, cfg, &bp, &mut b16).map_err(|e| e.to_string())?;
-                        rb.gemm_f16(&a, &b16, c, (s, s, s))
+                        rb.gemm_f16(&a, &b16, c, (m, n, k))
                     },
                 );
                 gc.keep_vendor(got, "dequantize + rocBLAS");
