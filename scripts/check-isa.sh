@@ -4,7 +4,7 @@
 #   scripts/nvcc-env.sh);
 #   sm_90a: HGMMA (wgmma) and no local memory in every GEMM object of whole warpgroups (the
 #   lowering takes wgmma for all of the tutorials' configs of 128 threads or more), HMMA in the
-#   others; UTMALDG (TMA loads) in the pipelined tiled GEMM's;
+#   others; UTMALDG (TMA loads) in the pipelined tiled and W4A16 GEMMs';
 #   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
 # And that the memory-bound objects move memory the way the lowering intends (NVIDIA):
 #   the element-wise kernels (ch02-04) issue 128-bit global loads and stores;
@@ -37,8 +37,9 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
     if [ $((threads % 128)) -eq 0 ]; then
       check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHGMMA\b' yes
       check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\b(LDL|STL)\b' no
-      # The tiled GEMM's pipelined loads also have a TMA entry (W4A16's B tile is computed).
-      case "$entry" in tl_gemm_tiled__*s[2-9]) check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bUTMALDG\b' yes ;; esac
+      # The pipelined GEMMs' loads also have a TMA entry: the tiled GEMM's A and B tiles, and
+      # W4A16's A and packed B (a plain box of bytes; its f16 B tile is computed).
+      case "$entry" in tl_gemm_tiled__*s[2-9] | tl_gemm_w4a16__*s[2-9]) check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bUTMALDG\b' yes ;; esac
     else
       check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHMMA\b' yes
     fi

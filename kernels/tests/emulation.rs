@@ -195,6 +195,8 @@ fn cases() -> Vec<Case> {
             &[
                 &[("M", 1), ("K", 1), ("NP", 1), ("N", 2)],
                 &[("M", 37), ("K", 53), ("NP", 23), ("N", 46)],
+                // Rows of whole 16-byte vectors (A: K f16, Bp: NP bytes): the TMA entry runs.
+                &[("M", 150), ("K", 200), ("NP", 80), ("N", 160)],
             ],
             u1,
             exact,

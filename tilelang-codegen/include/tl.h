@@ -1776,6 +1776,14 @@ TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index
     c[0] += W;
   }
 }
+// A plain row-major tile, one box, from the region whose origin is `off` (outermost first).
+template <int RANK, class T>
+TL_DEVICE void tma_box(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
+  int c[RANK];
+#pragma unroll
+  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+  tma_load<RANK>(dst, map, bar, c);
+}
 #endif
 
 // ---- AMD matrix units: WMMA (RDNA3, RDNA4) and MFMA (CDNA) ----------------------------------------

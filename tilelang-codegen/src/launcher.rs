@@ -177,8 +177,10 @@ fn tma_map(k: &Kernel, config: usize, m: &crate::lower::TmaMap) -> TokenStream {
         }
     });
     let elem = match dtype {
+        Dtype::F16 => quote!(::tilelang::__private::tma::TmaElem::F16),
         Dtype::Bf16 => quote!(::tilelang::__private::tma::TmaElem::Bf16),
-        _ => quote!(::tilelang::__private::tma::TmaElem::F16),
+        Dtype::U8 => quote!(::tilelang::__private::tma::TmaElem::U8),
+        other => unreachable!("the TMA pass maps f16, bf16 and u8 tensors, not {other:?}"),
     };
     let (arg, boxes, swizzle) = (m.param, &m.boxes, m.swizzle);
     quote! {

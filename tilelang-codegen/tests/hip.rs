@@ -2202,6 +2202,66 @@ int main() {
     assert!(report.contains("wgmma: 0 failures"), "{report}");
 }
 
+/// A plain (unswizzled) tile of whole 16-byte rows loads through TMA too, one box per tile:
+/// the packed weights of a W4A16 loop, beside its atom-layout A tile.
+#[test]
+fn plain_tiles_of_a_wgmma_pipeline_load_through_one_tma_box() {
+    let w4 = r#"
+#[tile_kernel(grid = [N.div_ceil(64), M.div_ceil(64)], threads = 128)]
+pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16, (M, N)>) {
+    let (bx, by) = (block_idx(0), block_idx(1));
+    let mut a_s = alloc_shared::<f16>((64, 32));
+    let mut bp_s = alloc_shared::<u8>((32, 32));
+    let mut b_s = alloc_shared::<f16>((32, 64));
+    let mut acc = alloc_fragment::<f32>((64, 64));
+    clear(&mut acc);
+    for k in pipelined(K.div_ceil(32), 2) {
+        copy(a.at((by * 64, k * 32)), &mut a_s);
+        copy(bp.at((k * 32, bx * (64 / 2))), &mut bp_s);
+        for (kk, j) in parallel(32, 32) {
+            let p = bp_s[(kk, j)];
+            b_s[(kk, 2 * j)] = (((p & 15) as i32) - 8) as f16;
+            b_s[(kk, 2 * j + 1)] = ((((p >> 4) & 15) as i32) - 8) as f16;
+        }
+        gemm(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.at_mut((by * 64, bx * 64)));
+}
+"#;
+    let sm90a = Target::by_arch("sm_90a").unwrap();
+    let tma = launch(&kernel(w4), 0, &sm90a)
+        .unwrap()
+        .tma
+        .expect("a TMA entry");
+    assert_eq!(
+        tma.maps,
+        [
+            TmaMap {
+                param: 0,
+                boxes: vec![32, 64],
+                swizzle: 64
+            },
+            TmaMap {
+                param: 1,
+                boxes: vec![32, 32],
+                swizzle: 0
+            },
+        ]
+    );
+    let src = hip(w4, 0, "sm_90a").source;
+    assert!(src.contains("tl::tma_box<2>(b1_bp_s, &__tm1, "), "{src}");
+    // Rows of 24 bytes are not whole 16-byte vectors: the loop stays on cp.async (the gemm
+    // still runs on wgmma).
+    let odd = w4.replace("(32, 32)", "(32, 24)");
+    assert_ne!(odd, w4);
+    assert!(launch(&kernel(&odd), 0, &sm90a).unwrap().tma.is_none());
+    let src = hip(&odd, 0, "sm_90a").source;
+    assert!(
+        src.contains("tl::gemm_wgmma<") && src.contains("cp_async"),
+        "{src}"
+    );
+}
+
 /// `tl::raster` (the tiles of persistent blocks) is a bijection onto the grid for grids that
 /// are and are not multiples of the group, and consecutive tiles of a group share their rows.
 #[test]

@@ -404,6 +404,7 @@ impl CudaDevice {
         let ty = match e.map.elem {
             TmaElem::F16 => Ty::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             TmaElem::Bf16 => Ty::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            TmaElem::U8 => Ty::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         };
         let swizzle = match e.map.swizzle {
             128 => Swizzle::CU_TENSOR_MAP_SWIZZLE_128B,

@@ -48,6 +48,17 @@ pub enum TmaDim {
 pub enum TmaElem {
     F16,
     Bf16,
+    U8,
+}
+
+impl TmaElem {
+    /// Its size in bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            TmaElem::F16 | TmaElem::Bf16 => 2,
+            TmaElem::U8 => 1,
+        }
+    }
 }
 
 /// One tensor map an entry takes: the tensor's argument (a `Ptr`), its dimensions (outermost
@@ -113,7 +124,7 @@ pub(crate) fn encoding(map: &TmaMap, args: &[KernelArg]) -> Option<Encoding> {
         dims.push(n);
     }
     let mut strides = Vec::with_capacity(dims.len().saturating_sub(1));
-    let mut stride: u64 = 2; // f16 and bf16
+    let mut stride = map.elem.bytes();
     for &d in &dims[..dims.len().saturating_sub(1)] {
         stride = stride.checked_mul(d)?;
         if stride % 16 != 0 || stride >= 1 << 40 {
@@ -179,6 +190,16 @@ mod tests {
         };
         let e = encoding(&B, &args(0, 48, 64)).unwrap();
         assert_eq!((e.dims, e.strides), (vec![64, 48, 8], vec![128, 128 * 48]));
+        // Bytes (packed int4 weights): strides in bytes, rows of a multiple of 16 of them.
+        const P: TmaMap = TmaMap {
+            elem: TmaElem::U8,
+            swizzle: 0,
+            ..A
+        };
+        let e = encoding(&P, &args(0x100, 64, 4096)).unwrap();
+        assert_eq!((e.dims, e.strides), (vec![4096, 64], vec![4096]));
+        assert!(encoding(&P, &args(0x100, 64, 24)).is_none());
+        assert!(encoding(&A, &args(0x100, 64, 24)).is_some());
     }
 
     #[test]

@@ -248,7 +248,7 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
                 );
                 manifest_text.push_str(&line);
                 // The TMA entry on the same inputs, where the launcher would run it.
-                let tma_line = tma.as_ref().and_then(|t| tma_run(t, &line, &run));
+                let tma_line = tma.as_ref().and_then(|t| tma_run(k, t, &line, &run));
                 runs.push(Run { tol, ..run });
                 if let Some((line, run)) = tma_line {
                     manifest_text.push_str(&line);
@@ -487,12 +487,15 @@ const PERSISTENT_BLOCKS: u64 = 3;
 /// where the launcher would run the plain entry. The rule is the launcher's
 /// (`tilelang_rt::tma`): every stride but the innermost a multiple of 16 bytes (the harness's
 /// tensors start on 256-byte boundaries, as device allocations do).
-fn tma_run(t: &lower::TmaLaunch, line: &str, run: &Run) -> Option<(String, Run)> {
+fn tma_run(k: &Kernel, t: &lower::TmaLaunch, line: &str, run: &Run) -> Option<(String, Run)> {
     let mut maps = format!(" {}", t.maps.len());
     for m in &t.maps {
         let tensor = run.shapes.iter().position(|s| s.0 == m.param).unwrap();
         let shape = &run.shapes[tensor].1;
-        let elem = 2; // f16 and bf16
+        let ParamKind::Tensor { dtype, .. } = &k.params[m.param].kind else {
+            unreachable!("maps are of tensors")
+        };
+        let elem = size(*dtype);
         let mut stride = elem;
         for &d in shape.iter().rev().take(shape.len() - 1) {
             stride *= d;

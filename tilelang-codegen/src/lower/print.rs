@@ -463,14 +463,17 @@ impl Emitter<'_> {
             };
             let shape = buf_shape(self.k, *b, self.vals);
             let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+            // An atom tile takes a box per atom; a plain one, one box.
+            let call = if self.swizzled[*b] == super::swizzle::ATOMS {
+                format!("tma_tile<{}, {}, {}>", offs.len(), shape[0], shape[1])
+            } else {
+                format!("tma_box<{}>", offs.len())
+            };
             let _ = writeln!(
                 out,
-                "{ind}{{ const tl::index __o[{}] = {{{}}}; tl::tma_tile<{}, {}, {}>({}, &__tm{map}, &{bar}, __o); }}",
+                "{ind}{{ const tl::index __o[{}] = {{{}}}; tl::{call}({}, &__tm{map}, &{bar}, __o); }}",
                 offs.len(),
                 offs.join(", "),
-                offs.len(),
-                shape[0],
-                shape[1],
                 self.buf(*b)
             );
         }

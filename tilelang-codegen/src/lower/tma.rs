@@ -11,10 +11,13 @@
 //! base, rows a multiple of 16 bytes: checked at run time, `tilelang_rt::tma`), else the plain
 //! entry. The pass decides which loops and copies qualify:
 //!
-//! * the target issues wgmma (`MatrixUnit::Wgmma`), the loop has stages ([`super::pipeline`]);
-//! * every load of the loop goes into an `ATOMS` tile ([`super::swizzle`]) of at most 256 rows
-//!   from a tensor of the same dtype and rank 2 to 5 (a rank-dropping copy's leading
-//!   dimensions are boxes of extent 1);
+//! * the target issues wgmma (`MatrixUnit::Wgmma`), the loop has stages ([`super::pipeline`])
+//!   and a gemm on wgmma;
+//! * every load of the loop goes into a tile of at most 256 rows from a tensor of the same
+//!   dtype and rank 2 to 5 (a rank-dropping copy's leading dimensions are boxes of extent 1):
+//!   an `ATOMS` tile ([`super::swizzle`], one box per atom), or a plain row-major tile whose
+//!   rows are whole 16-byte vectors of at most 256 elements (one box; a tile of bytes that
+//!   the consumers unpack, say);
 //! * the region's innermost offset is provably a multiple of 16 bytes: a TMA coordinate that
 //!   is not faults at run time (measured, shared/LOWERING.md §4), so a copy whose offset the
 //!   facts do not settle keeps the loop on `cp.async`.
@@ -24,7 +27,7 @@ use crate::target::MatrixUnit;
 use crate::validate::walk;
 
 /// A tensor map the launcher encodes: the tensor parameter, the box (innermost first, as the
-/// driver takes it) and the swizzle in bytes (128, 64 or 32).
+/// driver takes it) and the swizzle in bytes (128, 64 or 32; 0 for a plain tile).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TmaMap {
     pub param: ParamId,
@@ -106,6 +109,14 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let Some((nloads, stages)) = pipeline::staging(p, body) else {
             return;
         };
+        // Loops that feed the tensor cores: what TMA is for here (and what was measured).
+        let mut wgmma = false;
+        walk(body, &mut |s| {
+            wgmma |= matches!(&s.kind, StmtKind::Gemm { c, .. } if p.storage[*c].matrix() == Some(Inst::Wgmma));
+        });
+        if !wgmma {
+            return;
+        }
         // Every load qualifies, or the loop stays on cp.async and adds no map.
         let Some(copies) = body[..nloads]
             .iter()
@@ -225,9 +236,14 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
     let shape = buf_shape(k, *b, vals);
     let elem = k.buffers[*b].dtype.size_bytes();
     let rank = offsets.len();
-    let ok = p.swizzled[*b] == swizzle::ATOMS
+    let atoms = p.swizzled[*b] == swizzle::ATOMS;
+    let plain = p.swizzled[*b] == 0 && shape.len() == 2 && shape[1] * elem % 16 == 0;
+    let dtype = k.buffers[*b].dtype;
+    let ok = (atoms || plain)
+        && matches!(dtype, Dtype::F16 | Dtype::Bf16 | Dtype::U8)
         && shape.len() == 2
         && shape[0] <= 256
+        && shape[1] <= 256
         && tensor_dtype(k, *tensor) == k.buffers[*b].dtype
         && (2..=5).contains(&rank)
         && multiple_of(k, vals, &offsets[rank - 1], 16 / elem as i128);
@@ -235,22 +251,25 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
         return None;
     }
     let (rows, cols) = (shape[0], shape[1]);
-    let width = cols.min(64);
+    let width = if atoms { cols.min(64) } else { cols };
     let mut boxes = vec![width as u32, rows as u32];
     boxes.resize(rank, 1);
     let map = TmaMap {
         param: *tensor,
         boxes,
-        swizzle: (width * elem) as u32,
+        swizzle: if atoms { (width * elem) as u32 } else { 0 },
     };
     Some((map, rows * cols * elem))
 }
 
-/// Whether integer expression `e` is a multiple of `m` whatever the run-time values: constants
-/// that are, sums of such, and products with such a factor; a variable only through a `let`
+/// Whether integer expression `e` is a multiple of `m` whatever the run-time values: constant
+/// expressions that are, sums of such, and products with such a factor; a variable only through a `let`
 /// of the kernel's top level, never assigned, whose value is (loop variables and block
 /// indices are not).
 pub(crate) fn multiple_of(k: &Kernel, vals: &[u64], e: &Expr, m: i128) -> bool {
+    if let Some(v) = eval_const(e, vals) {
+        return v % m == 0;
+    }
     match &e.kind {
         ExprKind::Int(_) | ExprKind::Const(_) => eval_const(e, vals).is_some_and(|v| v % m == 0),
         ExprKind::Binary(BinOp::Add | BinOp::Sub, x, y) if e.ty.is_int() => {
