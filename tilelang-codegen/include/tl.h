@@ -1604,6 +1604,21 @@ TL_DEVICE void sync_async_proxy() {
 #endif
   __syncthreads();
 }
+// A barrier among the block's first N threads (N a multiple of 32): the consumers of a
+// warp-specialised entry, whose producer warpgroup never meets it. Named barrier 1 (0 is
+// __syncthreads').
+template <int N>
+TL_DEVICE void consumer_sync() {
+  static_assert(N % 32 == 0, "whole warps");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+TL_DEVICE void consumer_sync_async_proxy() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  fence_proxy_async();
+#endif
+  consumer_sync<N>();
+}
 
 // ---- The tensor memory accelerator (TMA, sm_90) and mbarriers ----------------------------------
 // A tensor map (CUtensorMap: 128 opaque bytes the host encodes with cuTensorMapEncodeTiled) is a
@@ -1706,6 +1721,10 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
 // register reallocation have nothing to do on the host.
 TL_DEVICE void fence_proxy_async() {}
 TL_DEVICE void sync_async_proxy() { sync(); }
+template <int N>
+TL_DEVICE void consumer_sync() { tl_host::named_sync(1, N); }
+template <int N>
+TL_DEVICE void consumer_sync_async_proxy() { consumer_sync<N>(); }
 TL_DEVICE void wgmma_fence() {}
 TL_DEVICE void wgmma_commit() { tl_host::detail::wgmma.commit(); }
 template <int N>

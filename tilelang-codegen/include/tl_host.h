@@ -36,6 +36,7 @@
 #include <functional>
 #include <math.h>
 #include <memory>
+#include <mutex>
 #include <stdint.h>
 #include <thread>
 #include <type_traits>
@@ -103,14 +104,19 @@ struct Wave {
   uint64_t slot[2][TL_WAVE] = {};
 };
 
-// The running block: a barrier over all its threads and its waves.
+// The running block: a barrier over all its threads and its waves, and its named barriers
+// (`bar.sync id, n`), each made by the first thread that meets it.
 struct Block {
-  explicit Block(int threads) : barrier(threads) {
+  explicit Block(int threads) : barrier(threads), threads(threads) {
     for (int base = 0; base < threads; base += TL_WAVE)
       waves.push_back(std::make_unique<Wave>(threads - base < TL_WAVE ? threads - base : TL_WAVE));
   }
   std::barrier<> barrier;
+  int threads;
   std::vector<std::unique_ptr<Wave>> waves;
+  std::mutex named_mutex;
+  std::unique_ptr<std::barrier<>> named[16];
+  int named_count[16] = {};
 };
 
 inline Block* block = nullptr;               // set by launch, for the duration of one launch
@@ -239,6 +245,20 @@ extern "C" __attribute__((weak)) __bf16 __truncsfbf2(float x) { return tl_host::
 // model of the PTX ISA's canonical layouts; the 128-byte case as measured on an H200,
 // shared/LOWERING.md §4), and an mbarrier as a state machine in its 8 bytes of shared memory.
 namespace tl_host {
+// `bar.sync id, n`: a barrier among the `n` threads that name it (the hardware counts warps;
+// here threads), every use of an id with the same count.
+inline void named_sync(int id, int n) {
+  detail::Block& b = *detail::block;
+  if (id < 1 || id > 15 || n < 1 || n > b.threads) detail::fail("named barrier: id 1..15, count within the block");
+  std::barrier<>* bar;
+  {
+    std::lock_guard<std::mutex> lock(b.named_mutex);
+    if (!b.named[id]) b.named[id] = std::make_unique<std::barrier<>>(n), b.named_count[id] = n;
+    if (b.named_count[id] != n) detail::fail("named barrier: one id used with two thread counts");
+    bar = b.named[id].get();
+  }
+  bar->arrive_and_wait();
+}
 inline uint32_t smem_offset(const void* p) {
   const unsigned char* b = (const unsigned char*)p;
   if (b < tl_smem || b >= tl_smem + sizeof(tl_smem)) detail::fail("a shared-memory operand outside shared memory");

@@ -2250,6 +2250,21 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
     );
     let src = hip(w4, 0, "sm_90a").source;
     assert!(src.contains("tl::tma_box<2>(b1_bp_s, &__tm1, "), "{src}");
+    // Warp-specialised: the consumers unpack each stage into `b_s` between two barriers of
+    // their own, the first because the last iteration's gemm read `b_s` (the back edge).
+    assert_eq!(tma.threads, 256);
+    let entry = &src[src.find("__tma(").unwrap()..];
+    assert!(
+        entry.contains("tl::mbar_wait(&__full[__st], (int)((__it / 2) & 1));\n        tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__st) * 4096);\n        unsigned char* b1_bp_s = (unsigned char*)(tl_smem + 8192 + (__st) * 1024);\n        tl::consumer_sync_async_proxy<128>();"),
+        "{entry}"
+    );
+    assert_eq!(
+        entry
+            .matches("tl::consumer_sync_async_proxy<128>();")
+            .count(),
+        2,
+        "{entry}"
+    );
     // Rows of 24 bytes are not whole 16-byte vectors: the loop stays on cp.async (the gemm
     // still runs on wgmma).
     let odd = w4.replace("(32, 32)", "(32, 24)");
@@ -2354,6 +2369,8 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
     ] {
         assert!(src.contains(want), "{want}: {src}");
     }
+    // The consumers compute on registers only: no barrier of theirs in the loop.
+    assert!(!src.contains("consumer_sync"), "{src}");
     // One consumer warpgroup: no register rebalancing. Two, each with a 64 × 256
     // accumulator (128 registers a thread): the producer gives its registers to them.
     assert!(!src.contains("setmaxnreg"), "{src}");
@@ -2383,17 +2400,32 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
         "{src}"
     );
     assert!(launch(&kernel(&tall), 0, &sm90a).unwrap().tma.is_none());
-    // An epilogue through shared memory needs block barriers after the loop, where the
-    // producer has left: the TMA entry is not specialised, its loop waits on full mbarriers
-    // behind the block barrier.
+    // An epilogue through shared memory needs barriers after the loop, where the producer has
+    // left: they are the consumers' own (a named barrier of the user's 128 threads).
     let staged = GEMM.replace(
         "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
         "    let mut c_s = alloc_shared::<f32, (BM, BN)>();\n    copy(&acc, &mut c_s);\n    copy(&c_s, c.at_mut((by * BM, bx * BN)));",
     );
     assert_ne!(staged, GEMM);
     let l = launch(&kernel(&staged), 0, &sm90a).unwrap();
-    assert_eq!(l.tma.as_ref().map(|t| t.threads), Some(128));
+    assert_eq!(l.tma.as_ref().map(|t| t.threads), Some(256));
     let src = hip(&staged, 0, "sm_90a").source;
+    let entry = &src[src.find("__tma(").unwrap()..];
+    assert!(
+        entry.contains("tl::consumer_sync_async_proxy<128>();"),
+        "{entry}"
+    );
+    assert!(!entry.contains("tl::sync"), "{entry}");
+    // A prelude that writes shared memory needs a barrier both roles would have to meet: the
+    // TMA entry is not specialised, its loop waits on full mbarriers behind block barriers.
+    let prelude = staged.replace(
+        "    clear(&mut acc);",
+        "    clear(&mut acc);\n    let mut z = alloc_shared::<f32, (BM, BN)>();\n    fill(&mut z, 1.0);\n    copy(&z, &mut c_s);",
+    ).replace("    let mut c_s = alloc_shared::<f32, (BM, BN)>();\n    copy(&acc, &mut c_s);", "    copy(&acc, &mut c_s);").replace("    let mut acc", "    let mut c_s = alloc_shared::<f32, (BM, BN)>();\n    let mut acc");
+    assert_ne!(prelude, staged);
+    let l = launch(&kernel(&prelude), 0, &sm90a).unwrap();
+    assert_eq!(l.tma.as_ref().map(|t| t.threads), Some(128));
+    let src = hip(&prelude, 0, "sm_90a").source;
     assert!(
         src.contains("tl::mbar_wait(&__full1[v2_k % 2], (int)((v2_k / 2) & 1));"),
         "{src}"

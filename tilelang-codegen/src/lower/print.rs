@@ -44,6 +44,9 @@ pub(super) struct Emitter<'a> {
     /// Printing the tile loop of a persistent entry ([`super::tma::Specialized`]): block
     /// indices are the tile's (`__bx`, `__by`, `__bz`), not the block's.
     persistent: bool,
+    /// Printing the consumers' code of a warp-specialised entry: barriers are among these
+    /// threads only (`tl::consumer_sync`), the producer warpgroup never meets them.
+    consumers: Option<usize>,
 }
 
 /// The C++ source of a planned (kernel, config, target). `file` names the Rust source for
@@ -86,6 +89,7 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         inside: false,
         tma,
         persistent: false,
+        consumers: None,
         temps: 0,
         lead: None,
         bcast: None,
@@ -572,6 +576,7 @@ impl Emitter<'_> {
             let _ = writeln!(out, "    tl::setmaxnreg_inc<{up}>();");
         }
         out.push_str(&tiles(2));
+        self.consumers = Some(consumers);
         out.push_str(&self.block(&body[..w.at], 3));
         let _ = writeln!(out, "      const tl::index __n = {};", self.expr(extent));
         let _ = writeln!(
@@ -584,6 +589,10 @@ impl Emitter<'_> {
             "        tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
         );
         out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
+        if w.top_barrier {
+            // What the last iteration read, this one writes: every consumer is past it.
+            let _ = writeln!(out, "        {};", self.barrier());
+        }
         out.push_str(&self.block(compute, 4));
         if w.in_flight.is_some() {
             // This stage's group is issued; the previous one's is done once at most one is
@@ -605,18 +614,21 @@ impl Emitter<'_> {
         }
         out.push_str(&self.block(&body[w.at + 1..], 3));
         self.persistent = false;
+        self.consumers = None;
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "  }}");
         out
     }
 
     /// A block barrier: tl.h's, or with the async-proxy fence first where wgmma reads shared
-    /// memory ([`Plan::async_proxy`]).
-    fn barrier(&self) -> &'static str {
-        if self.p.async_proxy {
-            "tl::sync_async_proxy()"
-        } else {
-            "tl::sync()"
+    /// memory ([`Plan::async_proxy`]); among the consumers only in their code of a
+    /// warp-specialised entry.
+    fn barrier(&self) -> String {
+        match (self.consumers, self.p.async_proxy) {
+            (Some(n), true) => format!("tl::consumer_sync_async_proxy<{n}>()"),
+            (Some(n), false) => format!("tl::consumer_sync<{n}>()"),
+            (None, true) => "tl::sync_async_proxy()".into(),
+            (None, false) => "tl::sync()".into(),
         }
     }
 

@@ -20,6 +20,23 @@ pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<usize> {
     out
 }
 
+/// Whether `body`, run again right after itself (a loop's back edge), needs a barrier before
+/// its first statement that its own barriers do not already give: what one run leaves
+/// pending conflicts with what the next run touches before its first barrier. The consumers
+/// of a warp-specialised loop (`lower/tma.rs`) ask it of their part of the body, whose loads
+/// the mbarriers order.
+pub(super) fn back_edge(p: &Plan, body: &[Stmt]) -> bool {
+    let cx = Cx {
+        p,
+        apart: written_apart(p),
+    };
+    let (mut once, mut twice) = (Pending::default(), BTreeSet::new());
+    let mut alone = BTreeSet::new();
+    block(&cx, body, &mut once, &mut alone);
+    block(&cx, body, &mut once, &mut twice);
+    twice != alone
+}
+
 /// The plan, and the tensors whose writes never need a barrier ([`written_apart`]).
 struct Cx<'p, 'a> {
     p: &'p Plan<'a>,

@@ -61,9 +61,10 @@ pub(crate) struct TmaPlan {
 /// loads, each stage guarded by a `full` and an `empty` mbarrier) and the user's threads as
 /// consumers computing on each stage as soon as it is full, with no block barrier in the loop.
 /// Taken when what comes before the loop is only `let`s, allocations and register fills
-/// (every thread runs them, the producer's offsets need them) and nothing before, in or after
-/// the loop needs a block barrier (after the loop the consumers are alone: the producer has
-/// left). With two or more consumer warpgroups holding large accumulators, the producer gives
+/// (every thread runs them, the producer's offsets need them) and needs no barrier, and no
+/// reduction exchanges across warps (tl.h's exchange takes the whole block). The barriers in
+/// and after the loop are the consumers' alone (`tl::consumer_sync`, a named barrier of the
+/// user's threads): the producer only loads stages, which the mbarriers order. With two or more consumer warpgroups holding large accumulators, the producer gives
 /// registers to them (`setmaxnreg`).
 ///
 /// The entry is persistent: a block runs tiles of the kernel's grid (its own linear index,
@@ -83,6 +84,10 @@ pub(crate) struct Specialized {
     pub registers: Option<(usize, usize)>,
     /// Rows of blocks (`block_idx(1)`) a group of consecutive tiles spans (`tl::raster`).
     pub raster: usize,
+    /// The consumers' part of the loop body writes shared memory that its previous iteration
+    /// read (a tile the consumers compute, say): a consumer barrier begins each iteration
+    /// ([`super::sync::back_edge`]).
+    pub top_barrier: bool,
     /// The loop body's gemm, by [`stmt_key`], when it is the body's only computation and runs
     /// on wgmma: it is issued without waiting, so one group stays in flight, and each stage is
     /// released one iteration later, once `wgmma.wait_group 1` says its group is done.
@@ -187,9 +192,14 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         StmtKind::Alloc(_) => true,
         _ => false,
     });
-    let mut barrier = false;
-    walk(body, &mut |s| barrier |= p.barriers.contains(&stmt_key(s)));
-    if !prelude_ok || barrier || !p.reduces.is_empty() || !p.deferred.is_empty() {
+    // Barriers after the prelude become the consumers' own (the producer never meets them);
+    // the prelude, which both roles run, must need none. Reductions keep theirs inside tl.h,
+    // over the whole block.
+    let mut prelude_barrier = p.barriers.contains(&stmt_key(&body[at]));
+    walk(&body[..at], &mut |s| {
+        prelude_barrier |= p.barriers.contains(&stmt_key(s))
+    });
+    if !prelude_ok || prelude_barrier || !p.reduces.is_empty() || !p.deferred.is_empty() {
         return None;
     }
     let consumers = p.threads / 128;
@@ -207,6 +217,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         unreachable!("TMA loops are pipelined loops")
     };
     let (nloads, _) = pipeline::staging(p, lbody)?;
+    let top_barrier = sync::back_edge(p, &lbody[nloads..]);
     let in_flight = match &lbody[nloads..] {
         [g @ Stmt {
             kind: StmtKind::Gemm { c, .. },
@@ -214,11 +225,19 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         }] if p.storage[*c].matrix() == Some(Inst::Wgmma) => Some(stmt_key(g)),
         _ => None,
     };
+    // Consumers with 64 × 256 accumulators and more work than the gemm (unpacking a tile) do
+    // not fit the registers rebalancing leaves them: ptxas spilled W4A16's 128 × 256 × 64
+    // consumers at 232 registers (64 bytes; 2026-12-05), where the plain entry's 256 threads
+    // use 254. Those keep the TMA entry that is not specialised.
+    if registers.is_some() && in_flight.is_none() {
+        return None;
+    }
     Some(Specialized {
         at,
         threads: p.threads + 128,
         registers,
         raster: RASTER_ROWS,
+        top_barrier,
         in_flight,
     })
 }
