@@ -16,7 +16,8 @@ says so); torch.compile compiles the same code and may fuse it into one kernel.
 import math
 
 # Variant names, in the order of examples/README.md.
-NAMES = ["rmsnorm", "layernorm", "silu_mul", "transpose", "cross_entropy", "batched_gemm"]
+NAMES = ["rmsnorm", "layernorm", "silu_mul", "transpose", "cross_entropy", "batched_gemm",
+         "gemm_bias_gelu"]
 CHAPTER = "ex"
 
 # (rows, columns) per size set: benches/src/examples.rs `sizes`.
@@ -28,6 +29,8 @@ SIZES = {
     "cross_entropy": {"tutorial": (1024, 32000), "large": (4096, 128256)},
     # (batch, size): batch GEMMs size^3, chapter 08's work at that size set.
     "batched_gemm": {"tutorial": (8, 2048), "large": (8, 4096)},
+    # size: C = gelu(A B + bias) at size^3, chapter 08's size.
+    "gemm_bias_gelu": {"tutorial": 4096, "large": 8192},
 }
 
 # The chunk widths BN of the Rust kernels' configs: the tolerances are the Rust side's, the
@@ -232,8 +235,41 @@ def batched_gemm(b, ctx, ss):
                        lambda x, y: torch.bmm(x, y), (x, y), ref, tol)
 
 
+def gemm_bias_gelu(b, ctx, ss):
+    torch = b.torch
+    F = torch.nn.functional
+    n = SIZES["gemm_bias_gelu"][ss]
+    g = _generator(b, ctx, "gemm_bias_gelu", ss)
+    x = b._uniform(g, (n, n), -1.0, 1.0, torch.float16)
+    y = b._uniform(g, (n, n), -1.0, 1.0, torch.float16)
+    bias = b._uniform(g, (n,), -2.0, 2.0, torch.float16)
+    x64, y64 = x.double(), y.double()
+    pre = x64 @ y64 + bias.double()
+    ref = 0.5 * pre * (1.0 + torch.tanh(0.7978845608 * (pre + 0.044715 * pre * pre * pre)))
+    # gemm_bias_gelu.rs tolerance: chapter 08's bound through the bias and GELU's slope,
+    # tanh.approx's 2^-10.9, then the f16 rounding.
+    atol, _ = b.gemm_tolerance(x64, y64, n)
+    largest = float(pre.abs().max())
+    del x64, y64, pre
+    e = 1.13 * (atol + 2.0 * 2.0 ** -52) + 0.5 * largest * 2.0 ** -10.9
+    tol = dict(atol=e + 16.0 * largest * 2.0 ** -24 + 2.0 ** -25, rtol=2.0 ** -11,
+               cap=b.GEMM_CAP)
+    mk = lambda impl: b._base(CHAPTER, "gemm_bias_gelu", impl, ss, f"[{n},{n},{n}]",
+                              "f16, f32 accumulate", flops=2 * n * n * n)
+    b.measure(ctx, {**mk("pytorch"),
+                    "note": "F.gelu(torch.addmm(bias, a, b), approximate='tanh') (cuBLAS, "
+                            "then an element-wise kernel)"},
+              lambda: F.gelu(torch.addmm(bias, x, y), approximate="tanh"), ref, tol)
+    b.measure_compiled(ctx, {**mk("torch_compile"),
+                             "note": "torch.compile(F.gelu(torch.addmm(bias, a, b), "
+                                     "approximate='tanh'))"},
+                       lambda x, y, bias: F.gelu(torch.addmm(bias, x, y), approximate="tanh"),
+                       (x, y, bias), ref, tol)
+
+
 FNS = {"rmsnorm": rmsnorm, "layernorm": layernorm, "silu_mul": silu_mul,
-       "transpose": transpose, "cross_entropy": cross_entropy, "batched_gemm": batched_gemm}
+       "transpose": transpose, "cross_entropy": cross_entropy, "batched_gemm": batched_gemm,
+       "gemm_bias_gelu": gemm_bias_gelu}
 
 
 def run(b, ctx, name, ss):

@@ -2,8 +2,8 @@
 //! `ex` (`TILELANG_BENCH_ONLY=ex`): every kernel at a small size (the `tutorial` size set; a
 //! working set of 4 to 64 MiB) and at LLM-sized large ones (`large`: hundreds of MiB, far past
 //! the H200's L2), each in its default and autotuned config, checked against float64 first.
-//! All five are memory-bound: the records count bytes (each input read once, each output
-//! written once). `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
+//! The norms, SiLU, the transposes and cross-entropy are memory-bound: their records count
+//! bytes (each input read once, each output written once); the two GEMMs count flops. `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
 //! problems (same variant names, sizes and byte counts).
 
 use crate::record::{SizeSet, Spec, Work};
@@ -13,7 +13,8 @@ use crate::suite::{
 };
 use examples::transpose as tr;
 use examples::{
-    batched_gemm as bg, cross_entropy as ce, layer_norm as ln, rms_norm as rms, silu_mul as silu,
+    batched_gemm as bg, cross_entropy as ce, gemm_bias_gelu as gbg, layer_norm as ln,
+    rms_norm as rms, silu_mul as silu,
 };
 use kernels::check::Rng;
 use tilelang::{f16, KernelConfig, Result};
@@ -58,6 +59,11 @@ pub mod sizes {
             Large => (8, 4096),
             Smoke => (3, 66),
         }
+    }
+    /// GEMM + bias + GELU: chapter 08's square size, so that its TFLOPS compare with the plain
+    /// GEMM's (`gemm pipelined`) of the same run.
+    pub fn gemm_bias_gelu(s: SizeSet) -> usize {
+        crate::suite::sizes::gemm(s)
     }
     /// Cross-entropy: `(tokens, vocabulary)`; 32000 is LLaMA-2's vocabulary, 128256 LLaMA-3's.
     pub fn cross_entropy(s: SizeSet) -> (usize, usize) {
@@ -115,7 +121,8 @@ pub fn run(r: &mut Runner, size: SizeSet) -> Result<()> {
     silu_mul(r, size)?;
     transpose(r, size)?;
     cross_entropy(r, size)?;
-    batched_gemm(r, size)
+    batched_gemm(r, size)?;
+    gemm_bias_gelu(r, size)
 }
 
 fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
@@ -346,6 +353,62 @@ fn batched_gemm(r: &mut Runner, size: SizeSet) -> Result<()> {
     let check = |got: &[f16]| gc.verdict(got, tol);
     r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
         bg::batched_gemm::launch(&dev, cfg, &a, &b, c)
+    });
+    Ok(())
+}
+
+/// GEMM + bias + GELU at chapter 08's size, checked as chapter 08 checks its GEMM: against
+/// float64 everywhere at the smoke size, at 4096 sampled elements (corners included) at the
+/// others. The tolerance is `gemm_bias_gelu.rs`'s, scaled by the largest pre-activation among
+/// the elements checked.
+fn gemm_bias_gelu(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let s = sizes::gemm_bias_gelu(size);
+    let dev = r.dev.clone();
+    let av = par_vec::<f16>(r.opts.seed ^ 121, s * s, -1.0, 1.0);
+    let bv = par_vec::<f16>(r.opts.seed ^ 122, s * s, -1.0, 1.0);
+    let biasv = par_vec::<f16>(r.opts.seed ^ 123, s, -2.0, 2.0);
+    let (a64, b64, bias64) = (par_f64(&av), par_f64(&bv), par_f64(&biasv));
+    let pre: Vec<(usize, f64)> = if size == SizeSet::Smoke {
+        kernels::ch08_gemm::reference_gemm(&a64, &b64, s, s, s)
+            .into_iter()
+            .enumerate()
+            .collect()
+    } else {
+        sampled_gemm(&a64, &b64, (s, s, s), 4096, r.opts.seed ^ 124)
+    };
+    let pre: Vec<(usize, f64)> = pre
+        .into_iter()
+        .map(|(e, v)| (e, v + bias64[e % s]))
+        .collect();
+    let largest = pre.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max);
+    let tol = gbg::tolerance(&a64, &b64, s, s, s, largest);
+    let want: Vec<(usize, f64)> = pre.iter().map(|&(e, v)| (e, gbg::gelu64(v))).collect();
+    let gc = if size == SizeSet::Smoke {
+        GemmCheck::Full(want.iter().map(|&(_, v)| v).collect())
+    } else {
+        GemmCheck::Sampled {
+            samples: want,
+            vendor: None,
+        }
+    };
+    drop((a64, b64, bias64));
+    let a = dev.upload(&av, &[s, s])?;
+    let b = dev.upload(&bv, &[s, s])?;
+    let bias = dev.upload(&biasv, &[s])?;
+    drop((av, bv, biasv));
+    let mut c = dev.alloc::<f16>(&[s, s])?;
+    let sp = spec(
+        CHAPTER,
+        TITLE,
+        "gemm_bias_gelu",
+        size,
+        vec![s, s, s],
+        "f16, f32 accumulate",
+        Work::Flops(2.0 * (s as f64).powi(3)),
+    );
+    let check = |got: &[f16]| gc.verdict(got, tol);
+    r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
+        gbg::gemm_bias_gelu::launch(&dev, cfg, &a, &b, &bias, c)
     });
     Ok(())
 }

@@ -68,15 +68,15 @@ mod tests {
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
         // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 3; 07: 3; 08: 4; 09: 2; 10: 2 (square,
-        // decode) = 24, the 7 examples' kernels, plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 31);
-        assert_eq!(count("default"), 32);
+        // decode) = 24, the 8 examples' kernels, plus the launch-latency record (role default).
+        assert_eq!(count("tuned"), 32);
+        assert_eq!(count("default"), 33);
         assert_eq!(
             results
                 .iter()
                 .filter(|r| r["chapter"] == "ex" && r["config_role"] == "tuned")
                 .count(),
-            7
+            8
         );
         assert!(results
             .iter()

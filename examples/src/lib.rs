@@ -1,6 +1,7 @@
 //! Everyday tile kernels that the tutorials do not have, written from `README.md` and
 //! `docs/language.md` the way a new user of the language would: the normalisations, activation
-//! and loss of an LLM, a transpose (plain, and with a padded shared tile), and a batched GEMM. Each module explains its kernel, holds a float64
+//! and loss of an LLM, a transpose (plain, and with a padded shared tile), a batched GEMM and a
+//! GEMM with a fused bias + GELU epilogue. Each module explains its kernel, holds a float64
 //! reference with a tolerance derived in its comment, and tests every config on the CPU
 //! backend at odd sizes with poisoned outputs. [`KERNELS`] lists them for the code that goes
 //! over all kernels (the benches; `tests/kernel_list.rs` checks it against the sources).
@@ -8,6 +9,7 @@
 
 pub mod batched_gemm;
 pub mod cross_entropy;
+pub mod gemm_bias_gelu;
 pub mod layer_norm;
 pub mod rms_norm;
 pub mod silu_mul;
@@ -24,6 +26,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &transpose::transpose_padded::KERNEL,
     &cross_entropy::cross_entropy::KERNEL,
     &batched_gemm::batched_gemm::KERNEL,
+    &gemm_bias_gelu::gemm_bias_gelu::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`].

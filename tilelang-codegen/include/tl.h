@@ -1729,22 +1729,39 @@ TL_DEVICE void wgmma_fence() {}
 TL_DEVICE void wgmma_commit() { tl_host::detail::wgmma.commit(); }
 template <int N>
 TL_DEVICE void wgmma_wait() { tl_host::detail::wgmma.wait(N); }
-// One m64nNk16 instruction of this thread's warpgroup: its share of D += A·B.
+// The operands one m64nNk16 instruction reads for this thread's share of D: A at its two
+// rows (16·warp + lane / 4 and 8 below), B at its columns (8j + 2·(lane % 4) + {0, 1}), as
+// the descriptors say, read from shared memory now.
 template <class T, int N>
-TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db) {
-  const tl_host::Desc a = tl_host::decode(da), b = tl_host::decode(db);
-  if (a.base || b.base) tl_host::detail::fail("wgmma: descriptors with a base offset are not modelled");
-  const int lane = TL_TID % 32, warp = TL_TID % 128 / 32;
+struct WgmmaOperands {
+  T a[2][16], b[16][N / 4];
+  static WgmmaOperands read(uint64_t da, uint64_t db) {
+    const tl_host::Desc a = tl_host::decode(da), b = tl_host::decode(db);
+    if (a.base || b.base) tl_host::detail::fail("wgmma: descriptors with a base offset are not modelled");
+    const int lane = TL_TID % 32, warp = TL_TID % 128 / 32;
+    WgmmaOperands o;
+    for (int h = 0; h < 2; ++h)
+      for (int k = 0; k < 16; ++k)
+        __builtin_memcpy(&o.a[h][k], tl_smem + tl_host::a_addr(a, 16 * warp + lane / 4 + 8 * h, k), sizeof(T));
+    for (int k = 0; k < 16; ++k)
+      for (int c = 0; c < N / 4; ++c)
+        __builtin_memcpy(&o.b[k][c], tl_smem + tl_host::b_addr(b, k, 8 * (c / 2) + 2 * (lane % 4) + c % 2), sizeof(T));
+    return o;
+  }
+  bool operator==(const WgmmaOperands& o) const { return __builtin_memcmp(this, &o, sizeof(o)) == 0; }
+};
+// One m64nNk16 instruction of this thread's warpgroup, issued with operands `at_issue`:
+// the tensor cores may read them at any moment until the wait that covers the group, so
+// they must not change meanwhile (a missing barrier before the gemm, or a stage released
+// before its group is done, changes them here); then its share of D += A·B.
+template <class T, int N>
+TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db, const WgmmaOperands<T, N>& at_issue) {
+  if (!(WgmmaOperands<T, N>::read(da, db) == at_issue))
+    tl_host::detail::fail("wgmma: an operand in shared memory changed between the issue and the wait");
   for (int j = 0; j < N / 8; ++j)
     for (int q = 0; q < 4; ++q) {
-      const int row = 16 * warp + lane / 4 + 8 * (q / 2), col = 8 * j + 2 * (lane % 4) + q % 2;
       float x = d[4 * j + q];
-      for (int k = 0; k < 16; ++k) {
-        T va, vb;
-        __builtin_memcpy(&va, tl_smem + tl_host::a_addr(a, row, k), sizeof(T));
-        __builtin_memcpy(&vb, tl_smem + tl_host::b_addr(b, k, col), sizeof(T));
-        x += to_float(va) * to_float(vb);
-      }
+      for (int k = 0; k < 16; ++k) x += to_float(at_issue.a[q / 2][k]) * to_float(at_issue.b[k][2 * j + q % 2]);
       d[4 * j + q] = x;
     }
 }
@@ -1757,7 +1774,8 @@ TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b
   wgmma_fence();
   for (int k0 = 0; k0 < K; k0 += 16) {
     const uint64_t da = wg::desc_a<M, K>(sa, g, k0), db = wg::desc_b<K, N>(sb, k0);
-    tl_host::detail::wgmma.open.push_back([acc, da, db] { wgmma_run<T, N>(acc, da, db); });
+    auto ops = std::make_shared<WgmmaOperands<T, N>>(WgmmaOperands<T, N>::read(da, db));
+    tl_host::detail::wgmma.open.push_back([acc, da, db, ops] { wgmma_run<T, N>(acc, da, db, *ops); });
   }
   wgmma_commit();
 }

@@ -320,7 +320,7 @@ inline void update(uint64_t* bar, uint32_t arrivals, int64_t bytes) {
     if (arrivals > s.pending) detail::fail("mbarrier: more arrivals than the phase expects");
     s.pending -= arrivals;
     s.tx += bytes;
-    if (s.tx < -0x400000 || s.tx >= 0x400000) detail::fail("mbarrier: transaction count out of range");
+    if (s.tx <= -(1 << 20) || s.tx >= (1 << 20)) detail::fail("mbarrier: transaction count out of the hardware's range (2^20 - 1)");
     if (s.pending == 0 && s.tx == 0) s = {s.parity ^ 1, 0, s.count, s.count};
     if (a.compare_exchange_weak(w, pack(s))) break;
   }
@@ -330,6 +330,7 @@ inline void update(uint64_t* bar, uint32_t arrivals, int64_t bytes) {
 inline void wait(uint64_t* bar, int parity) {
   std::atomic_ref<uint64_t> a(*bar);
   for (uint64_t w = a.load();; w = a.load()) {
+    if (unpack(w).count == 0) detail::fail("mbarrier: waited on before its init");
     if (unpack(w).parity != (uint64_t)(parity & 1)) return;
     a.wait(w);
   }

@@ -2251,13 +2251,31 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
     let src = hip(w4, 0, "sm_90a").source;
     assert!(src.contains("tl::tma_box<2>(b1_bp_s, &__tm1, "), "{src}");
     // Warp-specialised: the consumers unpack each stage into `b_s` between two barriers of
-    // their own, the first because the last iteration's gemm read `b_s` (the back edge).
+    // their own, the first because an earlier iteration's gemm read `b_s` (the back edge).
+    // `b_s` is written whole every iteration, so it rotates between two copies (the second
+    // after the mbarriers) and the gemm stays in flight while the next stage is unpacked.
     assert_eq!(tma.threads, 256);
     let entry = &src[src.find("__tma(").unwrap()..];
     assert!(
-        entry.contains("tl::mbar_wait(&__full[__st], (int)((__it / 2) & 1));\n        tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__st) * 4096);\n        unsigned char* b1_bp_s = (unsigned char*)(tl_smem + 8192 + (__st) * 1024);\n        tl::consumer_sync_async_proxy<128>();"),
+        entry.contains("tl::mbar_wait(&__full[__st], (int)((__it / 2) & 1));\n        tl::half* b0_a_s = (tl::half*)(tl_smem + 0 + (__st) * 4096);\n        unsigned char* b1_bp_s = (unsigned char*)(tl_smem + 8192 + (__st) * 1024);\n        tl::half* b2_b_s = (tl::half*)(tl_smem + ((__it & 1) ? 15360 : 10240));\n        tl::consumer_sync_async_proxy<128>();"),
         "{entry}"
     );
+    assert!(
+        entry.contains("tl::gemm_wgmma_async<tl::half, 64, 64, 32, 1>(b0_a_s, b2_b_s, b3_acc);\n        tl::wgmma_wait<1>();"),
+        "{entry}"
+    );
+    assert_eq!(tma.shared_bytes, 15360 + 4096);
+    // Half of `b_s` written per iteration: the other half must keep the last iteration's
+    // values, so no second copy, and the gemm completes in its iteration.
+    let half = w4.replace("parallel(32, 32)", "parallel(16, 32)");
+    assert_ne!(half, w4);
+    let src = hip(&half, 0, "sm_90a").source;
+    let entry = &src[src.find("__tma(").unwrap()..];
+    assert!(
+        entry.contains("tl::gemm_wgmma<tl::half, 64, 64, 32, 1>(b0_a_s, b2_b_s, b3_acc);"),
+        "{entry}"
+    );
+    assert!(!entry.contains("(__it & 1)"), "{entry}");
     assert_eq!(
         entry
             .matches("tl::consumer_sync_async_proxy<128>();")

@@ -257,15 +257,6 @@ pub(crate) unsafe trait GpuRuntime {
         Ok(())
     }
 
-    /// Queues `object` with `grid` blocks and `args`, loading it on first use.
-    ///
-    /// # Safety
-    /// The contract of [`crate::Device::launch_gpu`]: `args` match the entry's parameters in
-    /// number, order and type; every `Ptr` is an address of this device's memory that stays
-    /// allocated until the kernel has finished and is valid for every access the kernel makes
-    /// with these arguments and this grid; memory the kernel writes is not accessed by anything
-    /// else until it has finished; `object` holds an image built for this kernel that this
-    /// device runs (its arch, or one the device runs; see [`crate::gpu::select_object`]).
     /// [`GpuRuntime::resident_blocks`] of `object`, loaded (and checked, and prepared) first.
     fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
         let loaded = self
@@ -276,6 +267,15 @@ pub(crate) unsafe trait GpuRuntime {
         self.resident_blocks(kernel, object, &loaded)
     }
 
+    /// Queues `object` with `grid` blocks and `args`, loading it on first use.
+    ///
+    /// # Safety
+    /// The contract of [`crate::Device::launch_gpu`]: `args` match the entry's parameters in
+    /// number, order and type; every `Ptr` is an address of this device's memory that stays
+    /// allocated until the kernel has finished and is valid for every access the kernel makes
+    /// with these arguments and this grid; memory the kernel writes is not accessed by anything
+    /// else until it has finished; `object` holds an image built for this kernel that this
+    /// device runs (its arch, or one the device runs; see [`crate::gpu::select_object`]).
     unsafe fn launch(
         &self,
         kernel: &'static str,

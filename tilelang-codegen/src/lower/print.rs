@@ -589,6 +589,17 @@ impl Emitter<'_> {
             "        tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
         );
         out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
+        for &(b, second) in &w.rotated {
+            let Storage::Shared { offset } = self.storage[b] else {
+                unreachable!("rotated tiles are shared")
+            };
+            let ty = ctype(self.k.buffers[b].dtype);
+            let _ = writeln!(
+                out,
+                "        {ty}* {} = ({ty}*)(tl_smem + ((__it & 1) ? {second} : {offset}));",
+                self.buf(b)
+            );
+        }
         if w.top_barrier {
             // What the last iteration read, this one writes: every consumer is past it.
             let _ = writeln!(out, "        {};", self.barrier());
@@ -613,6 +624,9 @@ impl Emitter<'_> {
             let _ = writeln!(out, "      }}");
         }
         out.push_str(&self.block(&body[w.at + 1..], 3));
+        if w.tile_barrier {
+            let _ = writeln!(out, "      {};", self.barrier());
+        }
         self.persistent = false;
         self.consumers = None;
         let _ = writeln!(out, "    }}");

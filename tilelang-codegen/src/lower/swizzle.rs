@@ -277,28 +277,6 @@ fn passes(
     Some(sum)
 }
 
-/// An integer index expression with the loop's variables bound (`None` for anything else: a
-/// load, another variable, a symbol).
-fn eval_at(e: &Expr, vals: &[u64], vars: &[VarId], bind: &[i128]) -> Option<i128> {
-    let go = |x: &Expr| eval_at(x, vals, vars, bind);
-    match &e.kind {
-        ExprKind::Var(v) => vars.iter().position(|x| x == v).map(|i| bind[i]),
-        ExprKind::Cast(x) if e.ty.is_int() && x.ty.is_int() => go(x),
-        ExprKind::Binary(op, x, y) if e.ty.is_int() => {
-            let (x, y) = (go(x)?, go(y)?);
-            match op {
-                BinOp::Add => x.checked_add(y),
-                BinOp::Sub => x.checked_sub(y),
-                BinOp::Mul => x.checked_mul(y),
-                BinOp::Div => x.checked_div(y),
-                BinOp::Rem => x.checked_rem(y),
-                _ => None,
-            }
-        }
-        _ => eval_const(e, vals),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,10 +88,20 @@ pub(crate) struct Specialized {
     /// read (a tile the consumers compute, say): a consumer barrier begins each iteration
     /// ([`super::sync::back_edge`]).
     pub top_barrier: bool,
-    /// The loop body's gemm, by [`stmt_key`], when it is the body's only computation and runs
-    /// on wgmma: it is issued without waiting, so one group stays in flight, and each stage is
-    /// released one iteration later, once `wgmma.wait_group 1` says its group is done.
+    /// The consumers' part of a tile (loop body and epilogue) touches shared memory that the
+    /// next tile's touches again (an epilogue staged through a shared tile): a consumer
+    /// barrier ends each tile.
+    pub tile_barrier: bool,
+    /// The loop body's gemm, by [`stmt_key`], when it is the body's last statement and runs on
+    /// wgmma, and its operands are stages or tiles the body computes afresh every iteration
+    /// ([`in_flight`]): it is issued without waiting, so one group stays in flight while the
+    /// next iteration runs, and each stage is released one iteration later, once
+    /// `wgmma.wait_group 1` says its group is done.
     pub in_flight: Option<usize>,
+    /// The computed operands of the in-flight gemm, each with the offset of its second copy
+    /// in shared memory: iteration `i` writes copy `i % 2`, so the next iteration computes
+    /// into the other while the tensor cores still read this one.
+    pub rotated: Vec<(BufId, usize)>,
 }
 
 pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
@@ -163,6 +173,10 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         };
     }
     out.specialized = specialize(p, &out);
+    // The rotated tiles' second copies lie after the mbarriers.
+    if let Some(&(b, at)) = out.specialized.as_ref().and_then(|w| w.rotated.last()) {
+        out.shared_bytes = at + stage_bytes(p.k, b, p.vals);
+    }
     out
 }
 
@@ -217,29 +231,169 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         unreachable!("TMA loops are pipelined loops")
     };
     let (nloads, _) = pipeline::staging(p, lbody)?;
-    let top_barrier = sync::back_edge(p, &lbody[nloads..]);
-    let in_flight = match &lbody[nloads..] {
-        [g @ Stmt {
-            kind: StmtKind::Gemm { c, .. },
-            ..
-        }] if p.storage[*c].matrix() == Some(Inst::Wgmma) => Some(stmt_key(g)),
-        _ => None,
-    };
+    let (loads, compute) = lbody.split_at(nloads);
+    let top_barrier = sync::back_edge(p, compute);
+    // A tile's epilogue, then the next tile's loop (whose first barrier, with `top_barrier`,
+    // already separates them) or, with no iteration, its epilogue.
+    let epilogue = &body[at + 1..];
+    let per_tile: Vec<Stmt> = compute.iter().chain(epilogue).cloned().collect();
+    let tile_barrier =
+        !top_barrier && sync::back_edge(p, &per_tile) || sync::back_edge(p, epilogue);
     // Consumers with 64 × 256 accumulators and more work than the gemm (unpacking a tile) do
     // not fit the registers rebalancing leaves them: ptxas spilled W4A16's 128 × 256 × 64
     // consumers at 232 registers (64 bytes; 2026-12-05), where the plain entry's 256 threads
     // use 254. Those keep the TMA entry that is not specialised.
-    if registers.is_some() && in_flight.is_none() {
+    if registers.is_some() && compute.len() > 1 {
         return None;
     }
+    let staged: Vec<BufId> = loads.iter().map(load_buf).collect();
+    let (in_flight, rotated) = match in_flight(p, &staged, compute) {
+        Some((g, computed)) => {
+            // The computed operands get a second copy after the TMA entry's arena.
+            let mut bytes = t.shared_bytes;
+            let mut rotated = Vec::new();
+            for b in computed {
+                let align = if p.swizzled[b] == swizzle::ATOMS {
+                    1024
+                } else {
+                    16
+                };
+                bytes = bytes.div_ceil(align) * align;
+                rotated.push((b, bytes));
+                bytes += stage_bytes(p.k, b, p.vals);
+            }
+            if bytes <= p.target.max_shared {
+                (Some(g), rotated)
+            } else {
+                (None, Vec::new())
+            }
+        }
+        None => (None, Vec::new()),
+    };
     Some(Specialized {
         at,
         threads: p.threads + 128,
         registers,
         raster: RASTER_ROWS,
         top_barrier,
+        tile_barrier,
         in_flight,
+        rotated,
     })
+}
+
+/// The gemm of a warp-specialised loop that may stay in flight, and its operands that the
+/// consumers compute (which then rotate between two copies): the consumers' part of the body
+/// ends with a wgmma gemm; nothing before it touches the accumulator; each operand is a stage
+/// of the loop's loads, or a shared tile that the statements before the gemm overwrite
+/// entirely ([`overwrites`]) and that nothing else in the kernel touches. With those, the
+/// group reading iteration `i`'s tiles can run on while iteration `i + 1` computes.
+fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(usize, Vec<BufId>)> {
+    let (g, rest) = compute.split_last()?;
+    let StmtKind::Gemm { a, b, c } = &g.kind else {
+        return None;
+    };
+    if p.storage[*c].matrix() != Some(Inst::Wgmma) {
+        return None;
+    }
+    let touches = |stmts: &[Stmt], x: BufId| {
+        let mut hit = false;
+        walk(stmts, &mut |s| each_buffer(s, &mut |y| hit |= y == x));
+        hit
+    };
+    if touches(rest, *c) {
+        return None;
+    }
+    let mut computed = Vec::new();
+    for x in [*a, *b] {
+        if staged.contains(&x) || computed.contains(&x) {
+            continue;
+        }
+        // Touched anywhere but in `rest` and the gemm: its copies would disagree.
+        let mut elsewhere = 0;
+        walk(&p.k.body, &mut |s| {
+            let mut hit = false;
+            each_buffer(s, &mut |y| hit |= y == x);
+            elsewhere += usize::from(hit);
+        });
+        let mut here = 0;
+        walk(compute, &mut |s| {
+            let mut hit = false;
+            each_buffer(s, &mut |y| hit |= y == x);
+            here += usize::from(hit);
+        });
+        let fresh = rest.iter().any(|s| overwrites(p, s, x));
+        if elsewhere != here || !fresh || !matches!(p.storage[x], Storage::Shared { .. }) {
+            return None;
+        }
+        computed.push(x);
+    }
+    Some((stmt_key(g), computed))
+}
+
+/// Whether `s` writes every element of buffer `b` whenever it runs: a copy into it or a fill
+/// of it, or a `parallel` loop whose unconditional stores to it (at the top of its body) hit
+/// every element, counted by running the loop's iterations on the indices (its extents are
+/// constants; indices that are not integer expressions of its variables count as misses).
+fn overwrites(p: &Plan, s: &Stmt, b: BufId) -> bool {
+    match &s.kind {
+        StmtKind::Copy {
+            dst: Tile::Buffer(x),
+            ..
+        } => *x == b,
+        StmtKind::Fill { buf, .. } => *buf == b,
+        StmtKind::For {
+            kind: LoopKind::Parallel { extents },
+            vars,
+            body,
+        } => {
+            let Some(ext) = extents
+                .iter()
+                .map(|e| eval_const(e, p.vals).and_then(|v| usize::try_from(v).ok()))
+                .collect::<Option<Vec<usize>>>()
+            else {
+                return false;
+            };
+            let shape = buf_shape(p.k, b, p.vals);
+            let elems: usize = shape.iter().product();
+            let iters: usize = ext.iter().product();
+            let stores: Vec<&Access> = body
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    StmtKind::Store { access, .. } if access.target == Target::Buffer(b) => {
+                        Some(access)
+                    }
+                    _ => None,
+                })
+                .collect();
+            if stores.is_empty() || iters.saturating_mul(stores.len()) > 1 << 20 {
+                return false;
+            }
+            let mut seen = vec![false; elems];
+            let mut bind = vec![0i128; vars.len()];
+            for it in 0..iters {
+                let mut rest = it;
+                for d in (0..ext.len()).rev() {
+                    bind[d] = (rest % ext[d]) as i128;
+                    rest /= ext[d];
+                }
+                for a in &stores {
+                    let mut lin: usize = 0;
+                    for (d, e) in a.index.iter().enumerate() {
+                        match eval_at(e, p.vals, vars, &bind) {
+                            Some(i) if i >= 0 && (i as usize) < shape[d] => {
+                                lin = lin * shape[d] + i as usize
+                            }
+                            _ => return false,
+                        }
+                    }
+                    seen[lin] = true;
+                }
+            }
+            seen.iter().all(|&x| x)
+        }
+        _ => false,
+    }
 }
 
 /// The map a load copy takes and the bytes it moves, when it qualifies (see the module docs).
@@ -256,7 +410,13 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
     let elem = k.buffers[*b].dtype.size_bytes();
     let rank = offsets.len();
     let atoms = p.swizzled[*b] == swizzle::ATOMS;
-    let plain = p.swizzled[*b] == 0 && shape.len() == 2 && shape[1] * elem % 16 == 0;
+    // A bulk tensor copy writes to a 128-byte aligned destination: the tile's place in the
+    // arena and every stage of it (atom tiles are 1024-byte aligned already).
+    let Storage::Shared { offset } = p.storage[*b] else {
+        return None;
+    };
+    let aligned = offset % 128 == 0 && stage_bytes(k, *b, vals) % 128 == 0;
+    let plain = p.swizzled[*b] == 0 && shape.len() == 2 && shape[1] * elem % 16 == 0 && aligned;
     let dtype = k.buffers[*b].dtype;
     let ok = (atoms || plain)
         && matches!(dtype, Dtype::F16 | Dtype::Bf16 | Dtype::U8)
