@@ -58,10 +58,10 @@ if [ "$phase" = all ] || [ "$phase" = check ]; then
   # sm_90a objects run their TMA entry where the tensors allow it: the GEMMs once more with
   # the plain entries only, so both are checked whatever the sizes.
   step "GEMM tests with TILELANG_TMA=off (plain entries)" env TILELANG_TMA=off "$here/bin/kernels-tests" --test-threads=1 gemm
-  step "batched GEMM tests with TILELANG_TMA=off" env TILELANG_TMA=off "$here/bin/examples-tests" --test-threads=1 batched
+  step "examples' GEMM tests with TILELANG_TMA=off" env TILELANG_TMA=off "$here/bin/examples-tests" --test-threads=1 gemm
   # Persistent TMA entries on 2 blocks: each walks several tiles even at the tests' sizes.
   step "GEMM tests on 2 persistent blocks" env TILELANG_PERSISTENT_BLOCKS=2 "$here/bin/kernels-tests" --test-threads=1 gemm
-  step "batched GEMM tests on 2 persistent blocks" env TILELANG_PERSISTENT_BLOCKS=2 "$here/bin/examples-tests" --test-threads=1 batched
+  step "examples' GEMM tests on 2 persistent blocks" env TILELANG_PERSISTENT_BLOCKS=2 "$here/bin/examples-tests" --test-threads=1 gemm
 fi
 if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1
@@ -70,6 +70,7 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer racecheck (examples)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1
   # Barriers, mbarriers and wgmma's warpgroup-wide instructions in the GEMMs.
   step "compute-sanitizer synccheck (GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1 gemm
+  step "compute-sanitizer synccheck (examples' GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1 gemm
 fi
 case "$phase" in
   bench|bench-ours|bench-peers|bench-compile|ab)
