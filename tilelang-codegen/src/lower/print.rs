@@ -538,30 +538,13 @@ impl Emitter<'_> {
             "  const tl::index __gx = {}, __gy = {}, __gz = {};",
             grid[0], grid[1], grid[2]
         );
-        let tiles = |depth: usize| {
-            let ind = "  ".repeat(depth);
-            format!(
-                "{ind}tl::index __it = 0;  // iterations over this block's tiles: stage and phase\n\
-                 {ind}for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {{\n\
-                 {ind}  tl::index __bx, __by, __bz;\n\
-                 {ind}  tl::raster<{}>(__t, __gx, __gy, __bx, __by, __bz);\n",
-                w.raster
-            )
-        };
         let _ = writeln!(out, "  if (TL_TID >= {consumers}) {{");
         if let Some((down, _)) = w.registers {
             let _ = writeln!(out, "    tl::setmaxnreg_dec<{down}>();");
         }
         let _ = writeln!(out, "    if (TL_TID == {consumers}) {{");
-        out.push_str(&tiles(3));
         self.persistent = true;
-        out.push_str(&self.block(&body[..w.at], 4));
-        let _ = writeln!(out, "        const tl::index __n = {};", self.expr(extent));
-        let _ = writeln!(
-            out,
-            "        for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
-        );
-        let _ = writeln!(out, "          const int __st = (int)(__it % {stages});");
+        out.push_str(&self.tile_head(w, extent, &v, stages, 3));
         let _ = writeln!(
             out,
             "          if (__it >= {stages}) tl::mbar_wait(&__empty[__st], (int)((__it / {stages} - 1) & 1));"
@@ -575,15 +558,8 @@ impl Emitter<'_> {
         if let Some((_, up)) = w.registers {
             let _ = writeln!(out, "    tl::setmaxnreg_inc<{up}>();");
         }
-        out.push_str(&tiles(2));
         self.consumers = Some(consumers);
-        out.push_str(&self.block(&body[..w.at], 3));
-        let _ = writeln!(out, "      const tl::index __n = {};", self.expr(extent));
-        let _ = writeln!(
-            out,
-            "      for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
-        );
-        let _ = writeln!(out, "        const int __st = (int)(__it % {stages});");
+        out.push_str(&self.tile_head(w, extent, &v, stages, 2));
         let _ = writeln!(
             out,
             "        tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
@@ -631,6 +607,35 @@ impl Emitter<'_> {
         self.consumers = None;
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "  }}");
+        out
+    }
+
+    /// The head of a role's walk over its tiles in a persistent entry, at `depth`: the loop
+    /// over tiles, the tile's block indices, the prelude again, and the pipelined loop over
+    /// `v` with its stage `__st` (iteration `__it` of the block's tiles).
+    fn tile_head(
+        &mut self,
+        w: &super::tma::Specialized,
+        extent: &Expr,
+        v: &str,
+        stages: usize,
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let mut out = format!(
+            "{ind}tl::index __it = 0;  // iterations over this block's tiles: stage and phase\n\
+             {ind}for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {{\n\
+             {ind}  tl::index __bx, __by, __bz;\n\
+             {ind}  tl::raster<{}>(__t, __gx, __gy, __bx, __by, __bz);\n",
+            w.raster
+        );
+        out.push_str(&self.block(&self.k.body[..w.at], depth + 1));
+        let _ = writeln!(out, "{ind}  const tl::index __n = {};", self.expr(extent));
+        let _ = writeln!(
+            out,
+            "{ind}  for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
+        );
+        let _ = writeln!(out, "{ind}    const int __st = (int)(__it % {stages});");
         out
     }
 
