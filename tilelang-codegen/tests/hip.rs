@@ -2264,6 +2264,14 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
         entry.contains("tl::gemm_wgmma_async<tl::half, 64, 64, 32, 1>(b0_a_s, b2_b_s, b3_acc);\n        tl::wgmma_wait<1>();"),
         "{entry}"
     );
+    // The unpacking moves 4 bytes in and 8 halves out per chunk: one vector each, the halves
+    // into one 16-byte chunk of the swizzled tile.
+    for want in [
+        "tl::vload<true, 4, false>(&b1_bp_s[",
+        "tl::vstore<false, true, 8>(&b2_b_s[tl::sidx<tl::ATOMS, 64, 32>(",
+    ] {
+        assert!(entry.contains(want), "{want}: {entry}");
+    }
     assert_eq!(tma.shared_bytes, 15360 + 4096);
     // Half of `b_s` written per iteration: the other half must keep the last iteration's
     // values, so no second copy, and the gemm completes in its iteration.
@@ -2293,6 +2301,55 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
         src.contains("tl::gemm_wgmma<") && src.contains("cp_async"),
         "{src}"
     );
+}
+
+/// Stores that together fill consecutive elements (unpacking a byte into two halves at `2j`
+/// and `2j + 1`) gather into one 16-byte vector per chunk of 4 `j`s, after a 4-byte load of
+/// the bytes; a set of stores that leaves gaps, or a buffer the loop also reads, does not.
+#[test]
+fn unpacking_stores_gather_into_one_vector_per_chunk() {
+    const UNPACK: &str = r#"
+#[tile_kernel(grid = [N.div_ceil(64)], threads = 64)]
+pub fn unpack(bp: &Tensor<u8, (K, NP)>, out: &mut Tensor<f16, (K, N)>) {
+    let bx = block_idx(0);
+    let mut p_s = alloc_shared::<u8>((32, 32));
+    let mut b_s = alloc_shared::<f16>((32, 64));
+    copy(bp.at((0, bx * 32)), &mut p_s);
+    for (kk, j) in parallel(32, 32) {
+        let p = p_s[(kk, j)];
+        b_s[(kk, 2 * j)] = (((p & 15) as i32) - 8) as f16;
+        b_s[(kk, 2 * j + 1)] = ((((p >> 4) & 15) as i32) - 8) as f16;
+    }
+    copy(&b_s, out.at_mut((0, bx * 64)));
+}
+"#;
+    for arch in ["sm_90", "gfx1100", "gfx942"] {
+        let src = hip(UNPACK, 0, arch).source;
+        // The bytes sit in registers here (a chunked fragment: 8 `j`s a thread), so a chunk
+        // gathers 16 halves, two adjacent vectors of the unswizzled tile.
+        for want in [
+            "[2 * __l + 0] = ",
+            "[2 * __l + 1] = ",
+            "tl::vstore<false, true, 16>(&b1_b_s[(v1_kk) * 64 + tl::mul<tl::index>(((tl::index)2), (__b + 0))], ",
+        ] {
+            assert!(src.contains(want), "{arch}: {want}: {src}");
+        }
+    }
+    // Only the even elements: gaps, so each store stays element by element.
+    let gaps = UNPACK.replace(
+        "        b_s[(kk, 2 * j + 1)] = ((((p >> 4) & 15) as i32) - 8) as f16;\n",
+        "",
+    );
+    // The buffer read in the same loop: its elements must be in place statement by statement.
+    let read = UNPACK.replace(
+        "        b_s[(kk, 2 * j + 1)] = ((((p >> 4) & 15) as i32) - 8) as f16;",
+        "        b_s[(kk, 2 * j + 1)] = b_s[(kk, 2 * j)];",
+    );
+    for case in [gaps, read] {
+        assert_ne!(case, UNPACK);
+        let src = hip(&case, 0, "sm_90").source;
+        assert!(!src.contains("* __l + "), "{src}");
+    }
 }
 
 /// `tl::raster` (the tiles of persistent blocks) is a bijection onto the grid for grids that

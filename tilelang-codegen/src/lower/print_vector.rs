@@ -17,6 +17,9 @@ pub(super) struct Lanes<'a> {
     inline: bool,
     /// Grouped loads already in registers: access → lane array.
     loads: BTreeMap<usize, String>,
+    /// Interleaved store groups being gathered: group → (the chunk's array, the place of its
+    /// first element once the residue-0 store has printed it).
+    gathers: BTreeMap<usize, (String, Option<String>)>,
 }
 
 /// The innermost variable's value in lane 0 of the chunk.
@@ -158,7 +161,38 @@ impl<'a> Emitter<'a> {
                 let plan = self.lane.as_ref().expect("in a chunk").plan;
                 let e = self.at(value, "__l");
                 let pl = self.place_at(access, "__l");
-                if plan.grouped.contains(&access_key(access)) {
+                if let Some(&(g, c)) = plan.interleaved.get(&access_key(access)) {
+                    // Gathered into the chunk's vector, stored whole after the group's last.
+                    let group = &plan.groups[g];
+                    let (a, n) = (group.factor, self.nlanes());
+                    let ty = self.elem_type(access);
+                    let p0 = self.place_at(access, "0");
+                    let l = self.lane.as_mut().expect("in a chunk");
+                    let (name, base) = match l.gathers.get(&g) {
+                        Some(x) => x.clone(),
+                        None => {
+                            let name = format!("__v{}", self.temps);
+                            self.temps += 1;
+                            let _ = writeln!(out, "{ind}{ty} {name}[{}];", a * n);
+                            (name, None)
+                        }
+                    };
+                    let base = if c == 0 { Some(p0) } else { base };
+                    out.push_str(
+                        &self.lanes(&ind, &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n")),
+                    );
+                    if stmt_key(s) == group.last {
+                        let p0 = base.as_deref().expect("every residue is stored by the last");
+                        let _ = writeln!(
+                            out,
+                            "{ind}tl::vstore<false, true, {}>(&{p0}, {name});",
+                            a * n
+                        );
+                    }
+                    if let Some(l) = &mut self.lane {
+                        l.gathers.insert(g, (name, base));
+                    }
+                } else if plan.grouped.contains(&access_key(access)) {
                     let stream = plan.streaming.contains(&access_key(access));
                     let name = format!("__v{}", self.temps);
                     self.temps += 1;
@@ -281,6 +315,7 @@ impl<'a> Emitter<'a> {
             idx: "__l",
             inline: true,
             loads: BTreeMap::new(),
+            gathers: BTreeMap::new(),
         });
         // Conditions monotone over the lanes agree everywhere when the first and last lanes
         // agree; others are compared lane by lane.

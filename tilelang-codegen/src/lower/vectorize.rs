@@ -64,6 +64,25 @@ pub(crate) struct VectorPlan {
     /// guards `base + j < N` and their conjunctions): the lanes all agree exactly when the
     /// first and the last do, so the uniformity check tests those two, not every lane.
     pub endpoints: bool,
+    /// Stores that together fill a 16-byte vector per chunk ([`Interleave`]), by the access
+    /// key of each store: its group and its residue.
+    pub interleaved: BTreeMap<usize, (usize, usize)>,
+    pub groups: Vec<Interleave>,
+}
+
+/// `factor` unconditional stores to one shared buffer at `factor·j + c` of its innermost
+/// dimension, `c` running over `0..factor` (`b[2j] = lo(p); b[2j + 1] = hi(p)`: unpacking),
+/// all else alike and the same in every lane: a chunk of `lanes` consecutive `j` writes
+/// `factor·lanes` consecutive elements, 16 bytes (a multiple of 16 in an unswizzled tile),
+/// which the chunk gathers and stores as vectors (aligned: the chunk's first element is a
+/// multiple of `factor·lanes`). Nothing else in the loop reads or writes the buffer.
+#[derive(Debug, Clone)]
+pub(crate) struct Interleave {
+    pub factor: usize,
+    /// The stores' access keys by residue.
+    pub keys: Vec<usize>,
+    /// The statement of the last of them in the body: where the vector is stored.
+    pub last: usize,
 }
 
 /// How a condition's value can change over consecutive lanes.
@@ -394,6 +413,8 @@ fn vector_plan(
         aligned: BTreeSet::new(),
         lane_vars: b.lets.keys().copied().collect(),
         conditions: Vec::new(),
+        interleaved: BTreeMap::new(),
+        groups: Vec::new(),
         pure_lets: b
             .lets
             .iter()
@@ -458,6 +479,10 @@ fn vector_plan(
         .conditions
         .iter()
         .all(|c| b.monotone(c, p.vals).is_some());
+    // Stores that fill whole vectors together; a free loop takes their lanes.
+    let (interleaved, groups) = interleaves(p, &b, body, e_in, (!free).then_some(lanes));
+    plan.interleaved = interleaved;
+    plan.groups = groups;
     // Group the unit-stride accesses to tensors and shared memory, except where only some
     // lanes would perform them (the arms of a select, the right of `&&` / `||`).
     let mut shared_unit = true;
@@ -487,6 +512,9 @@ fn vector_plan(
             if matches!(a.target, Target::Tensor(_)) {
                 tensor_accesses.insert(access_key(a));
             }
+            if plan.interleaved.contains_key(&access_key(a)) {
+                return;
+            }
             // (A swizzled tile is read element by element: its vectors are not contiguous.)
             let swizzled = matches!(a.target, Target::Buffer(x) if p.swizzled[x] != 0);
             let unit = unit_stride(p, &b, a) && !swizzled;
@@ -513,7 +541,10 @@ fn vector_plan(
     });
     if free {
         let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
-        plan.lanes = chunk_for(widest);
+        plan.lanes = match plan.groups.first() {
+            Some(g) => 16 / (g.factor * interleave_elem(p, body, g)),
+            None => chunk_for(widest),
+        };
     }
     // Grouped shared accesses whose vectors of the final lanes are aligned in every chunk.
     walk(body, &mut |s| {
@@ -529,14 +560,185 @@ fn vector_plan(
     });
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
-    let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k));
+    let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k))
+        || !plan.groups.is_empty();
     // A chunked loop also gains from reading a lane-invariant value once per chunk (a row
     // broadcast `a_s[i]` from shared memory, with the columns in registers).
-    let worth = (!plan.grouped.is_empty() || (invariant_load && !free))
+    let worth = (!plan.grouped.is_empty() || !plan.groups.is_empty() || (invariant_load && !free))
         && (shared_unit || !free)
         && (global || !free)
         && plan.lanes >= 2;
     worth.then_some(plan)
+}
+
+/// The interleaved store groups of a free loop's body ([`Interleave`]), all of the same
+/// lanes (the first group's), with the residue of each store.
+fn interleaves(
+    p: &Plan,
+    b: &Body,
+    body: &[Stmt],
+    e_in: usize,
+    fixed: Option<usize>,
+) -> (BTreeMap<usize, (usize, usize)>, Vec<Interleave>) {
+    struct Cand<'s> {
+        key: usize,
+        stmt: usize,
+        buf: BufId,
+        lead: &'s [Expr],
+        x: &'s Expr,
+        c: i128,
+        factor: i128,
+    }
+    let mut cands = Vec::new();
+    for s in body {
+        let StmtKind::Store { access, .. } = &s.kind else {
+            continue;
+        };
+        let Target::Buffer(buf) = access.target else {
+            continue;
+        };
+        if !matches!(p.storage[buf], Storage::Shared { .. }) {
+            continue;
+        }
+        let Some((last, lead)) = access.index.split_last() else {
+            continue;
+        };
+        if !lead.iter().all(|i| b.stride(i, p.vals) == Some(0)) {
+            continue;
+        }
+        let (x, c) = match &last.kind {
+            ExprKind::Binary(BinOp::Add, x, y) if eval_const(y, p.vals).is_some() => {
+                (&**x, eval_const(y, p.vals).unwrap_or(0))
+            }
+            _ => (last, 0),
+        };
+        match b.stride(x, p.vals) {
+            Some(factor) if factor >= 2 => cands.push(Cand {
+                key: access_key(access),
+                stmt: stmt_key(s),
+                buf,
+                lead,
+                x,
+                c,
+                factor,
+            }),
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    let mut groups: Vec<Interleave> = Vec::new();
+    let mut lanes = None;
+    let mut taken = vec![false; cands.len()];
+    for i in 0..cands.len() {
+        if taken[i] {
+            continue;
+        }
+        let first = &cands[i];
+        let members: Vec<usize> = (i..cands.len())
+            .filter(|&j| {
+                let o = &cands[j];
+                !taken[j]
+                    && o.buf == first.buf
+                    && o.factor == first.factor
+                    && same(o.x, first.x)
+                    && o.lead.len() == first.lead.len()
+                    && o.lead.iter().zip(first.lead).all(|(u, v)| same(u, v))
+            })
+            .collect();
+        members.iter().for_each(|&j| taken[j] = true);
+        let factor = first.factor as usize;
+        let mut residues: Vec<i128> = members.iter().map(|&j| cands[j].c).collect();
+        residues.sort_unstable();
+        let elem = p.k.buffers[first.buf].dtype.size_bytes();
+        if residues != (0..factor as i128).collect::<Vec<_>>() || 16 % (factor * elem) != 0 {
+            continue;
+        }
+        // A free loop's chunk fills one vector; a chunked loop's (its fragments' chunk) may
+        // fill several, adjacent only where the tile is not swizzled.
+        let n = fixed.unwrap_or(16 / (factor * elem));
+        let bytes = factor * n * elem;
+        if bytes % 16 != 0 || (p.swizzled[first.buf] != 0 && bytes != 16) {
+            continue;
+        }
+        let shape = buf_shape(p.k, first.buf, p.vals);
+        // The chunk's vector starts at `factor·base + y`: a multiple of `factor·n` when `y`
+        // is, and the rows keep it so (swizzled tiles move whole 16-byte chunks).
+        let aligned = aligned_start(p, b, first.x, (factor * n) as i128)
+            && (p.swizzled[first.buf] != 0 || shape.last().is_some_and(|d| d % (factor * n) == 0));
+        // Nothing else in the body touches the buffer: the group's elements are written when
+        // its last store runs.
+        let mut others = 0;
+        walk(body, &mut |s| {
+            for_each_access(s, &mut |a| {
+                others += usize::from(a.target == Target::Buffer(first.buf));
+            })
+        });
+        if !aligned || e_in % n != 0 || others != members.len() || lanes.is_some_and(|l| l != n) {
+            continue;
+        }
+        lanes = Some(n);
+        let g = groups.len();
+        let mut keys = vec![0; factor];
+        for &j in &members {
+            keys[cands[j].c as usize] = cands[j].key;
+            out.insert(cands[j].key, (g, cands[j].c as usize));
+        }
+        groups.push(Interleave {
+            factor,
+            keys,
+            last: members.iter().map(|&j| cands[j].stmt).max().unwrap_or(0),
+        });
+    }
+    (out, groups)
+}
+
+/// Whether `x`, affine in the innermost variable `j` with coefficient `a`, is `a·j` plus a
+/// lane-invariant multiple of `m` (given that `a·j` at a chunk's first lane is one).
+fn aligned_start(p: &Plan, b: &Body, x: &Expr, m: i128) -> bool {
+    let is_aj = |e: &Expr| match &e.kind {
+        ExprKind::Binary(BinOp::Mul, u, v) => {
+            let var = |w: &Expr| matches!(w.kind, ExprKind::Var(v) if v == b.inner);
+            (var(u) && eval_const(v, p.vals).is_some()) || (var(v) && eval_const(u, p.vals).is_some())
+        }
+        _ => false,
+    };
+    match &x.kind {
+        _ if is_aj(x) => true,
+        ExprKind::Binary(BinOp::Add, u, v) => {
+            (is_aj(u) && b.stride(v, p.vals) == Some(0) && b.multiple(v, m, p.vals))
+                || (is_aj(v) && b.stride(u, p.vals) == Some(0) && b.multiple(u, m, p.vals))
+        }
+        _ => false,
+    }
+}
+
+/// The element size of an interleave group's buffer.
+fn interleave_elem(p: &Plan, body: &[Stmt], g: &Interleave) -> usize {
+    let mut elem = 2;
+    walk(body, &mut |s| {
+        if let StmtKind::Store { access, .. } = &s.kind {
+            if let (Target::Buffer(x), true) = (access.target, g.keys.contains(&access_key(access))) {
+                elem = p.k.buffers[x].dtype.size_bytes();
+            }
+        }
+    });
+    elem
+}
+
+/// Whether two integer index expressions are the same expression (spans aside).
+fn same(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        (ExprKind::Sym(x), ExprKind::Sym(y)) => x == y,
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::BlockIdx(x), ExprKind::BlockIdx(y)) => x == y,
+        (ExprKind::Binary(o, x1, y1), ExprKind::Binary(q, x2, y2)) => {
+            o == q && same(x1, x2) && same(y1, y2)
+        }
+        (ExprKind::Cast(x), ExprKind::Cast(y)) => a.ty == b.ty && same(x, y),
+        _ => false,
+    }
 }
 
 /// Whether lane `l` of access `a` is element `l` past lane 0's.
