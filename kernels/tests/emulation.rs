@@ -328,3 +328,58 @@ fn generated_hip_gemms_on_wmma_gfx1100_and_gfx1201_agree_with_the_cpu_backend() 
 fn generated_cuda_for_sm_90a_agrees_with_the_cpu_backend() {
     check_target(&suite(), "sm_90a", 32, false);
 }
+
+/// `tl::small_int_to_half` (the printer's form of an int → f16 cast whose range it proves)
+/// gives the bits `tl::cast` gives, for every integer of every range it admits.
+#[test]
+fn small_int_to_half_is_the_cast_on_its_whole_range() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("small_int_to_half");
+    std::fs::create_dir_all(&dir).unwrap();
+    let include =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tilelang-codegen/include");
+    let program = r#"
+#include "tl.h"
+#include <cstdio>
+template <int LO> int check() {
+  int bad = 0;
+  for (int x = LO; x < LO + 1024; ++x) {
+    const tl::half a = tl::small_int_to_half<LO>(x), b = tl::cast<tl::half, int>(x);
+    bad += __builtin_bit_cast(unsigned short, a) != __builtin_bit_cast(unsigned short, b);
+  }
+  return bad;
+}
+int main() {
+  const int bad = check<-1024>() + check<-1023>() + check<-512>() + check<-8>() + check<-1>() + check<0>();
+  std::printf("small_int_to_half: %d failures\n", bad);
+  return bad != 0;
+}
+"#;
+    std::fs::write(dir.join("check.cpp"), program).unwrap();
+    let out = std::process::Command::new(emulate::host_compiler())
+        .current_dir(&dir)
+        .args([
+            "-std=c++20",
+            "-O1",
+            "-DTL_HOST_EMULATION",
+            "-DTL_WAVE=32",
+            "-pthread",
+            "-I",
+        ])
+        .arg(&include)
+        .args(["-o", "check", "check.cpp"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = std::process::Command::new(dir.join("check"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && text.contains(": 0 failures"),
+        "{text}"
+    );
+}

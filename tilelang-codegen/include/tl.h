@@ -518,6 +518,22 @@ template <class To, class From> TL_DEVICE To cast(From x) {
   }
 }
 
+// An integer x in [LO, LO + 1024) (LO in [-1024, 0]; the lowering proves the range) as a half,
+// the value `cast` gives: the half whose bits are 0x6400 | (x - LO) is 1024 + (x - LO) exactly
+// (halves are 1 apart in [1024, 2048)), and subtracting 1024 - LO is exact. An integer op and
+// a half subtraction instead of two conversions (unpacking int4 weights, say).
+template <int LO>
+TL_DEVICE half small_int_to_half(int x) {
+  static_assert(LO >= -1024 && LO <= 0, "LO in [-1024, 0]");
+  constexpr unsigned short BIAS = 1024 - LO < 2048 ? 0x6400 + (-LO) : 0x6800;  // 1024 - LO
+  const unsigned short bits = (unsigned short)(0x6400 | (x - LO));
+#if defined(TL_NVIDIA)
+  return __hsub(__ushort_as_half(bits), __ushort_as_half(BIAS));
+#else
+  return (half)(__builtin_bit_cast(half, bits) - __builtin_bit_cast(half, BIAS));
+#endif
+}
+
 // ---- math functions: halves compute in float and round once --------------------------------
 TL_DEVICE float exp_(float x) { return expf(x); }
 TL_DEVICE double exp_(double x) { return ::exp(x); }

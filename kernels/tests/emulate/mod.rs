@@ -101,7 +101,7 @@ impl Suite {
 }
 
 /// The host C++ compiler, or a failure that says how to get it.
-fn host_compiler() -> String {
+pub fn host_compiler() -> String {
     let cxx = std::env::var("TILELANG_EMU_CXX").unwrap_or_else(|_| "clang++-19".into());
     match Command::new(&cxx).arg("--version").output() {
         Ok(o) if o.status.success() => cxx,

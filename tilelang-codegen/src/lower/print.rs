@@ -1722,6 +1722,18 @@ impl Emitter<'_> {
             ExprKind::Unary(UnOp::Neg, a) => format!("tl::neg<{t}>({})", self.expr(a)),
             ExprKind::Unary(UnOp::Not, a) if a.ty == Dtype::Bool => format!("(!{})", self.expr(a)),
             ExprKind::Unary(UnOp::Not, a) => format!("(({t})(~{}))", self.expr(a)),
+            // An integer of at most 1024 values, down to -1024, as a half: exact through its
+            // bits (tl.h), without the two conversions.
+            ExprKind::Cast(a) if e.ty == Dtype::F16 && a.ty.is_int() && a.ty != Dtype::Bool => {
+                match int_range(a, self.vals) {
+                    Some((lo, hi)) if lo.min(0) >= -1024 && hi - lo.min(0) < 1024 => format!(
+                        "tl::small_int_to_half<{}>((int)({}))",
+                        lo.min(0),
+                        self.expr(a)
+                    ),
+                    _ => format!("tl::cast<{t}, {}>({})", ctype(a.ty), self.expr(a)),
+                }
+            }
             ExprKind::Cast(a) => format!("tl::cast<{t}, {}>({})", ctype(a.ty), self.expr(a)),
             ExprKind::Math(f, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();

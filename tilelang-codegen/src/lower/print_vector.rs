@@ -178,11 +178,14 @@ impl<'a> Emitter<'a> {
                         }
                     };
                     let base = if c == 0 { Some(p0) } else { base };
-                    out.push_str(
-                        &self.lanes(&ind, &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n")),
-                    );
+                    out.push_str(&self.lanes(
+                        &ind,
+                        &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n"),
+                    ));
                     if stmt_key(s) == group.last {
-                        let p0 = base.as_deref().expect("every residue is stored by the last");
+                        let p0 = base
+                            .as_deref()
+                            .expect("every residue is stored by the last");
                         let _ = writeln!(
                             out,
                             "{ind}tl::vstore<false, true, {}>(&{p0}, {name});",

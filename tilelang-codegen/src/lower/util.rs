@@ -161,3 +161,44 @@ pub(crate) fn eval_at(e: &Expr, vals: &[u64], vars: &[VarId], bind: &[i128]) -> 
         _ => eval_const(e, vals),
     }
 }
+
+/// The values an integer expression can take, when a few rules bound them: constants, a `u8`
+/// anywhere (0..=255), `x & m` for a constant `m >= 0` (0..=m in two's complement whatever
+/// `x`), a right shift of a non-negative range by a constant, sums and differences, integer
+/// casts of a range both types hold. `None` when unbounded by these rules.
+pub(crate) fn int_range(e: &Expr, vals: &[u64]) -> Option<(i128, i128)> {
+    if let Some(v) = eval_const(e, vals) {
+        return Some((v, v));
+    }
+    let of = |x: &Expr| int_range(x, vals);
+    let r = match &e.kind {
+        ExprKind::Binary(BinOp::BitAnd, x, y) => match (eval_const(y, vals), eval_const(x, vals)) {
+            (Some(m), _) | (None, Some(m)) if m >= 0 => Some((0, m)),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Shr, x, y) => match (of(x), eval_const(y, vals)) {
+            (Some((lo, hi)), Some(k)) if lo >= 0 && hi < 1 << 31 && (0..31).contains(&k) => {
+                Some((lo >> k, hi >> k))
+            }
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Add, x, y) => {
+            let ((a, b), (c, d)) = (of(x)?, of(y)?);
+            Some((a + c, b + d))
+        }
+        ExprKind::Binary(BinOp::Sub, x, y) => {
+            let ((a, b), (c, d)) = (of(x)?, of(y)?);
+            Some((a - d, b - c))
+        }
+        ExprKind::Cast(x) if x.ty.is_int() => {
+            of(x).filter(|&(lo, hi)| lo >= -(1 << 31) && hi < (1 << 31))
+        }
+        _ => None,
+    };
+    // A `u8` wraps into 0..=255; a range it does not hold says nothing more than that.
+    match (r, e.ty) {
+        (Some((lo, hi)), Dtype::U8) if lo >= 0 && hi <= 255 => Some((lo, hi)),
+        (_, Dtype::U8) => Some((0, 255)),
+        (r, _) => r,
+    }
+}

@@ -560,8 +560,8 @@ fn vector_plan(
     });
     // A free loop changes its mapping only for a vector access to global memory: over shared
     // memory alone the element-wise mapping is already conflict-free for 4-byte elements.
-    let global = plan.grouped.iter().any(|k| tensor_accesses.contains(k))
-        || !plan.groups.is_empty();
+    let global =
+        plan.grouped.iter().any(|k| tensor_accesses.contains(k)) || !plan.groups.is_empty();
     // A chunked loop also gains from reading a lane-invariant value once per chunk (a row
     // broadcast `a_s[i]` from shared memory, with the columns in registers).
     let worth = (!plan.grouped.is_empty() || !plan.groups.is_empty() || (invariant_load && !free))
@@ -698,7 +698,8 @@ fn aligned_start(p: &Plan, b: &Body, x: &Expr, m: i128) -> bool {
     let is_aj = |e: &Expr| match &e.kind {
         ExprKind::Binary(BinOp::Mul, u, v) => {
             let var = |w: &Expr| matches!(w.kind, ExprKind::Var(v) if v == b.inner);
-            (var(u) && eval_const(v, p.vals).is_some()) || (var(v) && eval_const(u, p.vals).is_some())
+            (var(u) && eval_const(v, p.vals).is_some())
+                || (var(v) && eval_const(u, p.vals).is_some())
         }
         _ => false,
     };
@@ -717,7 +718,8 @@ fn interleave_elem(p: &Plan, body: &[Stmt], g: &Interleave) -> usize {
     let mut elem = 2;
     walk(body, &mut |s| {
         if let StmtKind::Store { access, .. } = &s.kind {
-            if let (Target::Buffer(x), true) = (access.target, g.keys.contains(&access_key(access))) {
+            if let (Target::Buffer(x), true) = (access.target, g.keys.contains(&access_key(access)))
+            {
                 elem = p.k.buffers[x].dtype.size_bytes();
             }
         }
