@@ -493,11 +493,14 @@ impl Emitter<'_> {
     /// for the `i`-th iteration over all its tiles once the consumers have emptied it (from
     /// the second round on), so it runs ahead into the next tile while the consumers finish
     /// this one; the consumers wait for each stage to be full, compute on it, release it, and
-    /// run the rest of the kernel (the epilogue) per tile. A loop body of one wgmma gemm keeps
-    /// a group in flight: a stage is released one iteration later, once `wgmma.wait_group 1`
-    /// says its group is done, and the tile's last stage once its last group is. Launched
-    /// with the grid the kernel declares, every block runs one tile; the launcher gives it as
-    /// many blocks as fit on the device at once.
+    /// run the rest of the kernel (the epilogue) per tile, their barriers their own
+    /// (`tl::consumer_sync`; one at the top of each iteration and one at the end of each tile
+    /// where the plan asks). An in-flight gemm ([`super::tma::in_flight`]) keeps a group
+    /// running: a stage is released one iteration later, once `wgmma.wait_group 1` says its
+    /// group is done, and the tile's last stage once its last group is; the operands the
+    /// consumers compute alternate between two copies. Launched with the grid the kernel
+    /// declares, every block runs one tile; the launcher gives it as many blocks as fit on the
+    /// device at once.
     fn specialized_body(&mut self, w: &super::tma::Specialized) -> String {
         let body = &self.k.body;
         let s = &body[w.at];
