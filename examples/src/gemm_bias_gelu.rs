@@ -77,7 +77,7 @@ pub fn reference(a: &[f64], b: &[f64], bias: &[f64], m: usize, n: usize, k: usiz
     c
 }
 
-/// `(atol, rtol)` for f16 results against [`reference`] (see the module docs); `pre` is the
+/// `(atol, rtol)` for f16 results against [`reference()`] (see the module docs); `pre` is the
 /// largest `|A·B + bias|`.
 pub fn tolerance(a: &[f64], b: &[f64], m: usize, n: usize, k: usize, pre: f64) -> (f64, f64) {
     let (atol, _) = kernels::ch08_gemm::gemm_tolerance(a, b, m, n, k);
