@@ -296,12 +296,17 @@ fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(usize, Vec
     if p.storage[*c].matrix() != Some(Inst::Wgmma) {
         return None;
     }
-    let touches = |stmts: &[Stmt], x: BufId| {
-        let mut hit = false;
-        walk(stmts, &mut |s| each_buffer(s, &mut |y| hit |= y == x));
-        hit
+    // The statements of `stmts` (nested ones included) that touch buffer `x`.
+    let touching = |stmts: &[Stmt], x: BufId| {
+        let mut n = 0;
+        walk(stmts, &mut |s| {
+            let mut hit = false;
+            each_buffer(s, &mut |y| hit |= y == x);
+            n += usize::from(hit);
+        });
+        n
     };
-    if touches(rest, *c) {
+    if touching(rest, *c) > 0 {
         return None;
     }
     let mut computed = Vec::new();
@@ -310,18 +315,7 @@ fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(usize, Vec
             continue;
         }
         // Touched anywhere but in `rest` and the gemm: its copies would disagree.
-        let mut elsewhere = 0;
-        walk(&p.k.body, &mut |s| {
-            let mut hit = false;
-            each_buffer(s, &mut |y| hit |= y == x);
-            elsewhere += usize::from(hit);
-        });
-        let mut here = 0;
-        walk(compute, &mut |s| {
-            let mut hit = false;
-            each_buffer(s, &mut |y| hit |= y == x);
-            here += usize::from(hit);
-        });
+        let (elsewhere, here) = (touching(&p.k.body, x), touching(compute, x));
         let fresh = rest.iter().any(|s| overwrites(p, s, x));
         if elsewhere != here || !fresh || !matches!(p.storage[x], Storage::Shared { .. }) {
             return None;
