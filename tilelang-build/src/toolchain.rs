@@ -445,7 +445,15 @@ impl Detected {
             any = true;
             let arch = format!("sm_{major}{minor}");
             match Target::by_arch(&arch) {
-                Some(t) => self.target(t),
+                Some(t) => {
+                    self.target(t);
+                    // Hopper (H100/H200): the sm_90a objects too (wgmma, TMA, warp
+                    // specialisation), which the runtime prefers on a 9.0 device; they ran
+                    // their checks on an H100 (docs/gpu/h100-check-2026-12-05-hopper.log).
+                    if arch == "sm_90" {
+                        self.target(Target::by_arch("sm_90a").expect("sm_90a is a target"));
+                    }
+                }
                 None => {
                     let why = if (major, minor) < (8, 0) {
                         "tilelang's NVIDIA code needs compute capability 8.0 or newer (mma.sync, ldmatrix, cp.async)"
@@ -755,7 +763,7 @@ pub(crate) mod tests {
         let d = smi("NVIDIA H200, 9.0\nNVIDIA GeForce RTX 4090, 8.9\nNVIDIA H200, 9.0\n");
         assert_eq!(
             (archs(&d), d.warnings.len()),
-            (vec!["sm_90", "sm_89"], 0),
+            (vec!["sm_90", "sm_90a", "sm_89"], 0),
             "{d:?}"
         );
         for (line, arch) in [
@@ -790,7 +798,7 @@ pub(crate) mod tests {
             "{d:?}"
         );
         // A bare capability (no name column) still counts.
-        assert_eq!(archs(&smi("9.0\n")), ["sm_90"]);
+        assert_eq!(archs(&smi("9.0\n")), ["sm_90", "sm_90a"]);
     }
 
     #[test]
