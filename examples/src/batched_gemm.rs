@@ -21,6 +21,7 @@ use tilelang::prelude::*;
         t64x64x32s2(BM = 64, BN = 64, BK = 32, STAGES = 2, THREADS = 128),
         t128x256x32s2(BM = 128, BN = 256, BK = 32, STAGES = 2, THREADS = 256),
         t128x256x64s3(BM = 128, BN = 256, BK = 64, STAGES = 3, THREADS = 256),
+        t128x256x64s4(BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 256),
         t16x32x16s2(BM = 16, BN = 32, BK = 16, STAGES = 2, THREADS = 32),
     ],
     defaults = [gfx1151 = t64x64x32s2, cpu = t128x256x32s2],

@@ -115,6 +115,7 @@ pub fn gemm_fragment<const BM: usize, const BN: usize, const BK: usize, const TH
         t64x64x32s2(BM = 64, BN = 64, BK = 32, STAGES = 2, THREADS = 128),
         t128x256x32s2(BM = 128, BN = 256, BK = 32, STAGES = 2, THREADS = 256),
         t128x256x64s3(BM = 128, BN = 256, BK = 64, STAGES = 3, THREADS = 256),
+        t128x256x64s4(BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 256),
         t16x32x16s2(BM = 16, BN = 32, BK = 16, STAGES = 2, THREADS = 32),
     ],
     defaults = [gfx1100 = t128x128x32s3, gfx1151 = t64x64x32s2, gfx1201 = t128x128x32s3, gfx90a = t128x128x32s3, gfx942 = t128x128x32s3, sm_90 = t128x128x32s3, cpu = t128x256x32s2],

@@ -51,6 +51,7 @@ use tilelang::prelude::*;
         w128x256x32s2(BM = 128, BN = 256, BK = 32, STAGES = 2, THREADS = 256),
         w16x32x16s2(BM = 16, BN = 32, BK = 16, STAGES = 2, THREADS = 32),
         w128x256x64s3(BM = 128, BN = 256, BK = 64, STAGES = 3, THREADS = 256),
+        w128x256x64s4(BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 256),
         w64x64x128s4(BM = 64, BN = 64, BK = 128, STAGES = 4, THREADS = 128),
     ],
     defaults = [gfx1100 = w128x128x32s3, gfx1151 = w64x64x32s2, gfx1201 = w128x128x32s3, gfx90a = w128x128x32s3, gfx942 = w128x128x32s3, sm_90 = w128x256x64s3, cpu = w128x256x32s2],
