@@ -1504,6 +1504,20 @@ impl Emitter<'_> {
                 layout: Layout::Cols { unit, width },
                 nreg,
             } if unit > 1 => (width, group_tid(width, self.threads), nreg, unit),
+            Storage::Reg {
+                layout:
+                    Layout::Matrix {
+                        inst: inst @ (Inst::MmaSync | Inst::Wgmma),
+                        m,
+                        n,
+                        wm,
+                        wn,
+                    },
+                nreg,
+            } if !to_regs && !self.inside && shape.len() == 2 => {
+                let coord = inst.coord(m, n, wm, wn);
+                return self.pair_store(b, tensor, region, &coord, nreg, depth, elementwise);
+            }
             _ => {
                 // Stores skip the per-element bounds test when the whole tile is inside; loads
                 // keep one path (tested with both, loads made ptxas spill in the examples' norms).
@@ -1612,6 +1626,51 @@ impl Emitter<'_> {
         ));
         let _ = writeln!(s, "{ind}}}\n{ind}}}");
         s
+    }
+
+    /// The store of an mma.sync / wgmma accumulator `b` to the global region `__g`: registers
+    /// `2i` and `2i + 1` hold columns `c` and `c + 1` of one row (`c` even), so where the
+    /// tensor's pointer, row length and offset allow vectors of two (a check uniform over the
+    /// block), each pair is one store, with no test when the tile lies wholly inside the
+    /// tensor and one test a pair across its edge (an even column inside an even row length
+    /// has its neighbour inside); otherwise element by element. 2-byte stores had sent four
+    /// times C's sectors to L2 from the GEMM on the H100 (docs/perf/2026-12-05-h100-hopper).
+    #[allow(clippy::too_many_arguments)]
+    fn pair_store(
+        &self,
+        b: BufId,
+        tensor: ParamId,
+        region: &str,
+        coord: &str,
+        nreg: usize,
+        depth: usize,
+        elementwise: &dyn Fn(usize, bool) -> String,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let (rt, gt) = (
+            ctype(self.k.buffers[b].dtype),
+            ctype(self.tensor_dtype(tensor)),
+        );
+        let (name, ptr) = (self.buf(b), self.tensor(tensor));
+        let stream = if self.p.write_once[tensor] {
+            ", true"
+        } else {
+            ""
+        };
+        let (inside, lin) = region_index(2);
+        let pairs = |test: &str| {
+            format!(
+                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    int __row, __col;\n{ind}    {coord}(2 * __k, __row, __col);\n{ind}    const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;\n{ind}    {test}tl::store_chunk<2, {rt}, {gt}{stream}>({name} + 2 * __k, {ptr} + {lin});\n{ind}  }}\n",
+                nreg / 2
+            )
+        };
+        let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
+        format!(
+            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned<2>({ptr}, __g) && {inside_test}) {{\n{}{ind}}} else if (tl::chunk_aligned<2>({ptr}, __g)) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
+            pairs(""),
+            pairs(&format!("if ({inside}) ")),
+            elementwise(depth + 1, false)
+        )
     }
 
     /// A copy between a register fragment `b` and a global region (`global`) or a shared
