@@ -53,6 +53,7 @@ use tilelang::prelude::*;
         w128x256x64s3(BM = 128, BN = 256, BK = 64, STAGES = 3, THREADS = 256),
         w128x256x64s4(BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 256),
         w64x64x128s4(BM = 64, BN = 64, BK = 128, STAGES = 4, THREADS = 128),
+        w128x128x64s4(BM = 128, BN = 128, BK = 64, STAGES = 4, THREADS = 256),
     ],
     defaults = [gfx1100 = w128x128x32s3, gfx1151 = w64x64x32s2, gfx1201 = w128x128x32s3, gfx90a = w128x128x32s3, gfx942 = w128x128x32s3, sm_90 = w128x256x64s3, cpu = w128x256x32s2],
     requires = [N == 2 * NP],

@@ -1657,10 +1657,14 @@ impl Emitter<'_> {
         } else {
             ""
         };
-        let (inside, lin) = region_index(2);
+        // Each pair's address is the tile's corner plus `row · row length + col`: one 64-bit
+        // multiply-add a pair (the whole region's index per pair made ptxas spill the batched
+        // GEMM's consumers, 52 bytes).
+        let (inside, _) = region_index(2);
+        let (_, corner) = region_index(0);
         let pairs = |test: &str| {
             format!(
-                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    int __row, __col;\n{ind}    {coord}(2 * __k, __row, __col);\n{ind}    const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;\n{ind}    {test}tl::store_chunk<2, {rt}, {gt}{stream}>({name} + 2 * __k, {ptr} + {lin});\n{ind}  }}\n",
+                "{ind}  {gt}* __p = {ptr} + ({corner});\n{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    int __row, __col;\n{ind}    {coord}(2 * __k, __row, __col);\n{ind}    const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;\n{ind}    {test}tl::store_chunk<2, {rt}, {gt}{stream}>({name} + 2 * __k, __p + __c0 * __g.dims[3] + __c1);\n{ind}  }}\n",
                 nreg / 2
             )
         };

@@ -217,16 +217,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         return None;
     }
     let consumers = p.threads / 128;
-    // Where the consumers' fragments take 128 registers a thread or more (a 64 × 256
-    // accumulator per warpgroup), the block's 64 K registers are rebalanced: the producer
-    // keeps 40 a thread, the consumers share the rest (multiples of 8, at most 256). This
-    // needs one block per multiprocessor; smaller tiles keep the compiler's allocation and
-    // may fit two.
     let fragments = layout::thread_registers(p.k, p.vals, &p.storage);
-    let registers = (consumers >= 2 && fragments >= 128).then(|| {
-        let up = ((65536 / 128 - 40) / consumers / 8 * 8).min(256);
-        (40, up)
-    });
     let StmtKind::For { body: lbody, .. } = &body[at].kind else {
         unreachable!("TMA loops are pipelined loops")
     };
@@ -239,11 +230,22 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     let per_tile: Vec<Stmt> = compute.iter().chain(epilogue).cloned().collect();
     let tile_barrier =
         !top_barrier && sync::back_edge(p, &per_tile) || sync::back_edge(p, epilogue);
-    // Consumers with 64 × 256 accumulators and more work than the gemm (unpacking a tile) do
-    // not fit the registers rebalancing leaves them: ptxas spilled W4A16's 128 × 256 × 64
-    // consumers at 232 registers (64 bytes; 2026-12-05), where the plain entry's 256 threads
-    // use 254. Those keep the TMA entry that is not specialised.
-    if registers.is_some() && compute.len() > 1 {
+    // Where the consumers' fragments take 128 registers a thread or more (a 64 × 256
+    // accumulator per warpgroup), or they do more than the gemm (unpacking a tile), the
+    // block's 64 K registers are rebalanced: the producer keeps 40 a thread, the consumers
+    // share the rest (multiples of 8, at most 256). This needs one block per multiprocessor;
+    // smaller tiles with the gemm alone keep the compiler's allocation and may fit two.
+    // (W4A16's 128 × 128 × 64 consumers spilled 8 bytes at the 168 registers of 384 threads.)
+    let (heavy, computes) = (fragments >= 128, compute.len() > 1);
+    let registers = (consumers >= 2 && (heavy || computes)).then(|| {
+        let up = ((65536 / 128 - 40) / consumers / 8 * 8).min(256);
+        (40, up)
+    });
+    // Consumers with 64 × 256 accumulators and more work than the gemm do not fit even the
+    // rebalanced registers: ptxas spilled W4A16's 128 × 256 × 64 consumers at 232 registers
+    // (64 bytes; 2026-12-05), where the plain entry's 256 threads use 254. Those keep the TMA
+    // entry that is not specialised.
+    if heavy && computes {
         return None;
     }
     let staged: Vec<BufId> = loads.iter().map(load_buf).collect();

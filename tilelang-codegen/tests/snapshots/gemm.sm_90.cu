@@ -58,20 +58,22 @@ for (int __r = 0; __r < 32; ++__r) {
   }
   { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}};
   if (tl::chunk_aligned<2>(t_c, __g) && tl::tile_inside<1, 1, 64, 64>(__g)) {
+    tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
     #pragma unroll
     for (int __k = 0; __k < 16; ++__k) {
       int __row, __col;
       tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
       const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
-      tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, t_c + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1));
+      tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
     }
   } else if (tl::chunk_aligned<2>(t_c, __g)) {
+    tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
     #pragma unroll
     for (int __k = 0; __k < 16; ++__k) {
       int __row, __col;
       tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
       const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
-      if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, t_c + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1));
+      if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
     }
   } else {
     { 
