@@ -113,6 +113,7 @@ fn gemm_tiled_has_the_configs_of_its_attribute() {
             "t64x64x32s2",
             "t128x256x32s2",
             "t128x256x64s3",
+            "t128x256x64s4",
             "t16x32x16s2"
         ]
     );
@@ -132,7 +133,7 @@ fn gemm_tiled_has_the_configs_of_its_attribute() {
         .iter()
         .map(|c| c.value("STAGES").unwrap())
         .collect();
-    assert_eq!(stages, [3, 1, 2, 2, 3, 2]);
+    assert_eq!(stages, [3, 1, 2, 2, 3, 4, 2]);
     assert_eq!(k.default_config("cpu"), "t128x256x32s2");
     assert_eq!(k.default_config("gfx1151"), "t64x64x32s2");
     assert_eq!(k.symbols, &["M", "K", "N"]);
