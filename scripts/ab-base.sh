@@ -2,8 +2,12 @@
 # Puts the bench binary of another commit into a GPU bundle, for `bash .gpu/run.sh ab`: our
 # kernels timed at REV and now, side by side in one device call (see xtask/gpu/run.sh).
 #
-#     TILELANG_TARGETS=sm_90 cargo xtask gpu-bundle
-#     TILELANG_TARGETS=sm_90 bash scripts/ab-base.sh HEAD~1      # into .gpu/base/
+#     cargo xtask gpu-bundle
+#     bash scripts/ab-base.sh HEAD~1      # into .gpu/base/
+#
+# REV is built for the NVIDIA archs of the bundle's objects (TILELANG_TARGETS, when set, must
+# name the same: a base without the bundle's sm_90a objects runs the sm_90 path and times
+# another schedule, as the first such A/B on 2026-12-05 did).
 #     # on the GPU machine, carrying target/gpu-bundle.tgz (scripts/pack-gpu.sh, run by both):
 #     tar -xzf target/gpu-bundle.tgz && TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
 #
@@ -17,6 +21,14 @@ root="$(git rev-parse --show-toplevel)"
 bundle="$(cd "$root" && realpath -m "${2:-.gpu}")"
 [ -x "$bundle/bin/bench-tutorials" ] || { echo "ab-base: no bundle in $bundle (run cargo xtask gpu-bundle first)" >&2; exit 1; }
 sha="$(git -C "$root" rev-parse --verify "$rev^{commit}")"
+archs="$(ls "$bundle/objects" 2>/dev/null | sed -n 's/.*\.\(sm_[0-9a-z]*\)\.bin$/\1/p' | sort -u | paste -sd, -)"
+if [ -z "${TILELANG_TARGETS:-}" ]; then
+  export TILELANG_TARGETS="$archs"
+elif [ -n "$archs" ] && [ "$(tr ',' '\n' <<<"$TILELANG_TARGETS" | sort -u | paste -sd, -)" != "$archs" ]; then
+  echo "ab-base: TILELANG_TARGETS=$TILELANG_TARGETS but the bundle's objects are for $archs: both sides must run the same archs' code (unset TILELANG_TARGETS to follow the bundle)" >&2
+  exit 1
+fi
+echo "ab-base: targets $TILELANG_TARGETS" >&2
 src="$root/target/ab-base-src"
 git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
 git -C "$root" worktree prune
