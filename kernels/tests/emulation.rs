@@ -335,8 +335,6 @@ fn generated_cuda_for_sm_90a_agrees_with_the_cpu_backend() {
 fn small_int_to_half_is_the_cast_on_its_whole_range() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("small_int_to_half");
     std::fs::create_dir_all(&dir).unwrap();
-    let include =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tilelang-codegen/include");
     let program = r#"
 #include "tl.h"
 #include <cstdio>
@@ -355,24 +353,12 @@ int main() {
 }
 "#;
     std::fs::write(dir.join("check.cpp"), program).unwrap();
-    let out = std::process::Command::new(emulate::host_compiler())
-        .current_dir(&dir)
-        .args([
-            "-std=c++20",
-            "-O1",
-            "-DTL_HOST_EMULATION",
-            "-DTL_WAVE=32",
-            "-pthread",
-            "-I",
-        ])
-        .arg(&include)
-        .args(["-o", "check", "check.cpp"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    emulate::compile_host(
+        &dir,
+        "check.cpp",
+        "check",
+        32,
+        "the small_int_to_half check",
     );
     let run = std::process::Command::new(dir.join("check"))
         .output()

@@ -101,7 +101,7 @@ impl Suite {
 }
 
 /// The host C++ compiler, or a failure that says how to get it.
-pub fn host_compiler() -> String {
+fn host_compiler() -> String {
     let cxx = std::env::var("TILELANG_EMU_CXX").unwrap_or_else(|_| "clang++-19".into());
     match Command::new(&cxx).arg("--version").output() {
         Ok(o) if o.status.success() => cxx,
@@ -139,14 +139,35 @@ struct Run {
 
 /// Emulates every config of the cases' kernels (only those using `gemm` if `gemm_only`) as
 /// generated for `arch` and compares the outputs with the CPU backend's.
+/// Compiles `dir/src` against tl.h for the host (`TL_HOST_EMULATION`, a wave of `wave` lanes,
+/// `TILELANG_EMU_CXXFLAGS` added) into `dir/exe`; a failure names `what` and the sources.
+pub fn compile_host(dir: &Path, src: &str, exe: &str, wave: u32, what: &str) {
+    let cxx = host_compiler();
+    let extra_flags = std::env::var("TILELANG_EMU_CXXFLAGS").unwrap_or_default();
+    let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tilelang-codegen/include");
+    let out = Command::new(&cxx)
+        .current_dir(dir)
+        .args(["-std=c++20", "-O1", "-DTL_HOST_EMULATION", "-pthread"])
+        .arg(format!("-DTL_WAVE={wave}"))
+        .args(extra_flags.split_whitespace())
+        .arg("-I")
+        .arg(&include)
+        .args(["-o", exe, src])
+        .output()
+        .expect("run the host compiler");
+    assert!(
+        out.status.success(),
+        "{cxx} failed on {what} (sources in {}):\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
     let target = Target::by_arch(arch).expect("known target");
     assert_eq!(target.wave, wave, "{arch}'s wave size");
-    let cxx = host_compiler();
-    let extra_flags = std::env::var("TILELANG_EMU_CXXFLAGS").unwrap_or_default();
     let seed = Rng::fresh_seed();
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let include = manifest.join("../tilelang-codegen/include");
     let dir =
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("emulation-{}-{arch}", suite.name));
     let _ = std::fs::remove_dir_all(&dir);
@@ -267,21 +288,12 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
 
     // Compile once for all configs.
     let t0 = Instant::now();
-    let out = Command::new(&cxx)
-        .current_dir(&dir)
-        .args(["-std=c++20", "-O1", "-DTL_HOST_EMULATION", "-pthread"])
-        .arg(format!("-DTL_WAVE={wave}"))
-        .args(extra_flags.split_whitespace())
-        .arg("-I")
-        .arg(&include)
-        .args(["-o", "harness", "harness.cpp"])
-        .output()
-        .expect("run the host compiler");
-    assert!(
-        out.status.success(),
-        "{cxx} failed on the generated code for {arch} (sources in {}):\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
+    compile_host(
+        &dir,
+        "harness.cpp",
+        "harness",
+        wave,
+        &format!("the generated code for {arch}"),
     );
     let compiled = t0.elapsed();
 
