@@ -495,7 +495,7 @@ impl Emitter<'_> {
     /// this one; the consumers wait for each stage to be full, compute on it, release it, and
     /// run the rest of the kernel (the epilogue) per tile, their barriers their own
     /// (`tl::consumer_sync`; one at the top of each iteration and one at the end of each tile
-    /// where the plan asks). An in-flight gemm ([`super::tma::in_flight`]) keeps a group
+    /// where the plan asks). An in-flight gemm ([`super::tma::Specialized::in_flight`]) keeps a group
     /// running: a stage is released one iteration later, once `wgmma.wait_group 1` says its
     /// group is done, and the tile's last stage once its last group is; the operands the
     /// consumers compute alternate between two copies. Launched with the grid the kernel
@@ -1359,11 +1359,7 @@ impl Emitter<'_> {
                         region(*tensor, offsets),
                         ty(*b),
                         self.tile4(*b),
-                        if self.p.write_once[*tensor] {
-                            ", true"
-                        } else {
-                            ""
-                        },
+                        self.stream_arg(*tensor),
                         self.buf(*b),
                         self.tensor(*tensor)
                     ),
@@ -1516,7 +1512,16 @@ impl Emitter<'_> {
                 nreg,
             } if !to_regs && !self.inside && shape.len() == 2 => {
                 let coord = inst.coord(m, n, wm, wn);
-                return self.pair_store(b, tensor, region, &coord, nreg, depth, elementwise);
+                return self.pair_store(
+                    b,
+                    tensor,
+                    region,
+                    &inside_test,
+                    &coord,
+                    nreg,
+                    depth,
+                    elementwise,
+                );
             }
             _ => {
                 // Stores skip the per-element bounds test when the whole tile is inside; loads
@@ -1570,11 +1575,7 @@ impl Emitter<'_> {
             (true, None) => ", true".to_string(),
             (false, _) => String::new(),
         };
-        let stream = if self.p.write_once[tensor] {
-            ", true"
-        } else {
-            ""
-        };
+        let stream = self.stream_arg(tensor);
         let vector = |inside: &str| {
             let test = if inside.is_empty() {
                 String::new()
@@ -1628,6 +1629,16 @@ impl Emitter<'_> {
         s
     }
 
+    /// The streaming-store argument of the copies into tensor `p`: `, true` where the kernel
+    /// writes it and never reads it ([`Plan::write_once`]: its stores evict first).
+    fn stream_arg(&self, p: ParamId) -> &'static str {
+        if self.p.write_once[p] {
+            ", true"
+        } else {
+            ""
+        }
+    }
+
     /// The store of an mma.sync / wgmma accumulator `b` to the global region `__g`: registers
     /// `2i` and `2i + 1` hold columns `c` and `c + 1` of one row (`c` even), so where the
     /// tensor's pointer, row length and offset allow vectors of two (a check uniform over the
@@ -1641,6 +1652,7 @@ impl Emitter<'_> {
         b: BufId,
         tensor: ParamId,
         region: &str,
+        inside_test: &str,
         coord: &str,
         nreg: usize,
         depth: usize,
@@ -1652,11 +1664,7 @@ impl Emitter<'_> {
             ctype(self.tensor_dtype(tensor)),
         );
         let (name, ptr) = (self.buf(b), self.tensor(tensor));
-        let stream = if self.p.write_once[tensor] {
-            ", true"
-        } else {
-            ""
-        };
+        let stream = self.stream_arg(tensor);
         // Each pair's address is the tile's corner plus `row · row length + col`: one 64-bit
         // multiply-add a pair (the whole region's index per pair made ptxas spill the batched
         // GEMM's consumers, 52 bytes).
@@ -1668,7 +1676,6 @@ impl Emitter<'_> {
                 nreg / 2
             )
         };
-        let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
         format!(
             "{ind}{{ {region}\n{ind}if (tl::chunk_aligned<2>({ptr}, __g) && {inside_test}) {{\n{}{ind}}} else if (tl::chunk_aligned<2>({ptr}, __g)) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
             pairs(""),
