@@ -4,12 +4,12 @@
 #
 #     cargo xtask gpu-bundle
 #     bash scripts/ab-base.sh HEAD~1      # into .gpu/base/
+#     # on the GPU machine, carrying target/gpu-bundle.tgz (scripts/pack-gpu.sh, run by both):
+#     tar -xzf target/gpu-bundle.tgz && TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
 #
 # REV is built for the NVIDIA archs of the bundle's objects (TILELANG_TARGETS, when set, must
 # name the same: a base without the bundle's sm_90a objects runs the sm_90 path and times
 # another schedule, as the first such A/B on 2026-12-05 did).
-#     # on the GPU machine, carrying target/gpu-bundle.tgz (scripts/pack-gpu.sh, run by both):
-#     tar -xzf target/gpu-bundle.tgz && TILELANG_BENCH_ONLY=05 bash .gpu/run.sh ab
 #
 # REV is built in a worktree under target/ with its own target folder (target/ab-base), so
 # the bundle's own build is left alone; device objects come from the shared content-hash
