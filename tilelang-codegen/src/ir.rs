@@ -392,7 +392,7 @@ fn int_bits(ty: Dtype) -> Option<u32> {
 }
 
 /// `v` when it is a value of the integer dtype `ty`.
-fn int_in(v: i128, ty: Dtype) -> Option<i128> {
+pub(crate) fn int_in(v: i128, ty: Dtype) -> Option<i128> {
     let ok = match ty {
         Dtype::U8 => (0..=u8::MAX as i128).contains(&v),
         Dtype::I32 => (i32::MIN as i128..=i32::MAX as i128).contains(&v),

@@ -165,7 +165,8 @@ pub(crate) fn eval_at(e: &Expr, vals: &[u64], vars: &[VarId], bind: &[i128]) -> 
 /// The values an integer expression can take, when a few rules bound them: constants, a `u8`
 /// anywhere (0..=255), `x & m` for a constant `m >= 0` (0..=m in two's complement whatever
 /// `x`), a right shift of a non-negative range by a constant, sums and differences, integer
-/// casts of a range both types hold. `None` when unbounded by these rules.
+/// casts. A range the expression's type does not hold (a wrap) says nothing, but a `u8`'s
+/// values are 0..=255 whatever. `None` when unbounded by these rules.
 pub(crate) fn int_range(e: &Expr, vals: &[u64]) -> Option<(i128, i128)> {
     if let Some(v) = eval_const(e, vals) {
         return Some((v, v));
@@ -190,15 +191,59 @@ pub(crate) fn int_range(e: &Expr, vals: &[u64]) -> Option<(i128, i128)> {
             let ((a, b), (c, d)) = (of(x)?, of(y)?);
             Some((a - d, b - c))
         }
-        ExprKind::Cast(x) if x.ty.is_int() => {
-            of(x).filter(|&(lo, hi)| lo >= -(1 << 31) && hi < (1 << 31))
-        }
+        ExprKind::Cast(x) if x.ty.is_int() => of(x),
         _ => None,
     };
-    // A `u8` wraps into 0..=255; a range it does not hold says nothing more than that.
-    match (r, e.ty) {
-        (Some((lo, hi)), Dtype::U8) if lo >= 0 && hi <= 255 => Some((lo, hi)),
-        (_, Dtype::U8) => Some((0, 255)),
-        (r, _) => r,
+    // Sums and differences are exact modulo 2^bits, so a range the type holds is the values;
+    // one it does not hold (a wrap, or a cast that reinterprets: -8 as a `u32`) is not.
+    match r {
+        Some((lo, hi)) if int_in(lo, e.ty).is_some() && int_in(hi, e.ty).is_some() => r,
+        _ if e.ty == Dtype::U8 => Some((0, 255)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::Span;
+
+    fn ex(kind: ExprKind, ty: Dtype) -> Expr {
+        Expr {
+            kind,
+            ty,
+            span: Span::call_site().into(),
+        }
+    }
+    fn bin(op: BinOp, x: Expr, y: Expr) -> Expr {
+        let ty = x.ty;
+        ex(ExprKind::Binary(op, Box::new(x), Box::new(y)), ty)
+    }
+    fn cast(x: Expr, ty: Dtype) -> Expr {
+        ex(ExprKind::Cast(Box::new(x)), ty)
+    }
+    fn int(v: i128, ty: Dtype) -> Expr {
+        ex(ExprKind::Int(v), ty)
+    }
+
+    #[test]
+    fn ranges_of_unpacked_nibbles_and_of_wraps() {
+        let p = ex(ExprKind::Scalar(0), Dtype::U8);
+        assert_eq!(int_range(&p, &[]), Some((0, 255)));
+        // W4A16's high nibble: (((p >> 4) & 15) as i32) - 8.
+        let hi = bin(BinOp::Shr, p.clone(), int(4, Dtype::U8));
+        assert_eq!(int_range(&hi, &[]), Some((0, 15)));
+        let hi = bin(BinOp::BitAnd, hi, int(15, Dtype::U8));
+        let w = bin(BinOp::Sub, cast(hi, Dtype::I32), int(8, Dtype::I32));
+        assert_eq!(int_range(&w, &[]), Some((-8, 7)));
+        // -8..=7 as a u32 is 0..=7 and 2^32-8..: unknown here, and so through a cast back.
+        let u = cast(w.clone(), Dtype::U32);
+        assert_eq!(int_range(&u, &[]), None);
+        assert_eq!(int_range(&cast(u, Dtype::I32), &[]), None);
+        // A u8 sum past 255 wraps: only 0..=255 is known.
+        let s = bin(BinOp::Add, p.clone(), int(200, Dtype::U8));
+        assert_eq!(int_range(&s, &[]), Some((0, 255)));
+        // An i32 scalar is unbounded.
+        assert_eq!(int_range(&ex(ExprKind::Scalar(1), Dtype::I32), &[]), None);
     }
 }
