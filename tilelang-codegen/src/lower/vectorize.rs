@@ -79,9 +79,9 @@ pub(crate) struct VectorPlan {
 #[derive(Debug, Clone)]
 pub(crate) struct Interleave {
     pub factor: usize,
-    /// The stores' access keys by residue.
-    pub keys: Vec<usize>,
-    /// The statement of the last of them in the body: where the vector is stored.
+    /// The buffer's element size in bytes.
+    pub elem: usize,
+    /// The statement of the last of its stores in the body: where the vector is stored.
     pub last: usize,
 }
 
@@ -542,7 +542,7 @@ fn vector_plan(
     if free {
         let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
         plan.lanes = match plan.groups.first() {
-            Some(g) => 16 / (g.factor * interleave_elem(p, body, g)),
+            Some(g) => 16 / (g.factor * g.elem),
             None => chunk_for(widest),
         };
     }
@@ -678,14 +678,12 @@ fn interleaves(
         }
         lanes = Some(n);
         let g = groups.len();
-        let mut keys = vec![0; factor];
         for &j in &members {
-            keys[cands[j].c as usize] = cands[j].key;
             out.insert(cands[j].key, (g, cands[j].c as usize));
         }
         groups.push(Interleave {
             factor,
-            keys,
+            elem,
             last: members.iter().map(|&j| cands[j].stmt).max().unwrap_or(0),
         });
     }
@@ -711,20 +709,6 @@ fn aligned_start(p: &Plan, b: &Body, x: &Expr, m: i128) -> bool {
         }
         _ => false,
     }
-}
-
-/// The element size of an interleave group's buffer.
-fn interleave_elem(p: &Plan, body: &[Stmt], g: &Interleave) -> usize {
-    let mut elem = 2;
-    walk(body, &mut |s| {
-        if let StmtKind::Store { access, .. } = &s.kind {
-            if let (Target::Buffer(x), true) = (access.target, g.keys.contains(&access_key(access)))
-            {
-                elem = p.k.buffers[x].dtype.size_bytes();
-            }
-        }
-    });
-    elem
 }
 
 /// Whether two integer index expressions are the same expression (spans aside).
