@@ -1700,6 +1700,45 @@ TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const in
                  ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
   }
 }
+// ---- TMA stores: a tile leaves shared memory through the copy engine -------------------------------
+// The box of `map` at coordinates `c` (innermost first) from shared memory at `src` (in the
+// map's swizzle), elements outside the tensor not written; one thread issues it, into its own
+// bulk group (`bulk_commit`). `src` may be written again once `bulk_wait_read` says the copy
+// has read it; the global writes are done once `bulk_wait` says so.
+template <int RANK>
+TL_DEVICE void tma_store(const TensorMap* map, const void* src, const int* c) {
+  static_assert(RANK >= 2 && RANK <= 5, "tma_store: rank 2 to 5");
+  const uint32_t s = smem_addr(src);
+  if constexpr (RANK == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+  } else if constexpr (RANK == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  } else if constexpr (RANK == 4) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  } else {
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+  }
+}
+TL_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// At most N of this thread's bulk groups still read shared memory.
+template <int N>
+TL_DEVICE void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory"); }
+// At most N of this thread's bulk groups are not complete.
+template <int N>
+TL_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
+// The 128 threads of warpgroup g: named barrier 2 + g (1 is consumer_sync's).
+TL_DEVICE void warpgroup_sync(int g) { asm volatile("bar.sync %0, 128;\n" ::"r"(2 + g) : "memory"); }
+// stmatrix .x4: four 8 × 8 matrices of 16-bit values; lane l gives the shared address of row
+// l % 8 of matrix l / 8, and in v[i] the two values of row l / 4, columns 2·(l % 4) + {0, 1}
+// of matrix i (an mma accumulator's own layout).
+TL_DEVICE void stmatrix_x4(void* row, const uint32_t* v) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               ::"r"(smem_addr(row)), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+}
 // Issues the K / 16 instructions of acc += A·B as one wgmma group and returns at once: the
 // accumulator and the operand tiles belong to the tensor cores until a `wgmma_wait` says the
 // group is done (the warp-specialised loop keeps one group in flight this way).
@@ -1812,6 +1851,26 @@ template <int RANK>
 TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const int* c) {
   tl_host::tma_load((unsigned char*)dst, *map, bar, c, RANK);
 }
+template <int RANK>
+TL_DEVICE void tma_store(const TensorMap* map, const void* src, const int* c) {
+  tl_host::tma_store(*map, (const unsigned char*)src, c, RANK);
+}
+TL_DEVICE void bulk_commit() { tl_host::detail::bulk.commit(); }
+template <int N>
+TL_DEVICE void bulk_wait_read() { tl_host::detail::bulk.wait(N); }
+template <int N>
+TL_DEVICE void bulk_wait() { tl_host::detail::bulk.wait(N); }
+TL_DEVICE void warpgroup_sync(int g) { tl_host::named_sync(2 + g, 128); }
+// stmatrix .x4 as the PTX ISA describes it: each lane's row address reaches the lanes that
+// hold that row (a shuffle per matrix), which store their two values there.
+TL_DEVICE void stmatrix_x4(void* row, const uint32_t* v) {
+  const int lane = TL_TID % 32;
+  const uint32_t mine = smem_addr(row);
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t at = shfl_xor(mine, lane ^ (8 * i + lane / 4));
+    __builtin_memcpy(tl_smem + at + 4 * (lane % 4), &v[i], 4);
+  }
+}
 #endif
 #if defined(TL_NVIDIA) || defined(TL_HOST)
 // A tile of ROWS × COLS 16-bit elements in the ATOMS layout (`sidx`) from the tensor region
@@ -1827,6 +1886,57 @@ TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index
   for (int a = 0; a < COLS / W; ++a) {
     tma_load<RANK>(dst + a * ROWS * W, map, bar, c);
     c[0] += W;
+  }
+}
+// The epilogue of a wgmma accumulator (f32, `mma_coord`'s layout with one warp per 16 rows and
+// N columns) whose tile leaves through TMA stores: warpgroup g's 64 rows go out as 64 × 64
+// boxes, columns [64s, 64s + 64) for s = 0, 1, ..., each staged in one of the warpgroup's two
+// 8 KiB buffers at `stage` (1024-byte aligned; buffer b of warpgroup g at (2g + b)·8192) in
+// the 128-byte swizzle of the map (16-byte chunk c of row r at chunk c ^ r % 8), converted
+// to T, by stmatrix, then stored by the warpgroup's first thread at the region origin `off`
+// (outermost first) + (64g, 64s) in its last two dimensions. Before a buffer is written
+// again, the store that read it has finished reading (two stores ago; at s = 0 all of them,
+// as the previous tile may have stored an odd number); the caller waits for the last stores
+// (`bulk_wait<0>`, first thread of each warpgroup) before the block ends.
+template <class T, int N, int RANK>
+TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const TensorMap* map, const index* off) {
+  static_assert(N % 64 == 0 && sizeof(T) == 2, "store_acc_tma: 16-bit outputs, 64-column boxes");
+  const int g = TL_TID / 128, lane = TL_TID % 32, w = TL_TID % 128 / 32;
+  const bool first = TL_TID % 128 == 0;
+#pragma unroll
+  for (int s = 0; s < N / 64; ++s) {
+    unsigned char* buf = stage + (2 * g + (s & 1)) * 8192;
+    if (first) {
+      if (s == 0) bulk_wait_read<0>();
+      else bulk_wait_read<1>();
+    }
+    warpgroup_sync(g);
+#pragma unroll
+    for (int jj = 0; jj < 8; jj += 2) {
+      uint32_t v[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 8 * s + jj + i / 2, h = i % 2;
+        union { T h[2]; uint32_t u; } pair;
+        pair.h[0] = cast<T, float>(acc[4 * j + 2 * h]);
+        pair.h[1] = cast<T, float>(acc[4 * j + 2 * h + 1]);
+        v[i] = pair.u;
+      }
+      // Matrix m of the four: rows 8·(m % 2) of this warp's 16, 16-byte column chunk jj + m / 2.
+      const int m = lane / 8, r = 16 * w + 8 * (m % 2) + lane % 8, c = jj + m / 2;
+      stmatrix_x4(buf + r * 128 + ((c ^ (r % 8)) << 4), v);
+    }
+    fence_proxy_async();
+    warpgroup_sync(g);
+    if (first) {
+      int c[RANK];
+#pragma unroll
+      for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+      c[0] += 64 * s;
+      c[1] += 64 * g;
+      tma_store<RANK>(map, buf, c);
+      bulk_commit();
+    }
   }
 }
 // A plain row-major tile, one box, from the region whose origin is `off` (outermost first).

@@ -145,6 +145,11 @@ struct Groups {
   void drop() { open.clear(); done.clear(); }
 };
 inline thread_local Groups cp_async, wgmma;
+// TMA stores (cp.async.bulk groups): a store reads its box from shared memory when a wait
+// covers it, so a buffer written again before `bulk_wait_read` says it was read goes out with the
+// new values here; one never waited for fails at the end of the block (the caller must wait
+// before the block's shared memory goes away).
+inline thread_local Groups bulk;
 
 // bf16 rounding by hand: libgcc (which clang links by default) has no float → __bf16 routines.
 inline __bf16 bf16_from_bits(uint16_t b) { return __builtin_bit_cast(__bf16, b); }
@@ -189,6 +194,8 @@ void launch(long long gx, long long gy, long long gz, int threads, size_t smem_b
             blk.barrier.arrive_and_wait();  // shared memory is fresh before anyone starts
             block_idx[0] = x, block_idx[1] = y, block_idx[2] = z;
             body();
+            if (!detail::bulk.done.empty() || !detail::bulk.open.empty())
+              detail::fail("tma_store: a bulk store still pending when its block ends (no bulk_wait<0>)");
             detail::cp_async.drop();
             detail::wgmma.drop();
             blk.barrier.arrive_and_wait();  // everyone is done before it is reused
@@ -375,5 +382,34 @@ inline void tma_load(unsigned char* dst, const TensorMap& m, uint64_t* bar, cons
     else std::memset(out, 0, m.elem_bytes);
   }
   mbar::update(bar, 0, -(int64_t)(n * m.elem_bytes));
+}
+// cp.async.bulk.tensor from shared memory: the box at coordinates `c` from `src` (in the map's
+// swizzle) into the tensor, elements outside it not written, when a bulk wait covers it (the
+// shared memory is read then). The same requirements as a load.
+inline void tma_store(const TensorMap& m, const unsigned char* src, const int* c, int rank) {
+  if (rank != m.rank) detail::fail("tma_store: the rank is not the map's");
+  const int mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
+  const uint32_t s0 = smem_offset(src);
+  if (mode && s0 % 1024 != 0) detail::fail("tma_store: a swizzled box's source is not 1024-byte aligned");
+  if (s0 % 128 != 0) detail::fail("tma_store: the source is not 128-byte aligned");
+  if (mode && m.box[0] * m.elem_bytes != m.swizzle) detail::fail("tma_store: the box's rows are not the swizzle's width");
+  if ((long long)c[0] * m.elem_bytes % 16 != 0) detail::fail("tma_store: the innermost coordinate is not a multiple of 16 bytes");
+  std::vector<int> at(c, c + rank);
+  detail::bulk.open.push_back([m, s0, mode, at] {
+    long long n = 1;
+    for (int d = 0; d < m.rank; ++d) n *= m.box[d];
+    for (long long e = 0; e < n; ++e) {
+      long long rest = e, dst = 0;
+      bool inside = true;
+      for (int d = 0; d < m.rank; ++d) {
+        const long long x = (long long)at[d] + rest % m.box[d];
+        rest /= m.box[d];
+        inside = inside && x >= 0 && x < m.dims[d];
+        dst += x * m.strides[d];
+      }
+      const uint32_t from = s0 + (uint32_t)(e * m.elem_bytes);
+      if (inside) std::memcpy(m.base + dst, tl_smem + (mode ? swizzled(from, mode) : from), m.elem_bytes);
+    }
+  });
 }
 }  // namespace tl_host

@@ -2246,6 +2246,12 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
                 boxes: vec![32, 32],
                 swizzle: 0
             },
+            // The epilogue's TMA stores (`wgmma_accumulators_leave_through_tma_stores`).
+            TmaMap {
+                param: 2,
+                boxes: vec![64, 64],
+                swizzle: 128
+            },
         ]
     );
     let src = hip(w4, 0, "sm_90a").source;
@@ -2272,7 +2278,8 @@ pub fn w4(a: &Tensor<f16, (M, K)>, bp: &Tensor<u8, (K, NP)>, c: &mut Tensor<f16,
     ] {
         assert!(entry.contains(want), "{want}: {entry}");
     }
-    assert_eq!(tma.shared_bytes, 15360 + 4096);
+    // The rotated copy of `b_s`, then the TMA store's two 8 KiB buffers.
+    assert_eq!(tma.shared_bytes, 15360 + 4096 + 16384);
     // Half of `b_s` written per iteration: the other half must keep the last iteration's
     // values, so no second copy, and the gemm completes in its iteration.
     let half = w4.replace("parallel(32, 32)", "parallel(16, 32)");
@@ -2404,8 +2411,9 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
         (tma.entry.as_str(), tma.threads, tma.persistent),
         ("tl_gemm__t64__tma", 256, true)
     );
-    // Two stages of A (64 × 32) and B (32 × 64), then two full and two empty mbarriers.
-    assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 16416));
+    // Two stages of A (64 × 32) and B (32 × 64), then two full and two empty mbarriers, then
+    // (at the next 1024 bytes) the TMA store's two 8 KiB buffers for the one warpgroup.
+    assert_eq!((l.shared_bytes, tma.shared_bytes), (16384, 17408 + 16384));
     assert_eq!(
         tma.maps,
         [
@@ -2419,12 +2427,17 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
                 boxes: vec![64, 32],
                 swizzle: 128
             },
+            TmaMap {
+                param: 2,
+                boxes: vec![64, 64],
+                swizzle: 128
+            },
         ]
     );
     let src = hip(GEMM, 0, "sm_90a").source;
     for want in [
         "tl_gemm__t64(const tl::half* __restrict__ t_a",
-        "__launch_bounds__(256) tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1)",
+        "__launch_bounds__(256) tl_gemm__t64__tma(const tl::half* __restrict__ t_a, const tl::half* __restrict__ t_b, tl::half* __restrict__ t_c, tl::index n_M, tl::index n_K, tl::index n_N, const __grid_constant__ tl::TensorMap __tm0, const __grid_constant__ tl::TensorMap __tm1, const __grid_constant__ tl::TensorMap __tm2)",
         "tl::mbar_init(&__empty[__b], 128);",
         "if (TL_TID >= 128) {",
         // Persistent: both roles walk the grid's tiles, counting iterations across them.
@@ -2538,4 +2551,71 @@ fn wgmma_pipelines_load_through_tma_in_a_second_entry() {
         let t = Target::by_arch(arch).unwrap();
         assert!(launch(&gemm, 0, &t).unwrap().tma.is_none(), "{arch}");
     }
+}
+
+/// The warp-specialised entry's epilogue: a wgmma accumulator copied to a 16-bit tensor as the
+/// kernel's last statement leaves through shared memory (stmatrix) and TMA stores of 64 × 64
+/// boxes (`tl::store_acc_tma`), the consumers waiting for their last stores before the block
+/// ends; the plain entry keeps its register stores. The same copy to an f32 tensor, at an
+/// offset not provably on 16 bytes, or followed by another statement keeps the register
+/// stores, and a rank-dropping copy takes a box of extent 1 in the dropped dimension.
+#[test]
+fn wgmma_accumulators_leave_through_tma_stores() {
+    let sm90a = Target::by_arch("sm_90a").unwrap();
+    let src = hip(GEMM, 0, "sm_90a").source;
+    let (plain, entry) = src.split_at(src.find("__tma(").unwrap());
+    for want in [
+        "{ const tl::index __o[2] = {tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}; tl::store_acc_tma<tl::half, 64, 2>(b2_acc, tl_smem + 17408, &__tm2, __o); }",
+        "    }\n    if (TL_TID % 128 == 0) tl::bulk_wait<0>();\n  }\n}",
+    ] {
+        assert!(entry.contains(want), "{want}: {entry}");
+    }
+    assert!(!entry.contains("store_chunk"), "{entry}");
+    assert!(!plain.contains("store_acc_tma"), "{plain}");
+    assert!(plain.contains("tl::store_chunk<2, float, tl::half"), "{plain}");
+    let stores = |text: &str| {
+        let l = launch(&kernel(text), 0, &sm90a).unwrap();
+        let src = hip(text, 0, "sm_90a").source;
+        let t = l.tma.expect("a TMA entry");
+        (t.maps.len(), src.contains("store_acc_tma"))
+    };
+    assert_eq!(stores(GEMM), (3, true));
+    let f32_out = GEMM.replace("c: &mut Tensor<f16, (M, N)>", "c: &mut Tensor<f32, (M, N)>");
+    assert_ne!(f32_out, GEMM);
+    assert_eq!(stores(&f32_out), (2, false));
+    let odd = GEMM.replace(
+        "copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "copy(&acc, c.at_mut((by * BM, bx * BN + 3)));",
+    );
+    assert_ne!(odd, GEMM);
+    assert_eq!(stores(&odd), (2, false));
+    let then = GEMM.replace(
+        "copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "copy(&acc, c.at_mut((by * BM, bx * BN)));\n    clear(&mut acc);",
+    );
+    assert_ne!(then, GEMM);
+    assert_eq!(stores(&then), (2, false));
+    let batched = GEMM
+        .replace(
+            "grid = [N.div_ceil(BN), M.div_ceil(BM)]",
+            "grid = [N.div_ceil(BN), M.div_ceil(BM), B]",
+        )
+        .replace("c: &mut Tensor<f16, (M, N)>", "c: &mut Tensor<f16, (B, M, N)>")
+        .replace(
+            "copy(&acc, c.at_mut((by * BM, bx * BN)));",
+            "copy(&acc, c.at_mut((block_idx(2), by * BM, bx * BN)));",
+        );
+    assert_ne!(batched, GEMM);
+    let l = launch(&kernel(&batched), 0, &sm90a).unwrap();
+    assert_eq!(
+        l.tma.unwrap().maps[2],
+        TmaMap {
+            param: 2,
+            boxes: vec![64, 64, 1],
+            swizzle: 128
+        }
+    );
+    assert!(hip(&batched, 0, "sm_90a")
+        .source
+        .contains("tl::store_acc_tma<tl::half, 64, 3>(b2_acc"));
 }

@@ -609,6 +609,10 @@ impl Emitter<'_> {
         self.persistent = false;
         self.consumers = None;
         let _ = writeln!(out, "    }}");
+        if !self.p.tma.stores.is_empty() {
+            // The last boxes' stores are done before the block (and its shared memory) ends.
+            let _ = writeln!(out, "    if (TL_TID % 128 == 0) tl::bulk_wait<0>();");
+        }
         let _ = writeln!(out, "  }}");
         out
     }
@@ -976,6 +980,9 @@ impl Emitter<'_> {
                 }
                 (self.lead, self.bcast, self.coords) = (None, None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
+            }
+            StmtKind::Copy { src, dst } if self.tma && self.p.tma.stores.contains_key(&stmt_key(s)) => {
+                self.tma_store(&self.p.tma.stores[&stmt_key(s)], src, dst, depth)
             }
             StmtKind::Copy { src, dst } => {
                 self.hint = self.p.reuse.get(&stmt_key(s)).copied();
@@ -1681,6 +1688,32 @@ impl Emitter<'_> {
             pairs(""),
             pairs(&format!("if ({inside}) ")),
             elementwise(depth + 1, false)
+        )
+    }
+
+    /// A wgmma accumulator's copy out through shared memory and TMA stores
+    /// ([`super::tma::TmaStore`]): `tl::store_acc_tma` at the region's origin.
+    fn tma_store(
+        &self,
+        st: &super::tma::TmaStore,
+        src: &Tile,
+        dst: &Tile,
+        depth: usize,
+    ) -> String {
+        let (Tile::Buffer(acc), Tile::Region { tensor, offsets }) = (src, dst) else {
+            unreachable!("TMA stores copy an accumulator to a region")
+        };
+        let ind = "  ".repeat(depth);
+        let n = buf_shape(self.k, *acc, self.vals)[1];
+        let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+        format!(
+            "{ind}{{ const tl::index __o[{r}] = {{{}}}; tl::store_acc_tma<{}, {n}, {r}>({}, tl_smem + {}, &__tm{}, __o); }}\n",
+            offs.join(", "),
+            ctype(self.tensor_dtype(*tensor)),
+            self.buf(*acc),
+            st.stage,
+            st.map,
+            r = offs.len(),
         )
     }
 

@@ -45,11 +45,23 @@ pub(crate) struct TmaLoop {
     pub barriers: usize,
 }
 
-/// The pass's decisions: the maps, and the loops by [`stmt_key`].
+/// A copy of a wgmma accumulator out to a global region that leaves through shared memory and
+/// TMA stores, in the warp-specialised entry (see [`plan_store`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TmaStore {
+    /// The map of the region's tensor: 64 × 64 boxes in the 128-byte swizzle.
+    pub map: usize,
+    /// Where the staging buffers start in shared memory (1024-byte aligned): two of 8 KiB per
+    /// consumer warpgroup.
+    pub stage: usize,
+}
+
+/// The pass's decisions: the maps, the loops and the stores by [`stmt_key`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TmaPlan {
     pub maps: Vec<TmaMap>,
     pub loops: BTreeMap<usize, TmaLoop>,
+    pub stores: BTreeMap<usize, TmaStore>,
     /// Shared memory of the TMA entry: the plain entry's plus the mbarriers.
     pub shared_bytes: usize,
     /// The TMA entry's roles, when it is warp-specialised ([`Specialized`]).
@@ -177,7 +189,87 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
     if let Some(&(b, at)) = out.specialized.as_ref().and_then(|w| w.rotated.last()) {
         out.shared_bytes = at + stage_bytes(p.k, b, p.vals);
     }
+    plan_store(p, &mut out);
     out
+}
+
+/// The staging bytes of a TMA store per consumer warpgroup: two 64 × 64 boxes of 16-bit values.
+const STORE_STAGE_BYTES: usize = 2 * 64 * 64 * 2;
+
+/// The warp-specialised entry's epilogue store, when it can leave through TMA: the kernel's
+/// last statement copies a wgmma accumulator (f32, a warp per 16 rows, whole 64-column boxes,
+/// every consumer warp holding rows of it) to a region of a 16-bit tensor whose innermost
+/// offset is a multiple of 16 bytes (a store's coordinate faults otherwise, as a load's), and
+/// the staging buffers fit after the rest of the entry's shared memory. Each consumer
+/// warpgroup then converts its rows into shared memory with `stmatrix` (four instructions per
+/// 64 × 64 box and thread, where the register stores took 32 of 4 bytes, half of each 32-byte
+/// sector), and one of its threads stores the box with the copy engine, which writes whole
+/// lines and clips the box at the tensor's edges (`copy`'s tail) while the consumers go on to
+/// the next tile; two buffers a warpgroup let the next box be staged while one is stored
+/// (`tl::store_acc_tma`).
+fn plan_store(p: &Plan, out: &mut TmaPlan) {
+    let Some(w) = &out.specialized else {
+        return;
+    };
+    let k = p.k;
+    let Some((last, _)) = k.body.split_last() else {
+        return;
+    };
+    if k.body.len() <= w.at + 1 {
+        return;
+    }
+    let StmtKind::Copy {
+        src: Tile::Buffer(acc),
+        dst: Tile::Region { tensor, offsets },
+    } = &last.kind
+    else {
+        return;
+    };
+    let Storage::Reg {
+        layout:
+            Layout::Matrix {
+                inst: Inst::Wgmma,
+                m,
+                n,
+                wm,
+                wn,
+            },
+        ..
+    } = p.storage[*acc]
+    else {
+        return;
+    };
+    let rank = offsets.len();
+    let ok = k.buffers[*acc].dtype == Dtype::F32
+        && buf_shape(k, *acc, p.vals) == [m, n]
+        && wn == 1
+        && m == 16 * wm
+        && wm * 32 == p.threads
+        && n % 64 == 0
+        && matches!(tensor_dtype(k, *tensor), Dtype::F16 | Dtype::Bf16)
+        && (2..=5).contains(&rank)
+        && multiple_of(k, p.vals, &offsets[rank - 1], 8);
+    let stage = out.shared_bytes.div_ceil(1024) * 1024;
+    let end = stage + STORE_STAGE_BYTES * (wm / 4);
+    if !ok || end > p.target.max_shared {
+        return;
+    }
+    let mut boxes = vec![64, 64];
+    boxes.resize(rank, 1);
+    let map = TmaMap {
+        param: *tensor,
+        boxes,
+        swizzle: 128,
+    };
+    let map = match out.maps.iter().position(|m| *m == map) {
+        Some(i) => i,
+        None => {
+            out.maps.push(map);
+            out.maps.len() - 1
+        }
+    };
+    out.stores.insert(stmt_key(last), TmaStore { map, stage });
+    out.shared_bytes = end;
 }
 
 /// Rows of blocks per group of consecutive tiles: 8 rows of 128 × 64 A tiles (1 MiB of f16 at
