@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <stdint.h>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -353,63 +354,65 @@ struct TensorMap {
   long long strides[5];            // bytes between indices of dimension d (strides[0] = elem_bytes)
   int box[5];
 };
-// cp.async.bulk.tensor: the box at coordinates `c` (innermost first) into shared memory at
-// `dst`, elements outside the tensor as zeros, written in the map's swizzle (the same address
-// function wgmma reads with), then `bytes` of transaction completed on `bar`. Checks what the
-// hardware requires and faults on (a misaligned innermost coordinate faults on an H200).
-inline void tma_load(unsigned char* dst, const TensorMap& m, uint64_t* bar, const int* c, int rank) {
-  if (rank != m.rank) detail::fail("tma_load: the rank is not the map's");
+// What the hardware requires of a bulk tensor copy between shared memory at `at` and the box
+// at coordinates `c` of `m`, and faults on (a misaligned innermost coordinate faults on an
+// H200); returns the swizzle mode (0: none). `op` names the copy in a failure.
+inline int box_mode(const TensorMap& m, uint32_t at, const int* c, int rank, const char* op) {
+  const auto check = [op](bool ok, const char* what) {
+    if (!ok) detail::fail((std::string(op) + ": " + what).c_str());
+  };
+  check(rank == m.rank, "the rank is not the map's");
   const int mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
-  const uint32_t d0 = smem_offset(dst);
-  if (mode && d0 % 1024 != 0) detail::fail("tma_load: a swizzled box's destination is not 1024-byte aligned");
-  if (d0 % 128 != 0) detail::fail("tma_load: the destination is not 128-byte aligned");
-  if (mode && m.box[0] * m.elem_bytes != m.swizzle) detail::fail("tma_load: the box's rows are not the swizzle's width");
-  if ((long long)c[0] * m.elem_bytes % 16 != 0) detail::fail("tma_load: the innermost coordinate is not a multiple of 16 bytes");
+  check(!mode || at % 1024 == 0, "a swizzled box's shared memory is not 1024-byte aligned");
+  check(at % 128 == 0, "the shared memory is not 128-byte aligned");
+  check(!mode || m.box[0] * m.elem_bytes == m.swizzle, "the box's rows are not the swizzle's width");
+  check((long long)c[0] * m.elem_bytes % 16 == 0, "the innermost coordinate is not a multiple of 16 bytes");
+  return mode;
+}
+// f(shared offset, inside the tensor, byte offset in the tensor) for each element of the box
+// at `c` whose shared memory starts at `at`, in the swizzle `mode`.
+template <class F>
+inline void each_box_element(const TensorMap& m, const int* c, uint32_t at, int mode, F&& f) {
   long long n = 1;
-  for (int d = 0; d < rank; ++d) n *= m.box[d];
+  for (int d = 0; d < m.rank; ++d) n *= m.box[d];
   for (long long e = 0; e < n; ++e) {
-    long long rest = e, src = 0;
+    long long rest = e, off = 0;
     bool inside = true;
-    for (int d = 0; d < rank; ++d) {
+    for (int d = 0; d < m.rank; ++d) {
       const long long x = (long long)c[d] + rest % m.box[d];
       rest /= m.box[d];
       inside = inside && x >= 0 && x < m.dims[d];
-      src += x * m.strides[d];
+      off += x * m.strides[d];
     }
-    const uint32_t at = d0 + (uint32_t)(e * m.elem_bytes);
-    unsigned char* out = tl_smem + (mode ? swizzled(at, mode) : at);
-    if (inside) std::memcpy(out, m.base + src, m.elem_bytes);
-    else std::memset(out, 0, m.elem_bytes);
+    const uint32_t s = at + (uint32_t)(e * m.elem_bytes);
+    f(mode ? swizzled(s, mode) : s, inside, off);
   }
-  mbar::update(bar, 0, -(int64_t)(n * m.elem_bytes));
+}
+// cp.async.bulk.tensor: the box at coordinates `c` (innermost first) into shared memory at
+// `dst`, elements outside the tensor as zeros, written in the map's swizzle (the same address
+// function wgmma reads with), then `bytes` of transaction completed on `bar`.
+inline void tma_load(unsigned char* dst, const TensorMap& m, uint64_t* bar, const int* c, int rank) {
+  const uint32_t d0 = smem_offset(dst);
+  const int mode = box_mode(m, d0, c, rank, "tma_load");
+  int64_t bytes = 0;
+  each_box_element(m, c, d0, mode, [&](uint32_t s, bool inside, long long off) {
+    if (inside) std::memcpy(tl_smem + s, m.base + off, m.elem_bytes);
+    else std::memset(tl_smem + s, 0, m.elem_bytes);
+    bytes += m.elem_bytes;
+  });
+  mbar::update(bar, 0, -bytes);
 }
 // cp.async.bulk.tensor from shared memory: the box at coordinates `c` from `src` (in the map's
 // swizzle) into the tensor, elements outside it not written, when a bulk wait covers it (the
 // shared memory is read then). The same requirements as a load.
 inline void tma_store(const TensorMap& m, const unsigned char* src, const int* c, int rank) {
-  if (rank != m.rank) detail::fail("tma_store: the rank is not the map's");
-  const int mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
   const uint32_t s0 = smem_offset(src);
-  if (mode && s0 % 1024 != 0) detail::fail("tma_store: a swizzled box's source is not 1024-byte aligned");
-  if (s0 % 128 != 0) detail::fail("tma_store: the source is not 128-byte aligned");
-  if (mode && m.box[0] * m.elem_bytes != m.swizzle) detail::fail("tma_store: the box's rows are not the swizzle's width");
-  if ((long long)c[0] * m.elem_bytes % 16 != 0) detail::fail("tma_store: the innermost coordinate is not a multiple of 16 bytes");
+  const int mode = box_mode(m, s0, c, rank, "tma_store");
   std::vector<int> at(c, c + rank);
   detail::bulk.open.push_back([m, s0, mode, at] {
-    long long n = 1;
-    for (int d = 0; d < m.rank; ++d) n *= m.box[d];
-    for (long long e = 0; e < n; ++e) {
-      long long rest = e, dst = 0;
-      bool inside = true;
-      for (int d = 0; d < m.rank; ++d) {
-        const long long x = (long long)at[d] + rest % m.box[d];
-        rest /= m.box[d];
-        inside = inside && x >= 0 && x < m.dims[d];
-        dst += x * m.strides[d];
-      }
-      const uint32_t from = s0 + (uint32_t)(e * m.elem_bytes);
-      if (inside) std::memcpy(m.base + dst, tl_smem + (mode ? swizzled(from, mode) : from), m.elem_bytes);
-    }
+    each_box_element(m, at.data(), s0, mode, [&](uint32_t s, bool inside, long long off) {
+      if (inside) std::memcpy(m.base + off, tl_smem + s, m.elem_bytes);
+    });
   });
 }
 }  // namespace tl_host
