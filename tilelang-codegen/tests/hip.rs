@@ -2572,7 +2572,10 @@ fn wgmma_accumulators_leave_through_tma_stores() {
     }
     assert!(!entry.contains("store_chunk"), "{entry}");
     assert!(!plain.contains("store_acc_tma"), "{plain}");
-    assert!(plain.contains("tl::store_chunk<2, float, tl::half"), "{plain}");
+    assert!(
+        plain.contains("tl::store_chunk<2, float, tl::half"),
+        "{plain}"
+    );
     let stores = |text: &str| {
         let l = launch(&kernel(text), 0, &sm90a).unwrap();
         let src = hip(text, 0, "sm_90a").source;
@@ -2600,7 +2603,10 @@ fn wgmma_accumulators_leave_through_tma_stores() {
             "grid = [N.div_ceil(BN), M.div_ceil(BM)]",
             "grid = [N.div_ceil(BN), M.div_ceil(BM), B]",
         )
-        .replace("c: &mut Tensor<f16, (M, N)>", "c: &mut Tensor<f16, (B, M, N)>")
+        .replace(
+            "c: &mut Tensor<f16, (M, N)>",
+            "c: &mut Tensor<f16, (B, M, N)>",
+        )
         .replace(
             "copy(&acc, c.at_mut((by * BM, bx * BN)));",
             "copy(&acc, c.at_mut((block_idx(2), by * BM, bx * BN)));",

@@ -981,7 +981,9 @@ impl Emitter<'_> {
                 (self.lead, self.bcast, self.coords) = (None, None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
-            StmtKind::Copy { src, dst } if self.tma && self.p.tma.stores.contains_key(&stmt_key(s)) => {
+            StmtKind::Copy { src, dst }
+                if self.tma && self.p.tma.stores.contains_key(&stmt_key(s)) =>
+            {
                 self.tma_store(&self.p.tma.stores[&stmt_key(s)], src, dst, depth)
             }
             StmtKind::Copy { src, dst } => {
@@ -1693,13 +1695,7 @@ impl Emitter<'_> {
 
     /// A wgmma accumulator's copy out through shared memory and TMA stores
     /// ([`super::tma::TmaStore`]): `tl::store_acc_tma` at the region's origin.
-    fn tma_store(
-        &self,
-        st: &super::tma::TmaStore,
-        src: &Tile,
-        dst: &Tile,
-        depth: usize,
-    ) -> String {
+    fn tma_store(&self, st: &super::tma::TmaStore, src: &Tile, dst: &Tile, depth: usize) -> String {
         let (Tile::Buffer(acc), Tile::Region { tensor, offsets }) = (src, dst) else {
             unreachable!("TMA stores copy an accumulator to a region")
         };
