@@ -1570,7 +1570,7 @@ impl Checker<'_> {
                     self.float_fits(*v as f64, ty, span)?;
                     return mk(ExprKind::Float(*v as f64), ty);
                 }
-                if !int_fits(*v as i128, ty) {
+                if ir::int_in(*v as i128, ty).is_none() {
                     self.cx.error_hint(
                         span,
                         format!("literal `{v}` does not fit in {ty}"),
@@ -1663,7 +1663,7 @@ impl Checker<'_> {
                 };
                 let ty = suffix.or(expect).unwrap_or(Dtype::Index);
                 let v = -(v as i128);
-                if !int_fits(v, ty) {
+                if ir::int_in(v, ty).is_none() {
                     self.cx.error_hint(
                         span,
                         format!("literal `{v}` does not fit in {ty}"),
@@ -1925,15 +1925,6 @@ impl Checker<'_> {
                 None
             }
         }
-    }
-}
-
-fn int_fits(v: i128, ty: Dtype) -> bool {
-    match ty {
-        Dtype::U8 => (0..=u8::MAX as i128).contains(&v),
-        Dtype::I32 => (i32::MIN as i128..=i32::MAX as i128).contains(&v),
-        Dtype::U32 => (0..=u32::MAX as i128).contains(&v),
-        _ => (i64::MIN as i128..=i64::MAX as i128).contains(&v),
     }
 }
 
