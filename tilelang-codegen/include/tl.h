@@ -1323,6 +1323,14 @@ TL_DEVICE void atomic_add(long long* p, long long v) { atomicAdd((unsigned long 
 template <class T> TL_DEVICE void atomic_add(T* p, T v) { __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
 #endif
 
+// Two 16-bit values as one 32-bit word, `lo` in the low half (a matrix-unit register).
+template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
+  union { T h[2]; uint32_t u; } p;
+  p.h[0] = lo;
+  p.h[1] = hi;
+  return p.u;
+}
+
 #if defined(TL_NVIDIA)
 // Tensor cores: mma.sync.m16n8k16, f16/bf16 inputs, f32 accumulators. The block's warps form a
 // WM × WN grid; warp (wm, wn) owns rows [wm·M/WM, +M/WM) and columns [wn·N/WN, +N/WN) of the
@@ -1344,13 +1352,6 @@ template <> struct mma_op<bfloat> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
-
-template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
-  union { T h[2]; uint32_t u; } p;
-  p.h[0] = lo;
-  p.h[1] = hi;
-  return p.u;
-}
 
 // ldmatrix: 8×8 matrices of 16-bit values from shared memory, one 32-bit register per matrix
 // per lane. Lane l supplies the address of row l % 8 of matrix l / 8 (16 contiguous bytes,
@@ -1897,6 +1898,13 @@ TL_DEVICE void stmatrix_x4(void* row, const uint32_t* v) {
 }
 #endif
 #if defined(TL_NVIDIA) || defined(TL_HOST)
+// A region origin `off` (outermost first, as the printer gives it) as TMA coordinates
+// (innermost first).
+template <int RANK>
+TL_DEVICE void inner_first(const index* off, int* c) {
+#pragma unroll
+  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+}
 // A tile of ROWS × COLS 16-bit elements in the ATOMS layout (`sidx`) from the tensor region
 // whose origin is `off` (outermost first, RANK of them): one box of ROWS × W per 64-column (or
 // narrower) atom, at columns off + a·W, each into its atom's block of shared memory.
@@ -1904,8 +1912,7 @@ template <int RANK, int ROWS, int COLS, class T>
 TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
   constexpr int W = COLS >= 64 ? 64 : COLS;
   int c[RANK];
-#pragma unroll
-  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+  inner_first<RANK>(off, c);
 #pragma unroll
   for (int a = 0; a < COLS / W; ++a) {
     tma_load<RANK>(dst + a * ROWS * W, map, bar, c);
@@ -1941,10 +1948,7 @@ TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const Tenso
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int j = 8 * s + jj + i / 2, h = i % 2;
-        union { T h[2]; uint32_t u; } pair;
-        pair.h[0] = cast<T, float>(acc[4 * j + 2 * h]);
-        pair.h[1] = cast<T, float>(acc[4 * j + 2 * h + 1]);
-        v[i] = pair.u;
+        v[i] = pack2<T>(cast<T, float>(acc[4 * j + 2 * h]), cast<T, float>(acc[4 * j + 2 * h + 1]));
       }
       // Matrix m of the four: rows 8·(m % 2) of this warp's 16, 16-byte column chunk jj + m / 2.
       const int m = lane / 8, r = 16 * w + 8 * (m % 2) + lane % 8, c = jj + m / 2;
@@ -1954,8 +1958,7 @@ TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const Tenso
     warpgroup_sync(g);
     if (first) {
       int c[RANK];
-#pragma unroll
-      for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+      inner_first<RANK>(off, c);
       c[0] += 64 * s;
       c[1] += 64 * g;
       tma_store<RANK>(map, buf, c);
@@ -1967,8 +1970,7 @@ TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const Tenso
 template <int RANK, class T>
 TL_DEVICE void tma_box(T* dst, const TensorMap* map, uint64_t* bar, const index* off) {
   int c[RANK];
-#pragma unroll
-  for (int i = 0; i < RANK; ++i) c[i] = (int)off[RANK - 1 - i];
+  inner_first<RANK>(off, c);
   tma_load<RANK>(dst, map, bar, c);
 }
 #endif
