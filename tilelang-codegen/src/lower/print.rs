@@ -466,18 +466,17 @@ impl Emitter<'_> {
                 unreachable!("TMA loads are copies into buffers")
             };
             let shape = buf_shape(self.k, *b, self.vals);
-            let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+            let rank = offsets.len();
             // An atom tile takes a box per atom; a plain one, one box.
             let call = if self.swizzled[*b] == super::swizzle::ATOMS {
-                format!("tma_tile<{}, {}, {}>", offs.len(), shape[0], shape[1])
+                format!("tma_tile<{rank}, {}, {}>", shape[0], shape[1])
             } else {
-                format!("tma_box<{}>", offs.len())
+                format!("tma_box<{rank}>")
             };
             let _ = writeln!(
                 out,
-                "{ind}{{ const tl::index __o[{}] = {{{}}}; tl::{call}({}, &__tm{map}, &{bar}, __o); }}",
-                offs.len(),
-                offs.join(", "),
+                "{ind}{{ {} tl::{call}({}, &__tm{map}, &{bar}, __o); }}",
+                self.origin(offsets),
                 self.buf(*b)
             );
         }
@@ -1701,15 +1700,24 @@ impl Emitter<'_> {
         };
         let ind = "  ".repeat(depth);
         let n = buf_shape(self.k, *acc, self.vals)[1];
-        let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
         format!(
-            "{ind}{{ const tl::index __o[{r}] = {{{}}}; tl::store_acc_tma<{}, {n}, {r}>({}, tl_smem + {}, &__tm{}, __o); }}\n",
-            offs.join(", "),
+            "{ind}{{ {} tl::store_acc_tma<{}, {n}, {}>({}, tl_smem + {}, &__tm{}, __o); }}\n",
+            self.origin(offsets),
             ctype(self.tensor_dtype(*tensor)),
+            offsets.len(),
             self.buf(*acc),
             st.stage,
             st.map,
-            r = offs.len(),
+        )
+    }
+
+    /// A TMA copy's region origin as the array `__o` (outermost first).
+    fn origin(&self, offsets: &[Expr]) -> String {
+        let offs: Vec<String> = offsets.iter().map(|o| self.expr(o)).collect();
+        format!(
+            "const tl::index __o[{}] = {{{}}};",
+            offs.len(),
+            offs.join(", ")
         )
     }
 

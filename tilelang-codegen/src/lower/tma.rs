@@ -116,6 +116,19 @@ pub(crate) struct Specialized {
     pub rotated: Vec<(BufId, usize)>,
 }
 
+impl TmaPlan {
+    /// The index of `map` among the entry's maps, added if new (one map per tensor and box).
+    fn map_index(&mut self, map: TmaMap) -> usize {
+        match self.maps.iter().position(|m| *m == map) {
+            Some(i) => i,
+            None => {
+                self.maps.push(map);
+                self.maps.len() - 1
+            }
+        }
+    }
+}
+
 pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
     let mut out = TmaPlan {
         shared_bytes: p.shared_bytes,
@@ -155,14 +168,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let mut maps = Vec::new();
         let mut bytes = 0;
         for (map, n) in copies {
-            let i = match out.maps.iter().position(|m| *m == map) {
-                Some(i) => i,
-                None => {
-                    out.maps.push(map);
-                    out.maps.len() - 1
-                }
-            };
-            maps.push(i);
+            maps.push(out.map_index(map));
             bytes += n;
         }
         // `full` mbarriers, then `empty` ones (used when warp-specialised).
@@ -261,13 +267,7 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
         boxes,
         swizzle: 128,
     };
-    let map = match out.maps.iter().position(|m| *m == map) {
-        Some(i) => i,
-        None => {
-            out.maps.push(map);
-            out.maps.len() - 1
-        }
-    };
+    let map = out.map_index(map);
     out.stores.insert(stmt_key(last), TmaStore { map, stage });
     out.shared_bytes = end;
 }
