@@ -217,19 +217,34 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
     let Some(w) = &out.specialized else {
         return;
     };
-    let k = p.k;
-    let Some((last, _)) = k.body.split_last() else {
+    let Some((map, warps)) = store_copy(p, w.at) else {
         return;
     };
-    if k.body.len() <= w.at + 1 {
+    let stage = out.shared_bytes.div_ceil(1024) * 1024;
+    let end = stage + STORE_STAGE_BYTES * (warps / 4);
+    if end > p.target.max_shared {
         return;
+    }
+    let map = out.map_index(map);
+    let last = p.k.body.last().expect("a store follows the loop");
+    out.stores.insert(stmt_key(last), TmaStore { map, stage });
+    out.shared_bytes = end;
+}
+
+/// The tensor map of [`plan_store`]'s TMA store and the accumulator's warps (of 16 rows each),
+/// when the kernel's last statement, after the pipelined loop at `at`, qualifies.
+fn store_copy(p: &Plan, at: usize) -> Option<(TmaMap, usize)> {
+    let k = p.k;
+    let (last, _) = k.body.split_last()?;
+    if k.body.len() <= at + 1 {
+        return None;
     }
     let StmtKind::Copy {
         src: Tile::Buffer(acc),
         dst: Tile::Region { tensor, offsets },
     } = &last.kind
     else {
-        return;
+        return None;
     };
     let Storage::Reg {
         layout:
@@ -243,7 +258,7 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
         ..
     } = p.storage[*acc]
     else {
-        return;
+        return None;
     };
     let rank = offsets.len();
     let ok = k.buffers[*acc].dtype == Dtype::F32
@@ -255,11 +270,6 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
         && matches!(tensor_dtype(k, *tensor), Dtype::F16 | Dtype::Bf16)
         && (2..=5).contains(&rank)
         && multiple_of(k, p.vals, &offsets[rank - 1], 8);
-    let stage = out.shared_bytes.div_ceil(1024) * 1024;
-    let end = stage + STORE_STAGE_BYTES * (wm / 4);
-    if !ok || end > p.target.max_shared {
-        return;
-    }
     let mut boxes = vec![64, 64];
     boxes.resize(rank, 1);
     let map = TmaMap {
@@ -267,9 +277,7 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
         boxes,
         swizzle: 128,
     };
-    let map = out.map_index(map);
-    out.stores.insert(stmt_key(last), TmaStore { map, stage });
-    out.shared_bytes = end;
+    ok.then_some((map, wm))
 }
 
 /// Rows of blocks per group of consecutive tiles: 8 rows of 128 × 64 A tiles (1 MiB of f16 at
@@ -333,18 +341,12 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
         let up = ((65536 / 128 - 40) / consumers / 8 * 8).min(256);
         (40, up)
     });
-    // Consumers with 64 × 256 accumulators and more work than the gemm do not fit even the
-    // rebalanced registers: ptxas spilled W4A16's 128 × 256 × 64 consumers at 232 registers
-    // (64 bytes; 2026-12-05), where the plain entry's 256 threads use 254. Those keep the TMA
-    // entry that is not specialised.
-    if heavy && computes {
-        return None;
-    }
     let staged: Vec<BufId> = loads.iter().map(load_buf).collect();
+    // The entry's shared bytes, with the rotated tiles' second copies when they fit.
+    let mut bytes = t.shared_bytes;
     let (in_flight, rotated) = match in_flight(p, &staged, compute) {
         Some((g, computed)) => {
             // The computed operands get a second copy after the TMA entry's arena.
-            let mut bytes = t.shared_bytes;
             let mut rotated = Vec::new();
             for b in computed {
                 let align = if p.swizzled[b] == swizzle::ATOMS {
@@ -359,11 +361,24 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
             if bytes <= p.target.max_shared {
                 (Some(g), rotated)
             } else {
+                bytes = t.shared_bytes;
                 (None, Vec::new())
             }
         }
         None => (None, Vec::new()),
     };
+    // Consumers with 64 × 256 accumulators and more work than the gemm fit the rebalanced
+    // registers only when their accumulator leaves through the TMA store ([`plan_store`]):
+    // with register stores ptxas spilled W4A16's 128 × 256 × 64 consumers at 232 registers
+    // (64 bytes; 2026-12-05), with `stmatrix` none. Otherwise they keep the TMA entry that is
+    // not specialised, whose 256 threads use 254.
+    if heavy && computes {
+        let (_, warps) = store_copy(p, at)?;
+        let end = bytes.div_ceil(1024) * 1024 + STORE_STAGE_BYTES * (warps / 4);
+        if end > p.target.max_shared {
+            return None;
+        }
+    }
     Some(Specialized {
         at,
         threads: p.threads + 128,
