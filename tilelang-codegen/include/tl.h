@@ -1132,6 +1132,17 @@ TL_DEVICE void g2s_move(int e, const S* __restrict__ src, D* __restrict__ s) {
   }
 }
 
+// The elements of an aligned vector that fall in a window's tile row, the vector's first
+// element being column `c0` of the row (negative before the window's first column).
+template <int T3, int VEC, class S, class D>
+TL_DEVICE void window_put(const S* tmp, int c0, D* row) {
+#pragma unroll
+  for (int v = 0; v < VEC; ++v) {
+    const int c = c0 + v;
+    if (c >= 0 && c < T3) row[c] = cast<D>(tmp[v]);
+  }
+}
+
 // ASYNC: full 16-byte vectors move with cp.async (the caller commits and waits); the elements
 // at the edges are stored directly, which the same barrier publishes.
 // SW: the tile's swizzle (`sidx`; 0 = plain, `true` = 1).
@@ -1192,6 +1203,26 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
       const index base = r.off[3] >= 0 ? r.off[3] / VEC * VEC : -((VEC - 1 - r.off[3]) / VEC * VEC);
       const int lead = (int)(r.off[3] - base);
       constexpr int VPR = T3 / VEC + 2;
+      // The window inside the tensor: so is every aligned vector covering it (the tensor's
+      // rows are whole vectors), and one test serves the block, as in the path above.
+      if (tile_inside<T0, T1, T2, T3>(r)) {
+        const S* first = g + ((r.off[0] * r.dims[1] + r.off[1]) * r.dims[2] + r.off[2]) * r.dims[3] + base;
+        constexpr int TOTAL = ROWS * VPR;
+#pragma unroll 4
+        for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; ++k) {
+          const int e = k * THREADS + TL_TID;
+          if (TOTAL % THREADS != 0 && e >= TOTAL) break;
+          const int row = e / VPR, c0 = (e % VPR) * VEC - lead;
+          if (c0 >= T3) continue;
+          const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
+          const index plane = T0 * T1 == 1 ? (index)0 : ((index)i0 * r.dims[1] + i1) * r.dims[2];
+          const vec16 v = ld128<false, NC>(first + (plane + i2) * r.dims[3] + (e % VPR) * VEC);
+          S tmp[VEC];
+          __builtin_memcpy(tmp, &v, 16);
+          window_put<T3, VEC>(tmp, c0, s + row * T3);
+        }
+        return;
+      }
       for (int e = TL_TID; e < ROWS * VPR; e += THREADS) {
         const int row = e / VPR, c0 = (e % VPR) * VEC - lead;
         if (c0 >= T3) continue;
@@ -1209,11 +1240,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
             tmp[v] = in ? g[grow * r.dims[3] + gc + v] : lit<S>(0.0);
           }
         }
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-          const int c = c0 + v;
-          if (c >= 0 && c < T3) s[row * T3 + c] = cast<D>(tmp[v]);
-        }
+        window_put<T3, VEC>(tmp, c0, s + row * T3);
       }
       return;
     }
