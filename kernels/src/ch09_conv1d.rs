@@ -77,6 +77,7 @@ pub fn conv1d_single<const BR: usize, const BL: usize, const THREADS: usize>(
         l64f32(BL = 64, BF = 32, THREADS = 256),
         l128f32(BL = 128, BF = 32, THREADS = 256),
         l256f32(BL = 256, BF = 32, THREADS = 256),
+        l128f32w4(BL = 128, BF = 32, THREADS = 128),
         l16f8(BL = 16, BF = 8, THREADS = 64),
     ],
     defaults = [gfx1100 = l64f32, gfx1201 = l64f32, sm_90 = l64f32, cpu = l256f32],
