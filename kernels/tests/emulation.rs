@@ -369,3 +369,54 @@ int main() {
         "{text}"
     );
 }
+
+/// `tl::nibbles_to_half` (the printer's form of a nibble pair, lower/vectorize.rs `Nibbles`)
+/// gives, for every byte value at every position (of 4 and of 8 bytes), the halves of `((x >> s) & 15) + OFF`
+/// that `tl::cast` gives, in both orders and at the ends of the offsets it admits. (The
+/// host runs the portable form; the GPU checks run W4A16's NVIDIA form.)
+#[test]
+fn nibbles_to_half_is_the_cast_of_each_nibble() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nibbles_to_half");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = r#"
+#include "tl.h"
+#include <cstdio>
+template <int OFF, bool HIGH_FIRST> int check() {
+  int bad = 0;
+  for (int v = 0; v < 256; ++v) {
+    for (int k = 0; k < 4; ++k) {
+      unsigned char p[8];
+      for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v + 97 * i + 64 * k);
+      tl::half out[16];
+      if (k % 2) tl::nibbles_to_half<OFF, HIGH_FIRST, 8>(p, out);
+      else tl::nibbles_to_half<OFF, HIGH_FIRST>(p, out);
+      for (int i = 0; i < (k % 2 ? 8 : 4); ++i) {
+        const int lo = (p[i] & 15) + OFF, hi = ((p[i] >> 4) & 15) + OFF;
+        const tl::half want[2] = {tl::cast<tl::half, int>(HIGH_FIRST ? hi : lo),
+                                  tl::cast<tl::half, int>(HIGH_FIRST ? lo : hi)};
+        for (int j = 0; j < 2; ++j)
+          bad += __builtin_bit_cast(unsigned short, out[2 * i + j]) !=
+                 __builtin_bit_cast(unsigned short, want[j]);
+      }
+    }
+  }
+  return bad;
+}
+int main() {
+  const int bad = check<-8, false>() + check<-8, true>() + check<0, false>() + check<0, true>() +
+                  check<-1024, false>() + check<1024, true>() + check<7, false>();
+  std::printf("nibbles_to_half: %d failures\n", bad);
+  return bad != 0;
+}
+"#;
+    std::fs::write(dir.join("check.cpp"), program).unwrap();
+    emulate::compile_host(&dir, "check.cpp", "check", 32, "the nibbles_to_half check");
+    let run = std::process::Command::new(dir.join("check"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && text.contains(": 0 failures"),
+        "{text}"
+    );
+}

@@ -534,6 +534,66 @@ TL_DEVICE half small_int_to_half(int x) {
 #endif
 }
 
+// PTX's byte permute: byte i of the result is byte `(sel >> 4i) & 7` of b:a (a the low word).
+TL_DEVICE uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t sel) {
+#if defined(TL_NVIDIA)
+  return __byte_perm(a, b, sel);
+#else
+  const uint64_t x = (uint64_t)b << 32 | a;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= (uint32_t)(x >> (8 * ((sel >> (4 * i)) & 7)) & 0xFF) << (8 * i);
+  return r;
+#endif
+}
+
+// N bytes' nibbles as 2N halves, each nibble plus OFF, a byte's low nibble first
+// (HIGH_FIRST: its high one): `(((x >> s) & 15) as int + OFF) as f16` for the lowering's
+// nibble pairs (lower/vectorize.rs `Nibbles`: int4 weights unpacked). A byte permute spreads
+// two bytes into a register's 16-bit lanes; masking a nibble and or-ing in 0x6400 gives the
+// half 1024 + n (halves are 1 apart in [1024, 2048)), or 1024 + 16n for the high nibble; a
+// subtraction, or a multiply-add by 1/16, leaves n + OFF, exactly. Two halves an operation:
+// per element, the shift, mask, or and pack cost W4A16's consumers 55% of the ALU pipe.
+template <int OFF, bool HIGH_FIRST, int N = 4>
+TL_DEVICE void nibbles_to_half(const unsigned char* p, half* out) {
+  static_assert(OFF >= -1024 && OFF <= 1024, "OFF in [-1024, 1024]: exact halves");
+  static_assert(N % 4 == 0, "whole words of bytes");
+  uint32_t w[N / 4], r[N];
+  __builtin_memcpy(w, p, N);
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) {
+    const uint32_t x = byte_perm(w[i / 2], 0u, i % 2 ? 0x4342u : 0x4140u);
+    uint32_t lo, hi, l, h;
+#if defined(TL_NVIDIA)
+    // (x & mask) | 0x64006400 as one instruction (nvcc otherwise emits two: a logic operation
+    // encodes one immediate), the magic number in a register.
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(lo) : "r"(x), "n"(0x000F000F), "r"(0x64006400u));
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(hi) : "r"(x), "n"(0x00F000F0), "r"(0x64006400u));
+    __half2 a, b;
+    __builtin_memcpy(&a, &lo, 4);
+    __builtin_memcpy(&b, &hi, 4);
+    a = __hsub2(a, __float2half2_rn(1024.0f - OFF));
+    b = __hfma2(b, __float2half2_rn(0.0625f), __float2half2_rn(OFF - 64.0f));
+    __builtin_memcpy(&l, &a, 4);
+    __builtin_memcpy(&h, &b, 4);
+#else
+    lo = (x & 0x000F000Fu) | 0x64006400u;
+    hi = (x & 0x00F000F0u) | 0x64006400u;
+    half a[2], b[2];
+    __builtin_memcpy(a, &lo, 4);
+    __builtin_memcpy(b, &hi, 4);
+    for (int j = 0; j < 2; ++j) {
+      a[j] = (half)((float)a[j] - (1024.0f - OFF));
+      b[j] = (half)((float)b[j] * 0.0625f + (OFF - 64.0f));
+    }
+    __builtin_memcpy(&l, a, 4);
+    __builtin_memcpy(&h, b, 4);
+#endif
+    r[2 * i] = byte_perm(l, h, HIGH_FIRST ? 0x1054u : 0x5410u);
+    r[2 * i + 1] = byte_perm(l, h, HIGH_FIRST ? 0x3276u : 0x7632u);
+  }
+  __builtin_memcpy(out, r, 4 * N);
+}
+
 // ---- math functions: halves compute in float and round once --------------------------------
 TL_DEVICE float exp_(float x) { return expf(x); }
 TL_DEVICE double exp_(double x) { return ::exp(x); }

@@ -2333,14 +2333,53 @@ pub fn unpack(bp: &Tensor<u8, (K, NP)>, out: &mut Tensor<f16, (K, N)>) {
     for arch in ["sm_90", "gfx1100", "gfx942"] {
         let src = hip(UNPACK, 0, arch).source;
         // The bytes sit in registers here (a chunked fragment: 8 `j`s a thread), so a chunk
-        // gathers 16 halves, two adjacent vectors of the unswizzled tile.
+        // gathers 16 halves, two adjacent vectors of the unswizzled tile. The two stores are a
+        // nibble pair: the chunk's 8 bytes become its 16 halves in one helper.
         for want in [
-            "[2 * __l + 0] = ",
-            "[2 * __l + 1] = ",
+            "tl::nibbles_to_half<-8, false, 8>(",
             "tl::vstore<false, true, 16>(&b1_b_s[(v1_kk) * 64 + tl::mul<tl::index>(((tl::index)2), (__b + 0))], ",
         ] {
             assert!(src.contains(want), "{arch}: {want}: {src}");
         }
+        assert!(!src.contains("[2 * __l + 0] = "), "{arch}: {src}");
+    }
+    // Nibble pairs in other spellings: the high nibble first, no offset, no conversion.
+    let high = UNPACK
+        .replace("(((p & 15) as i32) - 8) as f16", "((p >> 4) & 15) as f16")
+        .replace("((((p >> 4) & 15) as i32) - 8) as f16", "(15 & p) as f16");
+    let plus = UNPACK
+        .replace("(((p & 15) as i32) - 8)", "(3 + ((p & 15) as i32))")
+        .replace(
+            "((((p >> 4) & 15) as i32) - 8)",
+            "(((p >> 4) & 15) as i32 + 3)",
+        );
+    for (case, want) in [(high, "<0, true, 8>"), (plus, "<3, false, 8>")] {
+        assert_ne!(case, UNPACK);
+        let src = hip(&case, 0, "sm_90").source;
+        assert!(
+            src.contains(&format!("tl::nibbles_to_half{want}(")),
+            "{want}: {src}"
+        );
+    }
+    // Not nibble pairs: a byte subtraction (it wraps), offsets that differ, the same nibble
+    // twice, a mask of other bits; each still gathers its stores into one vector.
+    let wraps = UNPACK
+        .replace("(((p & 15) as i32) - 8)", "((p & 15) - 8)")
+        .replace("((((p >> 4) & 15) as i32) - 8)", "(((p >> 4) & 15) - 8)");
+    let offsets = UNPACK.replace(
+        "((((p >> 4) & 15) as i32) - 8)",
+        "((((p >> 4) & 15) as i32) - 7)",
+    );
+    let twice = UNPACK.replace("((((p >> 4) & 15) as i32) - 8)", "(((p & 15) as i32) - 8)");
+    let mask = UNPACK.replace(
+        "((((p >> 4) & 15) as i32) - 8)",
+        "((((p >> 4) & 7) as i32) - 8)",
+    );
+    for case in [wraps, offsets, twice, mask] {
+        assert_ne!(case, UNPACK);
+        let src = hip(&case, 0, "sm_90").source;
+        assert!(!src.contains("nibbles_to_half"), "{src}");
+        assert!(src.contains("[2 * __l + 1] = "), "{src}");
     }
     // Only the even elements: gaps, so each store stays element by element.
     let gaps = UNPACK.replace(

@@ -174,14 +174,31 @@ impl<'a> Emitter<'a> {
                             let name = format!("__v{}", self.temps);
                             self.temps += 1;
                             let _ = writeln!(out, "{ind}{ty} {name}[{}];", a * n);
+                            if let Some(nb) = &group.nibbles {
+                                // The whole pair at its first store (they are adjacent).
+                                let bytes = format!("__v{}", self.temps);
+                                self.temps += 1;
+                                let x = self.at(&nb.byte, "__l");
+                                let _ = writeln!(out, "{ind}unsigned char {bytes}[{n}];");
+                                out.push_str(
+                                    &self.lanes(&ind, &format!("{in_lane}  {bytes}[__l] = {x};\n")),
+                                );
+                                let _ = writeln!(
+                                    out,
+                                    "{ind}tl::nibbles_to_half<{}, {}, {n}>({bytes}, {name});",
+                                    nb.off, nb.high_first
+                                );
+                            }
                             (name, None)
                         }
                     };
                     let base = if c == 0 { Some(p0) } else { base };
-                    out.push_str(&self.lanes(
-                        &ind,
-                        &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n"),
-                    ));
+                    if group.nibbles.is_none() {
+                        out.push_str(&self.lanes(
+                            &ind,
+                            &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n"),
+                        ));
+                    }
                     if stmt_key(s) == group.last {
                         let p0 = base
                             .as_deref()

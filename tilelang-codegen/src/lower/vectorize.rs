@@ -83,6 +83,25 @@ pub(crate) struct Interleave {
     pub elem: usize,
     /// The statement of the last of its stores in the body: where the vector is stored.
     pub last: usize,
+    /// The two stores unpack the nibbles of one byte per lane into halves ([`Nibbles`]).
+    pub nibbles: Option<Nibbles>,
+}
+
+/// A pair of adjacent stores of halves, `b[2j + c] = (((x >> s_c) & 15) as int + off) as f16`
+/// with `{s_0, s_1} = {0, 4}` and `x` the same byte in both: int4 values unpacked, one byte a
+/// lane. A chunk's bytes (four or a multiple) then become its halves with packed operations, two halves
+/// a register (tl.h `nibbles_to_half`: a byte permute spreads two bytes into 16-bit lanes, a
+/// logic operation masks a nibble and ors in the exponent of 1024, a half2 subtraction or
+/// fused multiply-add removes it), instead of a shift, two logic operations and a pack per
+/// half: W4A16's consumers spent 55% of the ALU pipe's cycles on that unpacking (H100, ncu).
+#[derive(Debug, Clone)]
+pub(crate) struct Nibbles {
+    /// The byte `x`.
+    pub byte: Expr,
+    /// The nibble stored first is the high one (`s_0 = 4`).
+    pub high_first: bool,
+    /// The integer `off` added to each nibble, in [-1024, 1024].
+    pub off: i128,
 }
 
 /// How a condition's value can change over consecutive lanes.
@@ -583,6 +602,8 @@ fn interleaves(
     struct Cand<'s> {
         key: usize,
         stmt: usize,
+        pos: usize,
+        value: &'s Expr,
         buf: BufId,
         lead: &'s [Expr],
         x: &'s Expr,
@@ -590,8 +611,8 @@ fn interleaves(
         factor: i128,
     }
     let mut cands = Vec::new();
-    for s in body {
-        let StmtKind::Store { access, .. } = &s.kind else {
+    for (pos, s) in body.iter().enumerate() {
+        let StmtKind::Store { access, value } = &s.kind else {
             continue;
         };
         let Target::Buffer(buf) = access.target else {
@@ -616,6 +637,8 @@ fn interleaves(
             Some(factor) if factor >= 2 => cands.push(Cand {
                 key: access_key(access),
                 stmt: stmt_key(s),
+                pos,
+                value,
                 buf,
                 lead,
                 x,
@@ -681,13 +704,76 @@ fn interleaves(
         for &j in &members {
             out.insert(cands[j].key, (g, cands[j].c as usize));
         }
+        // The nibble pair: two adjacent stores (nothing between them reassigns the byte).
+        let nibbles = match members.as_slice() {
+            &[i, j] if cands[i].pos.abs_diff(cands[j].pos) == 1 && n % 4 == 0 => {
+                let (lo, hi) = if cands[i].c == 0 { (i, j) } else { (j, i) };
+                nibble_pair(p, cands[lo].value, cands[hi].value)
+            }
+            _ => None,
+        }
+        .filter(|_| p.k.buffers[first.buf].dtype == Dtype::F16);
         groups.push(Interleave {
             factor,
             elem,
             last: members.iter().map(|&j| cands[j].stmt).max().unwrap_or(0),
+            nibbles,
         });
     }
     (out, groups)
+}
+
+/// The [`Nibbles`] of the values stored at residues 0 and 1 of a pair, when they are.
+fn nibble_pair(p: &Plan, first: &Expr, second: &Expr) -> Option<Nibbles> {
+    let (x0, s0, off0) = nibble(p, first)?;
+    let (x1, s1, off1) = nibble(p, second)?;
+    (same(x0, x1) && s0 != s1 && off0 == off1).then(|| Nibbles {
+        byte: x0.clone(),
+        high_first: s0 == 4,
+        off: off0,
+    })
+}
+
+/// `e` as `((x >> s) & 15) as int + off` converted to a half, with `x` a byte, `s` 0 or 4,
+/// the sum taken in a signed type (so that it cannot wrap) and `off` in [-1024, 1024] (so
+/// that every value and the constants of the bit trick are exact halves).
+fn nibble<'e>(p: &Plan, e: &'e Expr) -> Option<(&'e Expr, u32, i128)> {
+    let ExprKind::Cast(sum) = &e.kind else {
+        return None;
+    };
+    if e.ty != Dtype::F16 {
+        return None;
+    }
+    let konst = |x: &Expr| eval_const(x, p.vals);
+    let (x, off) = match &sum.kind {
+        ExprKind::Binary(BinOp::Add, x, y) if konst(y).is_some() => (&**x, konst(y)?),
+        ExprKind::Binary(BinOp::Add, y, x) if konst(y).is_some() => (&**x, konst(y)?),
+        ExprKind::Binary(BinOp::Sub, x, y) => (&**x, -konst(y)?),
+        _ => (&**sum, 0),
+    };
+    if off != 0 && !matches!(sum.ty, Dtype::I32 | Dtype::Index) || !(-1024..=1024).contains(&off) {
+        return None;
+    }
+    // Integer conversions keep a nibble's value.
+    let mut x = x;
+    while let ExprKind::Cast(inner) = &x.kind {
+        if !(x.ty.is_int() && inner.ty.is_int() && x.ty != Dtype::Bool && inner.ty != Dtype::Bool) {
+            return None;
+        }
+        x = inner;
+    }
+    let ExprKind::Binary(BinOp::BitAnd, a, m) = &x.kind else {
+        return None;
+    };
+    let (a, m) = if konst(m) == Some(15) { (a, m) } else { (m, a) };
+    if konst(m) != Some(15) {
+        return None;
+    }
+    let (byte, shift) = match &a.kind {
+        ExprKind::Binary(BinOp::Shr, y, k) if konst(k) == Some(4) => (&**y, 4),
+        _ => (&**a, 0),
+    };
+    (byte.ty == Dtype::U8).then_some((byte, shift, off))
 }
 
 /// Whether `x`, affine in the innermost variable `j` with coefficient `a`, is `a·j` plus a
