@@ -887,6 +887,58 @@ pub fn transpose<const BM: usize, const BN: usize, const T: usize>(x: &Tensor<f1
 }
 "#;
 
+/// A shared tile padded past the columns its loads reach (`BN + 2`, the CUDA habit against
+/// bank conflicts) is narrowed to those columns (lower/trim.rs): its copy moves `BN` columns
+/// as whole vectors, and the swizzle pass lays it out as it does the unpadded tile, so both
+/// print the same code. Reads past `BN`, a tile that is also stored to or copied out, and a
+/// read the intervals cannot bound keep the declared width.
+#[test]
+fn unread_padding_of_shared_tiles_is_trimmed() {
+    let padded = TRANSPOSE.replace(
+        "alloc_shared::<f16, (BM, BN)>()",
+        "alloc_shared::<f16>((BM, BN + 2))",
+    );
+    assert_ne!(padded, TRANSPOSE);
+    for config in 0..5 {
+        let (plain, pad) = (
+            hip(TRANSPOSE, config, "sm_90"),
+            hip(&padded, config, "sm_90"),
+        );
+        assert_eq!(plain.source, pad.source, "config {config}");
+        assert_eq!(plain.shared_bytes, pad.shared_bytes, "config {config}");
+    }
+    let sm90 = Target::by_arch("sm_90").unwrap();
+    let shared = |text: &str| launch(&kernel(text), 0, &sm90).unwrap().shared_bytes;
+    assert_eq!(shared(&padded), 64 * 64 * 2);
+    let kept = [
+        // A read of the padding (column BN + 1 for j = BN - 1).
+        padded.replace("t[(j, i)] = s[(i, j)];", "t[(j, i)] = s[(i, j + 2)];"),
+        // A store into the tile, a copy out of it.
+        padded.replace(
+            "t[(j, i)] = s[(i, j)];",
+            "t[(j, i)] = s[(i, j)];\n        s[(i, j)] = 0.0;",
+        ),
+        padded
+            .replace(
+                "copy(&t, y.at_mut((c0, r0)));",
+                "copy(&t, y.at_mut((c0, r0)));\n    copy(&s, x.at_mut((r0, c0)));",
+            )
+            .replace("x: &Tensor<f16, (M, N)>", "x: &mut Tensor<f16, (M, N)>"),
+        // An index through a `let`: no interval.
+        padded.replace(
+            "t[(j, i)] = s[(i, j)];",
+            "let jj = j;\n        t[(j, i)] = s[(i, jj)];",
+        ),
+    ];
+    for case in kept {
+        assert_ne!(case, padded);
+        assert_eq!(shared(&case), 64 * 66 * 2, "{case}");
+    }
+    // Reads that reach one column short of the padding: 65 columns are kept.
+    let one = padded.replace("t[(j, i)] = s[(i, j)];", "t[(j, i)] = s[(i, j + 1)];");
+    assert_eq!(shared(&one), 64 * 65 * 2);
+}
+
 /// A tile written along its rows and read down its columns (a transpose) is swizzled with the
 /// row step the bank model picks, and that layout, tl.h's own `sidx` run on the host, is
 /// conflict-free for both: every read of the first wave (the fragment's chunked order, lanes 8

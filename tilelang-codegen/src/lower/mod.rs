@@ -5,6 +5,9 @@
 //! The tile IR carries no hardware decisions (ARCHITECTURE.md, invariant 7). They are made
 //! here, by passes that each decide one thing and record it in a `Plan`, in this order:
 //!
+//! 0. `trim`: shared tiles' columns that no load reaches and only copies from global memory
+//!    write (a tile padded against bank conflicts) are dropped; the passes below see the
+//!    narrower kernel.
 //! 1. `layout`: where each buffer lives and, for register fragments, how its elements map onto
 //!    threads and registers (strided, chunked, a matrix unit's accumulator layout, and with
 //!    `rows` the row layout of reduction results and row broadcasts, with `cols` the column
@@ -41,6 +44,7 @@ mod shared;
 mod swizzle;
 mod sync;
 mod tma;
+mod trim;
 mod util;
 mod vectorize;
 
@@ -377,7 +381,8 @@ impl Plan<'_> {
 
 /// What the launcher needs for one (kernel, config, target), or the diagnostic of `plan`.
 pub fn launch(k: &Kernel, config: usize, target: &Gpu) -> Result<Launch, Diagnostic> {
-    plan(k, config, target).map(|p| p.launch())
+    let k = trim::unread_columns(k, &k.configs[config].values);
+    plan(&k, config, target).map(|p| p.launch())
 }
 
 /// Lowers one (kernel, config) for `target`: `plan`, then `print`. `file` names the Rust
@@ -388,7 +393,8 @@ pub fn emit(
     target: &Gpu,
     file: Option<&str>,
 ) -> Result<HipKernel, Diagnostic> {
-    let mut plan = plan(k, config, target)?;
+    let k = trim::unread_columns(k, &k.configs[config].values);
+    let mut plan = plan(&k, config, target)?;
     let source = print::kernel(&plan, file);
     let min_blocks = plan.min_blocks;
     let mut requests = Vec::new();
