@@ -352,21 +352,21 @@ int main() {
   return bad != 0;
 }
 "#;
+    host_check(&dir, program, "the small_int_to_half check");
+}
+
+/// Compiles `program` (C++ against tl.h) for the host in `dir`, runs it, and asserts that it
+/// exits 0 and prints ": 0 failures".
+fn host_check(dir: &std::path::Path, program: &str, what: &str) {
     std::fs::write(dir.join("check.cpp"), program).unwrap();
-    emulate::compile_host(
-        &dir,
-        "check.cpp",
-        "check",
-        32,
-        "the small_int_to_half check",
-    );
+    emulate::compile_host(dir, "check.cpp", "check", 32, what);
     let run = std::process::Command::new(dir.join("check"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success() && text.contains(": 0 failures"),
-        "{text}"
+        "{what}: {text}"
     );
 }
 
@@ -409,14 +409,5 @@ int main() {
   return bad != 0;
 }
 "#;
-    std::fs::write(dir.join("check.cpp"), program).unwrap();
-    emulate::compile_host(&dir, "check.cpp", "check", 32, "the nibbles_to_half check");
-    let run = std::process::Command::new(dir.join("check"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success() && text.contains(": 0 failures"),
-        "{text}"
-    );
+    host_check(&dir, program, "the nibbles_to_half check");
 }

@@ -107,7 +107,7 @@ fn visit(
             if target == Some(a as *const Access) || uses[b] == Reads::Kept {
                 return;
             }
-            uses[b] = match a.index.last().and_then(|i| range(i, vals, env)) {
+            uses[b] = match a.index.last().and_then(|i| int_range_in(i, vals, env)) {
                 Some((lo, hi)) if lo >= 0 => match uses[b] {
                     Reads::Width(w) => Reads::Width(w.max(hi + 1)),
                     Reads::Kept => Reads::Kept,
@@ -144,32 +144,4 @@ fn visit(
             _ => {}
         }
     }
-}
-
-/// The values of an index expression, given the enclosing loop variables' ranges.
-fn range(e: &Expr, vals: &[u64], env: &[(VarId, (i128, i128))]) -> Option<(i128, i128)> {
-    if let Some(v) = eval_const(e, vals) {
-        return Some((v, v));
-    }
-    let of = |x: &Expr| range(x, vals, env);
-    let r = match &e.kind {
-        ExprKind::Var(v) => env.iter().rev().find(|(w, _)| w == v).map(|(_, r)| *r),
-        ExprKind::Binary(BinOp::Add, x, y) => {
-            let ((a, b), (c, d)) = (of(x)?, of(y)?);
-            Some((a + c, b + d))
-        }
-        ExprKind::Binary(BinOp::Sub, x, y) => {
-            let ((a, b), (c, d)) = (of(x)?, of(y)?);
-            Some((a - d, b - c))
-        }
-        ExprKind::Binary(BinOp::Mul, x, y) => {
-            let ((a, b), (c, d)) = (of(x)?, of(y)?);
-            let p = [a * c, a * d, b * c, b * d];
-            Some((*p.iter().min()?, *p.iter().max()?))
-        }
-        ExprKind::Cast(x) if x.ty.is_int() && e.ty.is_int() => of(x),
-        _ => int_range(e, vals),
-    };
-    // A range the type does not hold is a wrap, not the values.
-    r.filter(|&(lo, hi)| int_in(lo, e.ty).is_some() && int_in(hi, e.ty).is_some())
 }

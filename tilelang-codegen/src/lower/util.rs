@@ -164,15 +164,26 @@ pub(crate) fn eval_at(e: &Expr, vals: &[u64], vars: &[VarId], bind: &[i128]) -> 
 
 /// The values an integer expression can take, when a few rules bound them: constants, a `u8`
 /// anywhere (0..=255), `x & m` for a constant `m >= 0` (0..=m in two's complement whatever
-/// `x`), a right shift of a non-negative range by a constant, sums and differences, integer
-/// casts. A range the expression's type does not hold (a wrap) says nothing, but a `u8`'s
-/// values are 0..=255 whatever. `None` when unbounded by these rules.
+/// `x`), a right shift of a non-negative range by a constant, sums, differences and products,
+/// integer casts. A range the expression's type does not hold (a wrap) says nothing, but a
+/// `u8`'s values are 0..=255 whatever. `None` when unbounded by these rules.
 pub(crate) fn int_range(e: &Expr, vals: &[u64]) -> Option<(i128, i128)> {
+    int_range_in(e, vals, &[])
+}
+
+/// [`int_range`], with the variables of `env` in their ranges (the innermost binding of a
+/// variable last): loop variables, say.
+pub(crate) fn int_range_in(
+    e: &Expr,
+    vals: &[u64],
+    env: &[(VarId, (i128, i128))],
+) -> Option<(i128, i128)> {
     if let Some(v) = eval_const(e, vals) {
         return Some((v, v));
     }
-    let of = |x: &Expr| int_range(x, vals);
+    let of = |x: &Expr| int_range_in(x, vals, env);
     let r = match &e.kind {
+        ExprKind::Var(v) => env.iter().rev().find(|(w, _)| w == v).map(|(_, r)| *r),
         ExprKind::Binary(BinOp::BitAnd, x, y) => match (eval_const(y, vals), eval_const(x, vals)) {
             (Some(m), _) | (None, Some(m)) if m >= 0 => Some((0, m)),
             _ => None,
@@ -185,11 +196,21 @@ pub(crate) fn int_range(e: &Expr, vals: &[u64]) -> Option<(i128, i128)> {
         },
         ExprKind::Binary(BinOp::Add, x, y) => {
             let ((a, b), (c, d)) = (of(x)?, of(y)?);
-            Some((a + c, b + d))
+            Some((a.checked_add(c)?, b.checked_add(d)?))
         }
         ExprKind::Binary(BinOp::Sub, x, y) => {
             let ((a, b), (c, d)) = (of(x)?, of(y)?);
-            Some((a - d, b - c))
+            Some((a.checked_sub(d)?, b.checked_sub(c)?))
+        }
+        ExprKind::Binary(BinOp::Mul, x, y) => {
+            let ((a, b), (c, d)) = (of(x)?, of(y)?);
+            let p = [
+                a.checked_mul(c)?,
+                a.checked_mul(d)?,
+                b.checked_mul(c)?,
+                b.checked_mul(d)?,
+            ];
+            Some((*p.iter().min()?, *p.iter().max()?))
         }
         ExprKind::Cast(x) if x.ty.is_int() => of(x),
         _ => None,
@@ -245,5 +266,34 @@ mod tests {
         assert_eq!(int_range(&s, &[]), Some((0, 255)));
         // An i32 scalar is unbounded.
         assert_eq!(int_range(&ex(ExprKind::Scalar(1), Dtype::I32), &[]), None);
+    }
+
+    #[test]
+    fn ranges_of_loop_variables() {
+        let (j, k) = (
+            ex(ExprKind::Var(0), Dtype::Index),
+            ex(ExprKind::Var(1), Dtype::Index),
+        );
+        let env = [(0, (0, 63)), (1, (-3, 3)), (0, (0, 31))];
+        // The innermost binding of `j` counts: `j + 2` in 2..=33, `2j - k` in -3..=65.
+        let at = bin(BinOp::Add, j.clone(), int(2, Dtype::Index));
+        assert_eq!(int_range_in(&at, &[], &env), Some((2, 33)));
+        let lin = bin(
+            BinOp::Sub,
+            bin(BinOp::Mul, int(2, Dtype::Index), j.clone()),
+            k.clone(),
+        );
+        assert_eq!(int_range_in(&lin, &[], &env), Some((-3, 65)));
+        assert_eq!(
+            int_range_in(&bin(BinOp::Mul, k.clone(), k), &[], &env),
+            Some((-9, 9))
+        );
+        // Unbound: no range, as without an environment.
+        assert_eq!(int_range_in(&at, &[], &[]), None);
+        assert_eq!(int_range(&at, &[]), None);
+        // A product past i32 is a wrap in an i32.
+        let big = ex(ExprKind::Var(2), Dtype::I32);
+        let sq = bin(BinOp::Mul, big.clone(), big);
+        assert_eq!(int_range_in(&sq, &[], &[(2, (0, 1 << 20))]), None);
     }
 }
