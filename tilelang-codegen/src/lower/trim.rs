@@ -28,7 +28,7 @@ pub(super) fn unread_columns<'k>(k: &'k Kernel, vals: &[u64]) -> Cow<'k, Kernel>
             uses[b] = Reads::Kept;
         }
     }
-    visit(k, vals, &k.body, &mut Vec::new(), &mut uses);
+    visit(vals, &k.body, &mut Vec::new(), &mut uses);
     let narrow: Vec<(BufId, i128)> = uses
         .iter()
         .enumerate()
@@ -47,7 +47,7 @@ pub(super) fn unread_columns<'k>(k: &'k Kernel, vals: &[u64]) -> Cow<'k, Kernel>
         *last = Expr {
             kind: ExprKind::Int(w),
             ty: last.ty,
-            span: last.span.clone(),
+            span: last.span,
         };
     }
     Cow::Owned(k)
@@ -60,13 +60,7 @@ enum Reads {
     Kept,
 }
 
-fn visit(
-    k: &Kernel,
-    vals: &[u64],
-    stmts: &[Stmt],
-    env: &mut Vec<(VarId, (i128, i128))>,
-    uses: &mut [Reads],
-) {
+fn visit(vals: &[u64], stmts: &[Stmt], env: &mut Vec<(VarId, (i128, i128))>, uses: &mut [Reads]) {
     for s in stmts {
         let keep = |uses: &mut [Reads], b: BufId| uses[b] = Reads::Kept;
         match &s.kind {
@@ -134,12 +128,12 @@ fn visit(
                         env.push((*v, r));
                     }
                 }
-                visit(k, vals, body, env, uses);
+                visit(vals, body, env, uses);
                 env.truncate(depth);
             }
             StmtKind::If { then, els, .. } => {
-                visit(k, vals, then, env, uses);
-                visit(k, vals, els, env, uses);
+                visit(vals, then, env, uses);
+                visit(vals, els, env, uses);
             }
             _ => {}
         }
