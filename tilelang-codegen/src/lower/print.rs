@@ -980,13 +980,12 @@ impl Emitter<'_> {
                 (self.lead, self.bcast, self.coords) = (None, None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
-            StmtKind::Copy { src, dst }
-                if self.tma && self.p.tma.stores.contains_key(&stmt_key(s)) =>
-            {
-                self.tma_store(&self.p.tma.stores[&stmt_key(s)], src, dst, depth)
-            }
             StmtKind::Copy { src, dst } => {
-                self.hint = self.p.reuse.get(&stmt_key(s)).copied();
+                let p = self.p;
+                if let Some(store) = p.tma.stores.get(&stmt_key(s)).filter(|_| self.tma) {
+                    return self.tma_store(store, src, dst, depth);
+                }
+                self.hint = p.reuse.get(&stmt_key(s)).copied();
                 self.inside = self.interior.contains(&stmt_key(s));
                 let out = self.copy(src, dst, depth);
                 self.inside = false;
