@@ -257,13 +257,20 @@ pub(crate) unsafe trait GpuRuntime {
         Ok(())
     }
 
-    /// [`GpuRuntime::resident_blocks`] of `object`, loaded (and checked, and prepared) first.
-    fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
+    /// `object`'s module, loaded on first use, with the device's limits checked against it and
+    /// its function prepared: what a launch and a residency query both need first.
+    fn ready(&self, kernel: &'static str, object: &'static Object) -> Result<Arc<Self::Module>> {
         let loaded = self
             .modules()
             .get_or_load(object, || self.load(kernel, object))?;
         self.check_limits(kernel, object, &loaded)?;
         self.prepare_function(kernel, object, &loaded)?;
+        Ok(loaded)
+    }
+
+    /// [`GpuRuntime::resident_blocks`] of `object`, made [`GpuRuntime::ready`] first.
+    fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
+        let loaded = self.ready(kernel, object)?;
         self.resident_blocks(kernel, object, &loaded)
     }
 
@@ -283,11 +290,7 @@ pub(crate) unsafe trait GpuRuntime {
         grid: [u32; 3],
         args: &[KernelArg],
     ) -> Result<()> {
-        let loaded = self
-            .modules()
-            .get_or_load(object, || self.load(kernel, object))?;
-        self.check_limits(kernel, object, &loaded)?;
-        self.prepare_function(kernel, object, &loaded)?;
+        let loaded = self.ready(kernel, object)?;
         // Pointers into `args`, which outlives the call; the driver copies the values.
         let mut params = kernel_params(args);
         // SAFETY: the caller's contract; `loaded` was loaded from `object` and is kept alive by
