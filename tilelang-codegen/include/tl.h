@@ -1136,6 +1136,19 @@ TL_SWIZZLE int sidx(int row, int col) {
 }
 // END swizzle
 
+// For a tile wholly inside its tensor (`tile_inside`): the tensor offset of the tile's first
+// row at column `col`, and the offset of the tile's row `row` from its first row. One index a
+// block and one a row, where `row_inside` tests and forms a row index for every chunk.
+TL_DEVICE index tile_first(const Region& r, index col) {
+  return ((r.off[0] * r.dims[1] + r.off[1]) * r.dims[2] + r.off[2]) * r.dims[3] + col;
+}
+template <int T0, int T1, int T2>
+TL_DEVICE index tile_row(const Region& r, int row) {
+  const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
+  const index plane = T0 * T1 == 1 ? (index)0 : ((index)i0 * r.dims[1] + i1) * r.dims[2];
+  return (plane + i2) * r.dims[3];
+}
+
 template <int T0, int T1, int T2>
 TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
   const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
@@ -1225,15 +1238,13 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
       // the unrolled addresses out of the K loop (gemm_tiled t128x128x32s3: 123 -> 161
       // registers, one block a multiprocessor fewer).
       if (!ASYNC && tile_inside<T0, T1, T2, T3>(r)) {
-        const S* first = g + ((r.off[0] * r.dims[1] + r.off[1]) * r.dims[2] + r.off[2]) * r.dims[3] + r.off[3];
+        const S* first = g + tile_first(r, r.off[3]);
         constexpr int TOTAL = ROWS * VPR;
 #pragma unroll 16
         for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; ++k) {
           const int e = k * THREADS + TL_TID;
           if (TOTAL % THREADS != 0 && e >= TOTAL) break;
-          const int row = e / VPR, i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
-          const index plane = T0 * T1 == 1 ? (index)0 : ((index)i0 * r.dims[1] + i1) * r.dims[2];
-          g2s_move<S, D, T3, ROWS, VPR, VEC, SW, ASYNC, NC>(e, first + (plane + i2) * r.dims[3] + (e % VPR) * VEC, s);
+          g2s_move<S, D, T3, ROWS, VPR, VEC, SW, ASYNC, NC>(e, first + tile_row<T0, T1, T2>(r, e / VPR) + (e % VPR) * VEC, s);
         }
         return;
       }
@@ -1266,7 +1277,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
       // The window inside the tensor: so is every aligned vector covering it (the tensor's
       // rows are whole vectors), and one test serves the block, as in the path above.
       if (tile_inside<T0, T1, T2, T3>(r)) {
-        const S* first = g + ((r.off[0] * r.dims[1] + r.off[1]) * r.dims[2] + r.off[2]) * r.dims[3] + base;
+        const S* first = g + tile_first(r, base);
         constexpr int TOTAL = ROWS * VPR;
 #pragma unroll 4
         for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; ++k) {
@@ -1274,9 +1285,7 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
           if (TOTAL % THREADS != 0 && e >= TOTAL) break;
           const int row = e / VPR, c0 = (e % VPR) * VEC - lead;
           if (c0 >= T3) continue;
-          const int i2 = row % T2, i1 = (row / T2) % T1, i0 = row / (T1 * T2);
-          const index plane = T0 * T1 == 1 ? (index)0 : ((index)i0 * r.dims[1] + i1) * r.dims[2];
-          const vec16 v = ld128<false, NC>(first + (plane + i2) * r.dims[3] + (e % VPR) * VEC);
+          const vec16 v = ld128<false, NC>(first + tile_row<T0, T1, T2>(r, row) + (e % VPR) * VEC);
           S tmp[VEC];
           __builtin_memcpy(tmp, &v, 16);
           window_put<T3, VEC>(tmp, c0, s + row * T3);
