@@ -89,23 +89,13 @@ fn visit(vals: &[u64], stmts: &[Stmt], env: &mut Vec<(VarId, (i128, i128))>, use
             }
             _ => {}
         }
-        // The loads this statement makes itself (a store's own target is not one).
-        let target = match &s.kind {
-            StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                Some(access as *const Access)
-            }
-            _ => None,
-        };
+        // The loads this statement makes itself. (`for_each_access` also passes a store's
+        // target, whose buffer the match above has just kept.)
         for_each_access(s, &mut |a| {
             let Target::Buffer(b) = a.target else { return };
-            if target == Some(a as *const Access) || uses[b] == Reads::Kept {
-                return;
-            }
+            let Reads::Width(w) = uses[b] else { return };
             uses[b] = match a.index.last().and_then(|i| int_range_in(i, vals, env)) {
-                Some((lo, hi)) if lo >= 0 => match uses[b] {
-                    Reads::Width(w) => Reads::Width(w.max(hi + 1)),
-                    Reads::Kept => Reads::Kept,
-                },
+                Some((lo, hi)) if lo >= 0 => Reads::Width(w.max(hi + 1)),
                 _ => Reads::Kept,
             };
         });
