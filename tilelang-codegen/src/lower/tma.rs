@@ -202,6 +202,13 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
 /// The staging bytes of a TMA store per consumer warpgroup: two 64 × 64 boxes of 16-bit values.
 const STORE_STAGE_BYTES: usize = 2 * 64 * 64 * 2;
 
+/// Where a TMA store's staging buffers start after `bytes` of shared memory (1024-aligned, for
+/// the 128-byte swizzle) and where they end, for an accumulator of `warps` warps.
+fn store_stage(bytes: usize, warps: usize) -> (usize, usize) {
+    let stage = bytes.div_ceil(1024) * 1024;
+    (stage, stage + STORE_STAGE_BYTES * (warps / 4))
+}
+
 /// The warp-specialised entry's epilogue store, when it can leave through TMA: the kernel's
 /// last statement copies a wgmma accumulator (f32, a warp per 16 rows, whole 64-column boxes,
 /// every consumer warp holding rows of it) to a region of a 16-bit tensor whose innermost
@@ -220,8 +227,7 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
     let Some((map, warps)) = store_copy(p, w.at) else {
         return;
     };
-    let stage = out.shared_bytes.div_ceil(1024) * 1024;
-    let end = stage + STORE_STAGE_BYTES * (warps / 4);
+    let (stage, end) = store_stage(out.shared_bytes, warps);
     if end > p.target.max_shared {
         return;
     }
@@ -374,8 +380,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     // not specialised, whose 256 threads use 254.
     if heavy && computes {
         let (_, warps) = store_copy(p, at)?;
-        let end = bytes.div_ceil(1024) * 1024 + STORE_STAGE_BYTES * (warps / 4);
-        if end > p.target.max_shared {
+        if store_stage(bytes, warps).1 > p.target.max_shared {
             return None;
         }
     }
