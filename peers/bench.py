@@ -435,10 +435,11 @@ def _define_kernels():
 # --------------------------------------------------------------------------------------------
 
 class Ctx:
-    def __init__(self, seed, warmup, rep, impls=None):
+    def __init__(self, seed, warmup, rep, impls=None, sustain=500):
         self.seed = seed
         self.warmup = warmup
         self.rep = rep
+        self.sustain = sustain
         self.impls = list(impls or IMPLS)
         self.records = []
 
@@ -528,22 +529,32 @@ def _quantile(sorted_times, q):
     return (1 - t) * sorted_times[lo] + t * sorted_times[hi]
 
 
-def bench(ctx, fn):
+def bench(ctx, fn, sustain=False):
     """triton.testing.do_bench: L2 flushed (256 MB buffer written) before each repetition.
+
+    With `sustain` (the FLOP-counted rows: the GEMMs), the warm-up and the repetitions each last
+    at least ctx.sustain ms: long tensor-core work lowers the card's clocks within a few hundred
+    ms (power), so those rows are timed at the clocks they sustain, as the Rust bench times them
+    (TILELANG_BENCH_SUSTAIN_MS). Memory-bound rows do not depend on the SM clock.
 
     One call with return_mode="all" yields every repetition's time; its median is exactly what
     return_mode="median" returns (statistics.median of the same list in Triton 3.x). If this
     Triton does not know "all", fall back to return_mode="median" without the spread.
     """
     do_bench = triton.testing.do_bench
+    warmup, rep = ctx.warmup, ctx.rep
+    if sustain:
+        warmup, rep = max(warmup, ctx.sustain), max(rep, ctx.sustain)
+    window = {"warmup_ms": warmup, "rep_ms": rep}
     try:
-        times = do_bench(fn, warmup=ctx.warmup, rep=ctx.rep, return_mode="all")
+        times = do_bench(fn, warmup=warmup, rep=rep, return_mode="all")
         times = sorted(float(t) for t in times)
     except (AssertionError, ValueError, TypeError):
-        med = do_bench(fn, warmup=ctx.warmup, rep=ctx.rep, return_mode="median")
+        med = do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
         return {"median_ms": float(med), "min_ms": None, "max_ms": None, "p20_ms": None,
-                "p80_ms": None, "n_reps": None, "timing": "do_bench median"}
+                "p80_ms": None, "n_reps": None, "timing": "do_bench median", **window}
     return {
+        **window,
         "median_ms": statistics.median(times),
         "min_ms": times[0],
         "max_ms": times[-1],
@@ -601,7 +612,7 @@ def measure(ctx, base, fn, ref, tol, out=None):
         rec.update(compare(got, ref, **tol))
         del got
         if rec["passed"]:
-            rec.update(bench(ctx, fn))
+            rec.update(bench(ctx, fn, sustain=bool(rec.get("flops"))))
             sec = rec["median_ms"] * 1e-3
             if rec.get("bytes"):
                 rec["gbps"] = rec["bytes"] / sec / 1e9
@@ -1281,7 +1292,10 @@ def _header(ctx, args, chapters, size_sets):
         "memory_bytes": props.total_memory,
         "timing": (f"triton.testing.do_bench(fn, warmup={ctx.warmup}, rep={ctx.rep}, "
                    "return_mode='all'); median/min/max/p20/p80 over its repetitions; "
-                   "do_bench clears L2 by writing a 256 MB buffer before each repetition"),
+                   "do_bench clears L2 by writing a 256 MB buffer before each repetition; "
+                   f"FLOP-counted rows: warmup and rep at least {ctx.sustain} ms (sustained "
+                   "clocks)"),
+        "sustain_ms": ctx.sustain,
         "bytes_and_flops": "bytes: each input read once + each output written once; "
                            "flops: 2*M*N*K",
         "impls": ctx.impls,
@@ -1359,13 +1373,16 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="JSON output path (default: stdout)")
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warmup, ms (default 25)")
     ap.add_argument("--rep", type=int, default=100, help="do_bench rep, ms (default 100)")
+    ap.add_argument("--sustain", type=int, default=500,
+                    help="FLOP-counted rows: do_bench warmup and rep at least this, ms "
+                         "(default 500; sustained clocks)")
     args = ap.parse_args(argv)
     global K
 
     chapters = args.only or (CHAPTERS + EXAMPLES + ["launch"])
     size_sets = ["tutorial", "large"] if args.sizes == "all" else [args.sizes]
     seed = args.seed if args.seed is not None else int(time.time_ns() % 1_000_000_007)
-    ctx = Ctx(seed, args.warmup, args.rep, args.impls)
+    ctx = Ctx(seed, args.warmup, args.rep, args.impls, args.sustain)
     ctx.compile_settings = None
     _log(f"seed = {seed}  (replay with --seed {seed})")
 

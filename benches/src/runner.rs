@@ -1,7 +1,7 @@
 //! The measuring loop: check once, tune, then time with device events and a cold L2 under
 //! criterion (or a plain loop), and keep a JSON record of each measurement.
 
-use crate::record::{self, SizeSet, Spec, Stats, Verdict};
+use crate::record::{self, SizeSet, Spec, Stats, Verdict, Work};
 use crate::vendor::{self, Blas, BlasLt, Dnn};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use kernels::tune::Tuner;
@@ -21,6 +21,11 @@ pub struct Options {
     /// Device time to spend timing one measurement, in milliseconds (repetitions are derived
     /// from a first timing and clamped to `min_reps..=max_reps`).
     pub budget_ms: f64,
+    /// Device time the FLOP-counted measurements (the GEMMs) run back to back before they are
+    /// timed, in milliseconds: long tensor-core work lowers the card's clocks within a few
+    /// hundred milliseconds (power), so those rows are timed at the clocks they sustain, the
+    /// same for every implementation. Memory-bound rows do not depend on the SM clock.
+    pub sustain_ms: f64,
     pub min_reps: usize,
     pub max_reps: usize,
     pub seed: u64,
@@ -29,7 +34,7 @@ pub struct Options {
 impl Options {
     /// `TILELANG_BENCH_SIZES` (default `tutorial,large`), `TILELANG_BENCH_ONLY` (chapters,
     /// comma-separated), `TILELANG_BENCH_FLUSH_MB` (default 256), `TILELANG_BENCH_MS` (default
-    /// 1000), `TILELANG_SEED`.
+    /// 1000), `TILELANG_BENCH_SUSTAIN_MS` (default 500), `TILELANG_SEED`.
     pub fn from_env() -> std::result::Result<Options, String> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let sizes = match var("TILELANG_BENCH_SIZES") {
@@ -64,6 +69,7 @@ impl Options {
             chapters,
             flush_bytes: (number("TILELANG_BENCH_FLUSH_MB", 256.0)? * (1 << 20) as f64) as usize,
             budget_ms: number("TILELANG_BENCH_MS", 1000.0)?,
+            sustain_ms: number("TILELANG_BENCH_SUSTAIN_MS", 500.0)?,
             min_reps: 10,
             max_reps: 500,
             seed: kernels::check::Rng::fresh_seed(),
@@ -77,6 +83,7 @@ impl Options {
             chapters: None,
             flush_bytes: 1 << 16,
             budget_ms: 0.0,
+            sustain_ms: 0.0,
             min_reps: 2,
             max_reps: 2,
             seed,
@@ -303,8 +310,10 @@ impl<'c> Runner<'c> {
             "seed": self.opts.seed,
             "size_sets": self.opts.sizes.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "flush_bytes": self.opts.flush_bytes,
+            "sustain_ms": self.opts.sustain_ms,
             "timing": "device events around each launch (CUDA events; wall time on the CPU backend), \
-                       after a warm-up; the flush buffer is written before each timed launch, \
+                       after a warm-up (FLOP-counted rows: sustain_ms of back-to-back launches \
+                       first, so they run at sustained clocks); the flush buffer is written before each timed launch, \
                        outside the timed region; median over every timed launch",
             "harness": if self.criterion.is_some() { "criterion iter_custom (device time)" } else { "plain loop" },
         })
@@ -344,6 +353,13 @@ impl<'c> Runner<'c> {
         let est = Stats::of(&first).map_or(1e-6, |s| s.median_ms.max(1e-6));
         let reps =
             ((self.opts.budget_ms / est) as usize).clamp(self.opts.min_reps, self.opts.max_reps);
+        if matches!(spec.work, Work::Flops(_)) {
+            // Sustained clocks (Options::sustain_ms), launched exactly as they are timed.
+            let mut spent = 0.0;
+            while spent < self.opts.sustain_ms {
+                spent += timed_once(&dev, &mut self.flush, f)?.max(1e-3);
+            }
+        }
         let flush = &mut self.flush;
         let Some(c) = self.criterion.as_deref_mut() else {
             let mut t = Vec::with_capacity(reps);

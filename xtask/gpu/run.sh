@@ -21,7 +21,7 @@
 # `--only` to the peers, e.g. PEERS_ONLY=01,02,03 to split a part further); then, on the
 # development machine:
 #   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
-# TILELANG_BENCH_SIZES, _ONLY, _MS and _FLUSH_MB pass through (see benches/README.md).
+# TILELANG_BENCH_SIZES, _ONLY, _MS, _SUSTAIN_MS and _FLUSH_MB pass through (see benches/README.md).
 # `ab` times our kernels twice in one call, with the bench binary of another commit
 # (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/base.json
 # and $OUT/ours.json, and prints them side by side (bench-diff.py): an A/B of a lowering
