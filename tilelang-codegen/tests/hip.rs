@@ -1138,6 +1138,22 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             src.contains("tl::store_chunk<4, float, float, true>(b1_u + __k * 4, t_b + "),
             "{arch}: {src}"
         );
+        // Where the tile lies inside, a thread's two chunks are 2 rows apart (2 · 128 threads
+        // · 4 elements a step, rows of 256): chunk 0's address once, the other an offset.
+        assert_eq!(
+            src.matches("const tl::index __dp = (tl::index)2 * __g.dims[3];")
+                .count(),
+            2,
+            "{arch}: {src}"
+        );
+        assert!(
+            src.contains(
+                "tl::load_chunk<4, tl::half, tl::half, true>(__p + __k * __dp, b0_t + __k * 4);"
+            ) && src.contains(
+                "tl::store_chunk<4, float, float, true>(b1_u + __k * 4, __p + __k * __dp);"
+            ),
+            "{arch}: {src}"
+        );
         // Per copy, one block-uniform choice of three paths: a tile wholly inside the tensor
         // moves its chunks with no test each, one across the edge tests each chunk, and a
         // misaligned tensor goes element-wise.
@@ -1159,8 +1175,9 @@ fn fragments_of_whole_chunks_move_as_vectors() {
             "{arch}: {src}"
         );
         assert!(
-            starting("tl::load_chunk<4, tl::half, tl::half, true>(t_a + ") == 1
-                && starting("tl::store_chunk<4, float, float, true>(b1_u + __k * 4, t_b + ") == 1,
+            starting("tl::load_chunk<4, tl::half, tl::half, true>(__p + __k * __dp, ") == 1
+                && starting("tl::store_chunk<4, float, float, true>(b1_u + __k * 4, __p + ") == 1
+                && starting("if (") > 0,
             "{arch}: {src}"
         );
         // The loop uses the chunked order; the fallbacks for regions `chunk_aligned` refuses
