@@ -23,15 +23,14 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   }
   for (tl::index v1_c = ((tl::index)0); v1_c < __mid1; ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
-      {
-        const int __L = TL_TID * 4;
-        const tl::index __c0 = (tl::index)((__L / 256) % 4);
-        const tl::index __c1 = (tl::index)((__L / 1) % 256);
-        const auto __p = t_a + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1));
-        const tl::index __dp = (tl::index)2 * __g.dims[3];
-        #pragma unroll
-        for (int __k = 0; __k < 2; ++__k)
-          tl::load_chunk<4, float, float, true>(__p + __k * __dp, b0_t + __k * 4);
+      #pragma unroll
+      for (int __k = 0; __k < 2; ++__k) {
+        const int __L = (__k * 128 + TL_TID) * 4;
+        if (true) {
+          const tl::index __c0 = (tl::index)((__L / 256) % 4);
+          const tl::index __c1 = (tl::index)((__L / 1) % 256);
+          tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+        }
       }
     }
     tl::fold_rows<tl::Max, float, 2, 4>(b0_t, b1_m_carry);
@@ -39,15 +38,14 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   for (tl::index v1_c = __mid1; v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
     if (tl::chunk_aligned<4>(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
-      {
-        const int __L = TL_TID * 4;
-        const tl::index __c0 = (tl::index)((__L / 256) % 4);
-        const tl::index __c1 = (tl::index)((__L / 1) % 256);
-        const auto __p = t_a + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1));
-        const tl::index __dp = (tl::index)2 * __g.dims[3];
-        #pragma unroll
-        for (int __k = 0; __k < 2; ++__k)
-          tl::load_chunk<4, float, float, true>(__p + __k * __dp, b0_t + __k * 4);
+      #pragma unroll
+      for (int __k = 0; __k < 2; ++__k) {
+        const int __L = (__k * 128 + TL_TID) * 4;
+        if (true) {
+          const tl::index __c0 = (tl::index)((__L / 256) % 4);
+          const tl::index __c1 = (tl::index)((__L / 1) % 256);
+          tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+        }
       }
     } else if (tl::chunk_aligned<4>(t_a, __g)) {
       #pragma unroll
