@@ -23,9 +23,10 @@
 #   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
 # TILELANG_BENCH_SIZES, _ONLY, _MS, _SUSTAIN_MS and _FLUSH_MB pass through (see benches/README.md).
 # `ab` times our kernels twice in one call, with the bench binary of another commit
-# (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/base.json
-# and $OUT/ours.json, and prints them side by side (bench-diff.py): an A/B of a lowering
-# change on one machine in one session. Set TILELANG_BENCH_ONLY to the chapters it touches.
+# (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/ab/base.json
+# and $OUT/ab/ours.json (a folder of its own: a bench-ours run's $OUT/ours.json stays), and
+# prints them side by side (bench-diff.py): an A/B of a lowering change on one machine in one
+# session. Set TILELANG_BENCH_ONLY to the chapters it touches.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
@@ -127,14 +128,15 @@ if [ "$phase" = ab ]; then
     status=1
   else
     echo "ab: base $(cat "$here/base/COMMIT" 2>/dev/null), now $(cat "$here/COMMIT" 2>/dev/null)" | tee -a "$log"
+    mkdir -p "$out/ab"  # its own folder: a bench-ours run's ours.json in $out stays
     for side in base ours; do
       exe="$here/bin/bench-tutorials"
       [ "$side" = base ] && exe="$here/base/bench-tutorials"
-      TILELANG_BENCH_JSON="$out/$side.json" TILELANG_TUNE_CACHE="$out/tune-$side.tsv" CRITERION_HOME="$out/criterion-ab" \
+      TILELANG_BENCH_JSON="$out/ab/$side.json" TILELANG_TUNE_CACHE="$out/ab/tune-$side.tsv" CRITERION_HOME="$out/criterion-ab" \
         step "benches ($side)" "$exe" --bench
     done
     rm -rf "$out/criterion-ab"
-    python3 "$here/bench-diff.py" "$out/base.json" "$out/ours.json" | tee -a "$log" | sed 's/^/ab| /'
+    python3 "$here/bench-diff.py" "$out/ab/base.json" "$out/ab/ours.json" | tee -a "$log" | sed 's/^/ab| /'
   fi
 fi
 peers_only=()
