@@ -651,3 +651,49 @@ impl<'c> Runner<'c> {
         self.push(rec);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Options, Runner};
+    use crate::record::{SizeSet, Spec, Work};
+    use kernels::tune::Tuner;
+    use std::time::Duration;
+    use tilelang::Device;
+
+    /// FLOP-counted rows run `sustain_ms` of launches before they are timed; memory-bound rows
+    /// do not. Each launch here takes at least 1 ms (the CPU backend times wall time).
+    #[test]
+    fn only_flop_counted_rows_run_the_sustain_window_first() {
+        let mut opts = Options::smoke(1);
+        opts.flush_bytes = 0;
+        opts.sustain_ms = 25.0;
+        let mut r = Runner::new(Device::cpu(), opts, None, Tuner::new()).unwrap();
+        let mut launches = |work: Work| {
+            let spec = Spec {
+                chapter: "08",
+                title: "GEMM",
+                variant: "sustain".into(),
+                size_set: SizeSet::Smoke,
+                shape: vec![1],
+                dtype: "f16",
+                work,
+            };
+            let mut n = 0usize;
+            let stats = r
+                .measure(&spec, "test", &mut || {
+                    n += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                    Ok(())
+                })
+                .unwrap()
+                .expect("no criterion filter");
+            assert_eq!(stats.reps, 2);
+            n
+        };
+        let plain = launches(Work::Bytes(1.0));
+        let sustained = launches(Work::Flops(1.0));
+        // The first launch, 5 estimate timings and 2 timed: 8; sustaining adds 1 to 25.
+        assert_eq!(plain, 8);
+        assert!((9..=8 + 25).contains(&sustained), "{sustained}");
+    }
+}
