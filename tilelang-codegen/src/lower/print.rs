@@ -1584,18 +1584,25 @@ impl Emitter<'_> {
         // front, and in a whole-row softmax (32 values a thread, a division's slow-path call
         // per element) that took 83 registers instead of 64 and halved the blocks per SM
         // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols).
+        // `__c0..`, the tile coordinates of the chunk starting at `__L`, a line each.
+        let coords = |pad: &str| {
+            let mut s = String::new();
+            for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
+                let _ = writeln!(s, "{ind}{pad}const tl::index __c{d} = {c};");
+            }
+            s
+        };
         let chunks = |body: &str| {
             let mut s = format!(
                 "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {unit};\n{ind}    if ({guard}) {{\n",
                 nreg / unit
             );
-            for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
-                let _ = writeln!(s, "{ind}      const tl::index __c{d} = {c};");
-            }
+            s += &coords("      ");
             let _ = writeln!(s, "{body}\n{ind}    }}\n{ind}  }}");
             s
         };
         let (inside, lin) = region_index(r);
+        let at = format!("{ptr} + {lin}");
         let regs = format!("{name} + __k * {unit}");
         let nc = match (self.read_only(tensor), self.hint) {
             (true, Some(h)) => format!(", true, {}", h.policy()),
@@ -1603,7 +1610,8 @@ impl Emitter<'_> {
             (false, _) => String::new(),
         };
         let stream = self.stream_arg(tensor);
-        let vector = |inside: &str| {
+        // One chunk's move at address `at`, under the test `inside` (empty: none).
+        let vector = |inside: &str, at: &str| {
             let test = if inside.is_empty() {
                 String::new()
             } else {
@@ -1616,18 +1624,18 @@ impl Emitter<'_> {
                     format!("\n{ind}      else for (int __v = 0; __v < {unit}; ++__v) {name}[__k * {unit} + __v] = tl::lit<{rt}>(0.0);")
                 };
                 format!(
-                    "{ind}      {test}tl::load_chunk<{unit}, {gt}, {rt}{nc}>({ptr} + {lin}, {regs});{zero}"
+                    "{ind}      {test}tl::load_chunk<{unit}, {gt}, {rt}{nc}>({at}, {regs});{zero}"
                 )
             } else {
                 format!(
-                    "{ind}      {test}tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, {ptr} + {lin});"
+                    "{ind}      {test}tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, {at});"
                 )
             }
         };
         // The interior path (inside and aligned: no test per chunk). For stores whose chunks
         // lie a fixed distance apart ([`chunk_stride`]), chunk 0's address is computed once
         // and the others are offsets from it: the conv1d multi store's index arithmetic fell
-        // from about 100 instructions a thread to about 30, 0.2033 -> 0.2011 ms on an H100
+        // from about 100 instructions a thread to about 30, 0.2030 -> 0.2007 ms on an H100
         // (`__L` unsigned did the same but cost the whole-row softmax 27 registers). Loads
         // keep their own address each: in the flash attention's row loops the offset form
         // left ptxas fewer loads in flight (106 -> 72 registers) and ran 0.76-0.84x.
@@ -1643,17 +1651,16 @@ impl Emitter<'_> {
                     .map(|j| format!(" * __g.dims[{j}]"))
                     .collect::<String>();
                 let mut s = format!("{ind}  {{\n{ind}    const int __L = {tid} * {unit};\n");
-                for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
-                    let _ = writeln!(s, "{ind}    const tl::index __c{d} = {c};");
-                }
+                s += &coords("    ");
                 let _ = writeln!(
                     s,
-                    "{ind}    {gt}* const __p = {ptr} + ({lin});\n{ind}    const tl::index __dp = (tl::index){rows}{stride};\n{ind}    #pragma unroll\n{ind}    for (int __k = 0; __k < {}; ++__k)\n{ind}      tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, __p + __k * __dp);\n{ind}  }}",
-                    nreg / unit
+                    "{ind}    {gt}* const __p = {ptr} + ({lin});\n{ind}    const tl::index __dp = (tl::index){rows}{stride};\n{ind}    #pragma unroll\n{ind}    for (int __k = 0; __k < {}; ++__k)\n{}\n{ind}  }}",
+                    nreg / unit,
+                    vector("", "__p + __k * __dp")
                 );
                 s
             }
-            None => chunks(&vector("")),
+            None => chunks(&vector("", &at)),
         };
         if self.inside {
             // An interior iteration of a split loop: inside and aligned ([`super::interior`]).
@@ -1671,7 +1678,7 @@ impl Emitter<'_> {
             s,
             "{ind}}} else if (tl::chunk_aligned<{unit}>({ptr}, __g)) {{"
         );
-        s += &chunks(&vector(&inside));
+        s += &chunks(&vector(&inside, &at));
         let _ = writeln!(s, "{ind}}} else {{");
         let (row, base) = region_row(r);
         let tail = if to_regs {
