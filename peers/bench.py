@@ -435,7 +435,7 @@ def _define_kernels():
 # --------------------------------------------------------------------------------------------
 
 class Ctx:
-    def __init__(self, seed, warmup, rep, impls=None, sustain=500):
+    def __init__(self, seed, warmup, rep, impls, sustain):
         self.seed = seed
         self.warmup = warmup
         self.rep = rep
