@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   fill<<<1024, 256>>>(x, N * L, 1); fill<<<1, 256>>>(w, KW * F, 2);
   CUmodule mod; CUresult rc = cuModuleLoad(&mod, "kernels.cubin");
   if (rc != CUDA_SUCCESS) { printf("cuModuleLoad: %d\n", (int)rc); return 1; }
-  struct V { const char* name; CUfunction k; } vs[] = {{"gen"}, {"genp"}, {"simple8"}, {"simple8p"}, {"cons4v"}, {"cons4vp"}, {"tri"}, {"trip"}};
+  struct V { const char* name; CUfunction k; } vs[] = {{"gen"}, {"genp"}, {"simple8"}, {"simple8p"}, {"cons4v"}, {"cons4vp"}, {"tri"}, {"trip"}, {"pf8"}, {"pf16"}, {"pf32"}};
   for (auto& v : vs) { char n[64]; snprintf(n, 64, "v_%s", v.name); if (cuModuleGetFunction(&v.k, mod, n) != CUDA_SUCCESS) { printf("no %s\n", n); return 1; } }
   dim3 grid(F / 32, L / 128, N);
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
