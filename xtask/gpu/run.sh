@@ -7,7 +7,7 @@
 # racecheck (synccheck for the GEMMs). Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
-#   bash run.sh bench|bench-ours|bench-peers|bench-compile
+#   bash run.sh bench|bench-ours|bench-peers|bench-compile|one-call
 #   bash run.sh ab        (after `bash scripts/ab-base.sh REV` here: ours at REV and now)
 #
 # `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
@@ -22,6 +22,11 @@
 # development machine:
 #   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
 # TILELANG_BENCH_SIZES, _ONLY, _MS, _SUSTAIN_MS and _FLUSH_MB pass through (see benches/README.md).
+# `one-call` is the above for a lender of short calls (the device tool: 10 minutes a call, a
+# few files back): ours, the peers, torch.compile of the examples, then the checks, each given
+# what is left of TILELANG_CALL_S (default 575 s) and each a run of its own phase into $OUT,
+# with $OUT/results.tgz (everything in $OUT) rewritten after every part so a kill loses at most
+# the part it hit; $OUT/one-call.txt says how each part ended and when.
 # `ab` times our kernels twice in one call, with the bench binary of another commit
 # (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/ab/base.json
 # and $OUT/ab/ours.json (a folder of its own: a bench-ours run's $OUT/ours.json stays), and
@@ -32,6 +37,26 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
 mkdir -p "$out"
 phase="${1:-all}"
+if [ "$phase" = one-call ]; then
+  t0=$SECONDS budget="${TILELANG_CALL_S:-575}" status=0
+  summary="$out/one-call.txt"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee "$summary"
+  for part in bench-ours:240 bench-peers:90 bench-compile:200 check:150; do
+    name="${part%%:*}" cap="${part##*:}" left=$((budget - SECONDS + t0))
+    [ "$left" -lt "$cap" ] && cap="$left"
+    if [ "$cap" -lt 10 ]; then echo "$name: not run, no time left" | tee -a "$summary"; status=1; continue; fi
+    only=()
+    [ "$name" = bench-compile ] && only=(env "PEERS_ONLY=${PEERS_ONLY:-ex}")
+    OUT="$out" timeout "$cap" ${only[@]+"${only[@]}"} bash "$0" "$name" > "$out/one-call-$name.log" 2>&1
+    rc=$?
+    echo "$name: exit $rc at $((SECONDS - t0)) s$([ $rc -eq 124 ] && echo " (killed after $cap s)")" | tee -a "$summary"
+    [ $rc -eq 0 ] || status=1
+    part_tgz="$(mktemp)"
+    tar -czf "$part_tgz" --exclude=./results.tgz -C "$out" . && chmod 644 "$part_tgz" && mv "$part_tgz" "$out/results.tgz"
+  done
+  grep -h "^bench summary\|^overall" "$out"/gpu-bench-ours.log "$out"/gpu-bench-peers.log "$out"/gpu-bench-compile.log "$out"/gpu-check.log 2>/dev/null
+  exit $status
+fi
 log="$out/gpu-$phase.log"
 status=0
 step() {
