@@ -21,6 +21,9 @@ pub mod ch10_w4a16;
 /// The math library on every float dtype (not a chapter): see the module.
 pub mod math;
 
+/// Kernels reading one buffer under two thread mappings (not a chapter): see the module.
+pub mod mappings;
+
 #[cfg(test)]
 mod graph_tests;
 
@@ -83,11 +86,24 @@ pub const MATH_KERNELS: &[&KernelInfo] = &[
     &math::gelu_max_registers::KERNEL,
 ];
 
-/// The kernel named `name` in [`KERNELS`] or [`MATH_KERNELS`].
+/// The kernels that read one buffer under two thread mappings ([`mappings`]): not chapters,
+/// not benchmarked; checked on every backend and, under host emulation, for every target.
+pub const MAPPING_KERNELS: &[&KernelInfo] = &[
+    &mappings::cols_then_rows_shared::KERNEL,
+    &mappings::cols_then_rows_fragment::KERNEL,
+    &mappings::rows_then_cols::KERNEL,
+    &mappings::owned_then_transposed::KERNEL,
+    &mappings::rows_two_layouts::KERNEL,
+    &mappings::cols_two_layouts::KERNEL,
+    &mappings::deferred_then_cols::KERNEL,
+];
+
+/// The kernel named `name` in [`KERNELS`], [`MATH_KERNELS`] or [`MAPPING_KERNELS`].
 pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
     KERNELS
         .iter()
         .chain(MATH_KERNELS)
+        .chain(MAPPING_KERNELS)
         .copied()
         .find(|k| k.name == name)
 }

@@ -329,6 +329,37 @@ fn generated_cuda_for_sm_90a_agrees_with_the_cpu_backend() {
     check_target(&suite(), "sm_90a", 32, false);
 }
 
+/// The kernels that read one buffer under two thread mappings (`kernels/src/mappings.rs`,
+/// issue 36), generated for **every** target the library compiles for: each target's layout
+/// decisions (wave size, matrix unit, chunking) are its own, so each target's source is run.
+/// Every operation is the CPU backend's, in the same order: bit for bit.
+#[test]
+fn two_mapping_kernels_agree_with_the_cpu_backend_on_every_target() {
+    let cases = |kernel| Case {
+        kernel,
+        sizes: &[
+            &[("M", 1), ("N", 1)],
+            &[("M", 127), ("N", 88)],
+            &[("M", 65), ("N", 202)],
+        ],
+        fill: Fill::Uniform(-3.0, 1.0),
+        tol: Tol::Exact,
+        scalars: &[],
+    };
+    let suite = Suite::new(
+        "mappings",
+        kernels::MAPPING_KERNELS.iter().copied(),
+        kernels::MAPPING_KERNELS
+            .iter()
+            .map(|k| cases(k.name))
+            .collect(),
+        Tol::Exact,
+    );
+    for t in tilelang_codegen::target::TARGETS {
+        check_target(&suite, t.arch, t.wave, false);
+    }
+}
+
 /// `tl::small_int_to_half` (the printer's form of an int → f16 cast whose range it proves)
 /// gives the bits `tl::cast` gives, for every integer of every range it admits.
 #[test]

@@ -1,9 +1,9 @@
-//! `kernels::KERNELS` is the one list of the chapters' kernels and `kernels::MATH_KERNELS` of the
-//! math library's checks: together they must hold every kernel the sources define (found the way
+//! `kernels::KERNELS` is the one list of the chapters' kernels, `kernels::MATH_KERNELS` of the
+//! math library's checks and `kernels::MAPPING_KERNELS` of the two-mapping checks: together they must hold every kernel the sources define (found the way
 //! the build script finds them), and each entry's metadata must be what the kernel's attribute
 //! says.
 
-use kernels::{KERNELS, MATH_KERNELS};
+use kernels::{KERNELS, MAPPING_KERNELS, MATH_KERNELS};
 use std::path::Path;
 use tilelang_build::find::{self, Found};
 
@@ -16,7 +16,12 @@ fn the_list_holds_every_kernel_of_the_chapters_in_source_order() {
     let in_sources: Vec<String> = found()
         .iter()
         .map(|f| f.ir.name.to_string())
-        .filter(|n| MATH_KERNELS.iter().all(|k| k.name != n))
+        .filter(|n| {
+            MATH_KERNELS
+                .iter()
+                .chain(MAPPING_KERNELS)
+                .all(|k| k.name != n)
+        })
         .collect();
     let listed: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
     let missing: Vec<&String> = in_sources
@@ -79,7 +84,7 @@ fn each_entry_is_what_its_attribute_says() {
 
 #[test]
 fn every_default_names_a_config_and_config_names_are_unique() {
-    for k in KERNELS.iter().chain(MATH_KERNELS) {
+    for k in KERNELS.iter().chain(MATH_KERNELS).chain(MAPPING_KERNELS) {
         assert!(!k.configs.is_empty(), "{}: no configs", k.name);
         for (arch, config) in k.defaults {
             assert!(

@@ -2,7 +2,7 @@
 //! (target, config), each an ELF image that defines the kernel's entry symbol. With no device
 //! compiler (or `TILELANG_TARGETS=none`) there are none, and GPU launches say so.
 
-use kernels::{KERNELS, MATH_KERNELS};
+use kernels::{KERNELS, MAPPING_KERNELS, MATH_KERNELS};
 
 /// The archs the build script reported compiling (`TILELANG_BUILT=kernels;sm_90,...`).
 fn built() -> Vec<&'static str> {
@@ -17,7 +17,7 @@ fn every_kernel_config_and_target_has_an_object_with_its_symbol() {
     let archs = built();
     println!("archs compiled by the build script: {archs:?}");
     let mut count = 0;
-    for k in KERNELS.iter().chain(MATH_KERNELS) {
+    for k in KERNELS.iter().chain(MATH_KERNELS).chain(MAPPING_KERNELS) {
         let (name, configs, objects) = (k.name, k.config_names, k.objects);
         assert_eq!(
             objects.len(),

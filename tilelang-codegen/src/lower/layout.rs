@@ -555,6 +555,22 @@ fn storage_with(
         );
         changed |= agree(k, vals, regs, &layouts, &mut demoted);
         changed |= cols::assign(k, threads, &uses, &mut layouts, &mut demoted);
+        // Every access of what is left in registers must be served by its layout: a buffer
+        // the passes above laid out for one kind of use may have another (`served`).
+        let layout_of = |b: BufId| (regs[b] && !demoted[b]).then_some(layouts[b]);
+        let loop_layout = |s: &Stmt| match &s.kind {
+            StmtKind::For {
+                kind: LoopKind::Parallel { extents },
+                body,
+                ..
+            } => served::loop_layout(k, vals, body, &extents_of(extents, vals), &layout_of),
+            _ => Layout::Strided,
+        };
+        let unserved = served::unserved(k, vals, threads, wave, &layout_of, &loop_layout);
+        for (b, _) in unserved {
+            changed |= !demoted[b];
+            demoted[b] = true;
+        }
         if !changed {
             break;
         }

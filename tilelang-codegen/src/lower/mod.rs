@@ -40,6 +40,7 @@ mod print;
 mod print_vector;
 mod reuse;
 mod rows;
+mod served;
 mod shared;
 mod swizzle;
 mod sync;
@@ -307,6 +308,37 @@ pub(crate) fn plan<'a>(
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
+    // The printer reads each register buffer as its layout says: an access the layout does
+    // not serve would read another thread's element. The layout pass demoted every such
+    // buffer; this is the backstop that turns a gap in it into an error, not a wrong result.
+    let layout_of = |b: BufId| match plan.storage[b] {
+        Storage::Reg { layout, .. } => Some(layout),
+        _ => None,
+    };
+    let loop_layout = |s: &Stmt| {
+        plan.loops
+            .get(&stmt_key(s))
+            .map_or(Layout::Strided, |l| l.layout)
+    };
+    if let Some(&(b, span)) = served::unserved(
+        k,
+        vals,
+        threads,
+        target.wave as usize,
+        &layout_of,
+        &loop_layout,
+    )
+    .first()
+    {
+        return Err(Diagnostic {
+            span,
+            message: format!(
+                "config `{}` of kernel `{}`: internal error: the {} lowering holds `{}` in registers in a layout this statement's access does not meet",
+                cfg.name, k.name, target.arch, k.buffers[b].name
+            ),
+            hint: Some("please report this; meanwhile `alloc_shared` keeps the buffer in shared memory".into()),
+        });
+    }
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
     let fragment_registers = layout::thread_registers(k, vals, &plan.storage);

@@ -161,27 +161,12 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
     out
 }
 
-/// The layout a parallel loop iterates in: that of a matrix-unit, chunked or row fragment of
-/// the loop's shape it touches (the layout pass made them all agree), else strided.
+/// The layout a parallel loop iterates in ([`served::loop_layout`]).
 fn loop_layout(p: &Plan, body: &[Stmt], ext: &[usize]) -> Layout {
-    let mut layout = Layout::Strided;
-    walk(body, &mut |s| {
-        for_each_access(s, &mut |a| {
-            if let Target::Buffer(b) = a.target {
-                if let Storage::Reg {
-                    layout:
-                        l @ (Layout::Matrix { .. } | Layout::Chunked { .. } | Layout::Rows { .. }),
-                    ..
-                } = p.storage[b]
-                {
-                    if buf_shape(p.k, b, p.vals) == ext {
-                        layout = l;
-                    }
-                }
-            }
-        })
-    });
-    layout
+    served::loop_layout(p.k, p.vals, body, ext, &|b| match p.storage[b] {
+        Storage::Reg { layout, .. } => Some(layout),
+        _ => None,
+    })
 }
 
 /// Per parameter: a mutable tensor the kernel never reads.
