@@ -84,6 +84,7 @@ pub const MATH_KERNELS: &[&KernelInfo] = &[
     &math::math_f64::KERNEL,
     &math::gelu_min_blocks::KERNEL,
     &math::gelu_max_registers::KERNEL,
+    &math::mul_sub::KERNEL,
 ];
 
 /// The kernels that read one buffer under two thread mappings ([`mappings`]): not chapters,

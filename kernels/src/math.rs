@@ -137,6 +137,31 @@ pub fn gelu_max_registers<const BLOCK: usize>(x: &Tensor<f32, (N,)>, y: &mut Ten
     }
 }
 
+/// A product feeding a subtraction, `d = a·b − c`, in f32 and in f16: the form a device
+/// compiler may contract into one fused multiply-add (`docs/language.md`, "Fused
+/// multiply-add"). With `c` the product rounded, the CPU backend's two roundings give 0 and a
+/// fused operation gives the product's rounding error `a·b − c` exactly; the test accepts
+/// those two values and nothing else, and says which one each backend gave.
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = 128, configs = [d(BLOCK = 512)])]
+pub fn mul_sub<const BLOCK: usize>(
+    a: &Tensor<f32, (N,)>,
+    b: &Tensor<f32, (N,)>,
+    c: &Tensor<f32, (N,)>,
+    d: &mut Tensor<f32, (N,)>,
+    ah: &Tensor<f16, (N,)>,
+    bh: &Tensor<f16, (N,)>,
+    ch: &Tensor<f16, (N,)>,
+    dh: &mut Tensor<f16, (N,)>,
+) {
+    for i in parallel(BLOCK) {
+        let g = block_idx(0) * BLOCK + i;
+        if g < N {
+            d[g] = a[g] * b[g] - c[g];
+            dh[g] = ah[g] * bh[g] - ch[g];
+        }
+    }
+}
+
 /// GELU (tanh form) in float64, the reference of [`gelu_min_blocks()`] and [`gelu_max_registers()`].
 pub fn gelu64(x: f64) -> f64 {
     0.5 * x * (1.0 + (0.7978845608028654 * (x + 0.044715 * x * x * x)).tanh())
@@ -330,6 +355,56 @@ mod tests {
                 "gelu_{name} ({:?}), seed {seed}: {cmp}",
                 dev.backend()
             );
+        }
+    }
+
+    /// `a·b − c` with `c = a·b` rounded: 0 where the product is rounded first (the CPU
+    /// backend, always), the exact rounding error `a·b − c` where the device fused the two
+    /// (one rounding, of a value the format holds exactly: products of values in [1, 2) have
+    /// at most 2·24 (f32) or 2·11 (f16) significant bits, and the error of rounding one to
+    /// its format is a multiple of the product's last bit below half an ulp). Nothing else
+    /// is right.
+    #[test]
+    fn a_product_feeding_a_subtraction_rounds_once_or_twice() {
+        let dev = test_device();
+        let seed = Rng::fresh_seed();
+        let mut rng = Rng::new(seed);
+        let n = 2 * 512 + 31;
+        let a: Vec<f32> = (0..n).map(|_| rng.uniform(1.0, 2.0) as f32).collect();
+        let b: Vec<f32> = (0..n).map(|_| rng.uniform(1.0, 2.0) as f32).collect();
+        let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        let ah: Vec<f16> = rng.vec(n, 1.0, 2.0);
+        let bh: Vec<f16> = rng.vec(n, 1.0, 2.0);
+        let ch: Vec<f16> = ah.iter().zip(&bh).map(|(x, y)| *x * *y).collect();
+        let up = |v: &[f32]| dev.upload(v, &[n]).unwrap();
+        let uph = |v: &[f16]| dev.upload(v, &[n]).unwrap();
+        let mut d = dev.upload(&vec![f32::NAN; n], &[n]).unwrap();
+        let mut dh = dev.upload(&vec![f16::NAN; n], &[n]).unwrap();
+        mul_sub(&dev, &up(&a), &up(&b), &up(&c), &mut d, &uph(&ah), &uph(&bh), &uph(&ch), &mut dh)
+            .unwrap();
+        let (d, dh) = (d.to_vec().unwrap(), dh.to_vec().unwrap());
+        let mut fused = [0usize; 2];
+        for i in 0..n {
+            let exact = f64::from(a[i]) * f64::from(b[i]) - f64::from(c[i]);
+            let exact_h = ah[i].to_f64() * bh[i].to_f64() - ch[i].to_f64();
+            for (k, got, residual) in [(0, f64::from(d[i]), exact), (1, dh[i].to_f64(), exact_h)] {
+                assert!(
+                    got == 0.0 || got == residual,
+                    "element {i} ({}): got {got}, want 0 (two roundings) or {residual} (one) \
+                     (TILELANG_SEED={seed})",
+                    ["f32", "f16"][k]
+                );
+                fused[k] += usize::from(got != 0.0);
+            }
+        }
+        println!(
+            "{:?}: fused a·b − c in {} of {n} f32 and {} of {n} f16 elements",
+            dev.backend(),
+            fused[0],
+            fused[1]
+        );
+        if dev.backend() == tilelang::Backend::Cpu {
+            assert_eq!(fused, [0, 0], "the CPU backend rounds every operation");
         }
     }
 

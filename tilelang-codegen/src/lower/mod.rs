@@ -12,7 +12,8 @@
 //!    threads and registers (strided, chunked, a matrix unit's accumulator layout, and with
 //!    `rows` the row layout of reduction results and row broadcasts, with `cols` the column
 //!    layout of rows read as column broadcasts); demotion to shared memory where no register
-//!    layout serves every access.
+//!    layout serves every access (what serves an access is `served`'s, which the planner also
+//!    checks on the finished plan).
 //! 2. `pipeline`: the stages of `pipelined` loops whose loads can run ahead (`cp.async`).
 //! 3. `shared`: the shared-memory arena (offsets, stage copies); `swizzle`: which tiles are
 //!    stored swizzled, for `ldmatrix` or, by a bank model, for loops that read across rows;
