@@ -6,6 +6,8 @@
 //! ```
 //!
 //! A lowering diagnostic is printed in place of its source; the exit status is 0 either way.
+//! Each occupancy request's source (the same plan printed with a register cap) is named by a
+//! 64-bit FNV-1a hash of its text after the request, so a diff of two dumps sees it change.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -61,7 +63,14 @@ fn main() -> ExitCode {
                         } else {
                             h.requests
                                 .iter()
-                                .map(|r| format!("{}:{}", r.min_blocks, r.registers))
+                                .map(|r| {
+                                    format!(
+                                        "{}:{} ({:016x})",
+                                        r.min_blocks,
+                                        r.registers,
+                                        fnv1a(&r.source)
+                                    )
+                                })
                                 .collect::<Vec<_>>()
                                 .join(",")
                         },
@@ -73,4 +82,11 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The 64-bit FNV-1a hash of `text`.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
