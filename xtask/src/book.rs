@@ -2,9 +2,9 @@
 //!
 //! The chapters' code is included from the real files by anchors (`// ANCHOR: name` in
 //! `kernels/src/chNN_*.rs`, `# ANCHOR: name` in `peers/bench.py`), never pasted. The
-//! performance tables and charts (from the committed JSON of the newest `docs/perf/<date>-*`
-//! run that measured the chapter with its peers) and the configs each target uses (from the
-//! kernels' attributes) are generated here, before mdBook runs, into
+//! performance tables and charts (from the committed JSON of the current run of each card,
+//! `docs/perf/current/<card>/`) and the configs each target uses (from the kernels'
+//! attributes) are generated here, before mdBook runs, into
 //! `book/<lang>/src/generated/` (not committed). Then the two books are checked against each
 //! other (the same chapter files, the same includes in each) and built with a pinned mdBook
 //! (installed from crates.io into `target/tools` when missing) into `target/book/<lang>`, and
@@ -19,6 +19,11 @@ use std::process::Command;
 
 /// The mdBook the books are built with.
 const MDBOOK: &str = "0.5.4";
+
+/// The runs the performance tables come from: one folder per card, each a run's `ours.json`
+/// with the peers' `peers.json` / `peers-compile.json` beside it. Nothing else under
+/// `docs/perf/` is read; a new run of a card replaces its folder.
+pub const CURRENT: &str = "docs/perf/current";
 
 /// The languages, each a book under `book/`.
 pub const LANGS: [&str; 2] = ["en", "zh"];
@@ -174,14 +179,28 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
         let md = chapter_configs(root, &ch, lang)?;
         std::fs::write(dir.join(format!("configs-{ch}.md")), md).map_err(|e| e.to_string())?;
     }
+    let runs = current_runs(root)?;
     for ch in wanted {
-        let (run, ours, peers) = newest_run(root, &ch)?;
-        let md = chapter_table(&ch, &run, &ours, &peers, lang);
+        let mut md = String::new();
+        let mut any = false;
+        for run in &runs {
+            if !run.ours.recs.iter().any(|r| r.chapter == ch) {
+                md.push_str(&not_in_run(run, lang));
+                continue;
+            }
+            any = true;
+            md.push_str(&chapter_table(&ch, run, lang));
+            let mut chart = merge(&run.ours, &run.peers);
+            chart.rows.retain(|r| r.chapter == ch);
+            std::fs::write(dir.join(format!("perf-{ch}-{}.svg", run.card)), chart.svg())
+                .map_err(|e| e.to_string())?;
+        }
+        if !any {
+            return Err(format!(
+                "no run under {CURRENT}/ measured chapter {ch} (an ours.json with its records)"
+            ));
+        }
         std::fs::write(dir.join(format!("perf-{ch}.md")), md).map_err(|e| e.to_string())?;
-        let mut chart = merge(&ours, &peers);
-        chart.rows.retain(|r| r.chapter == ch);
-        std::fs::write(dir.join(format!("perf-{ch}.svg")), chart.svg())
-            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -240,60 +259,53 @@ fn chapter_configs(root: &Path, ch: &str, lang: &str) -> Result<String, String> 
     Ok(out)
 }
 
-/// The newest run under `docs/perf/` (by folder path, which starts with its date; folders one
-/// level down count, as `2026-12-01-h200-vector/gemm`) that measured chapter `ch` side by side
-/// with its peers (PyTorch, Triton: the comparison a chapter is about), else the newest whose
-/// `ours.json` has the chapter at all, with no peers.
-fn newest_run(root: &Path, ch: &str) -> Result<(String, Doc, Doc), String> {
-    let perf = root.join("docs/perf");
-    let mut runs: Vec<PathBuf> = Vec::new();
-    for e in std::fs::read_dir(&perf)
-        .map_err(|e| format!("{}: {e}", perf.display()))?
+/// One card's current run: its folder's name (`h100`), its path from the repository root and
+/// its JSON.
+struct Run {
+    card: String,
+    path: String,
+    ours: Doc,
+    peers: Doc,
+}
+
+/// Every folder of [`CURRENT`], in name order: each must hold an `ours.json` (the peers' JSON
+/// is optional). An empty or missing `current/` is an error, not an empty book.
+fn current_runs(root: &Path) -> Result<Vec<Run>, String> {
+    let dir = root.join(CURRENT);
+    let mut cards: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
         .flatten()
-    {
-        let p = e.path();
-        if p.is_dir() {
-            runs.push(p.clone());
-            runs.extend(
-                std::fs::read_dir(&p)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|q| q.is_dir()),
-            );
-        }
-    }
-    runs.retain(|p| p.join("ours.json").is_file());
-    runs.sort();
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cards.sort();
     let read = |p: PathBuf| -> Result<Doc, String> {
         let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         parse(&s).map_err(|e| format!("{}: {e}", p.display()))
     };
-    let has = |d: &Doc| d.recs.iter().any(|r| r.chapter == ch);
-    for need_peers in [true, false] {
-        for run in runs.iter().rev() {
-            let ours = read(run.join("ours.json"))?;
-            if !has(&ours) {
-                continue;
+    let mut runs = Vec::new();
+    for p in cards {
+        let ours = read(p.join("ours.json"))?;
+        let mut peers = Doc::default();
+        for name in ["peers.json", "peers-compile.json"] {
+            if p.join(name).is_file() {
+                peers.extend(read(p.join(name))?);
             }
-            let mut peers = Doc::default();
-            for name in ["peers.json", "peers-compile.json"] {
-                if run.join(name).is_file() {
-                    peers.extend(read(run.join(name))?);
-                }
-            }
-            if need_peers && !has(&peers) {
-                continue;
-            }
-            let name = run.strip_prefix(root).unwrap_or(run).display().to_string();
-            return Ok((name, ours, peers));
         }
+        runs.push(Run {
+            card: p.file_name().unwrap().to_string_lossy().into_owned(),
+            path: format!("{CURRENT}/{}", p.file_name().unwrap().to_string_lossy()),
+            ours,
+            peers,
+        });
     }
-    Err(format!(
-        "no run under {} measured chapter {ch} (an ours.json with its records)",
-        perf.display()
-    ))
+    if runs.is_empty() {
+        return Err(format!(
+            "{}: no run (a folder per card with its ours.json)",
+            dir.display()
+        ));
+    }
+    Ok(runs)
 }
 
 /// The words of a table in one language.
@@ -304,6 +316,7 @@ struct Words {
     ceiling: &'static str,
     gemm_ceiling: &'static str,
     no_peers: &'static str,
+    not_in_run: &'static str,
     chart: &'static str,
 }
 
@@ -315,7 +328,8 @@ fn words(lang: &str) -> Words {
             head: "| 变体 | 形状 | PyTorch | Triton | 厂商库 | 本库（配置） | 吞吐 | 占上限 | 相对 PyTorch | 相对 Triton |",
             ceiling: "同一次运行中测得的设备内拷贝上限：{bw} TB/s。",
             gemm_ceiling: "同一次运行中最快的厂商 f16 GEMM：{tf} TFLOPS（GEMM 各行的上限）。",
-            no_peers: "这次运行没有测量 PyTorch 与 Triton（它们最近一次的数字见更早的 `docs/perf/` 运行）。",
+            no_peers: "这次运行没有测量 PyTorch 与 Triton（它们更早的数字见 `docs/perf/README.md` 所列的运行）。",
+            not_in_run: "{gpu} 上的当前运行（`{run}/`）没有本章的完整 JSON 记录；它的 README 说明了原因以及其余数字在哪里。",
             chart: "同一次运行的图表",
         },
         _ => Words {
@@ -324,20 +338,41 @@ fn words(lang: &str) -> Words {
             head: "| variant | shape | PyTorch | Triton | vendor | ours (config) | throughput | % of ceiling | vs PyTorch | vs Triton |",
             ceiling: "Device-to-device copy ceiling measured in the same run: {bw} TB/s.",
             gemm_ceiling: "Fastest vendor f16 GEMM in the same run: {tf} TFLOPS (the ceiling of the GEMM rows).",
-            no_peers: "PyTorch and Triton were not measured in this run (their latest numbers are in an earlier `docs/perf/` run).",
+            no_peers: "PyTorch and Triton were not measured in this run (earlier runs are listed in `docs/perf/README.md`).",
+            not_in_run: "The current run on {gpu} (`{run}/`) has no full JSON records of this chapter; its README says why and where the rest of its numbers are.",
             chart: "The same run as a chart",
         },
     }
 }
 
-/// Chapter `ch`'s rows of one run as Markdown: the source line, then a table per size set.
-fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> String {
+/// The note that a card's current run does not have chapter `ch`.
+fn not_in_run(run: &Run, lang: &str) -> String {
+    let gpu = run
+        .ours
+        .header
+        .get("gpu")
+        .cloned()
+        .unwrap_or_else(|| run.card.clone());
+    format!(
+        "**{gpu}**\n\n{}\n\n",
+        words(lang)
+            .not_in_run
+            .replace("{gpu}", &gpu)
+            .replace("{run}", &run.path)
+    )
+}
+
+/// Chapter `ch`'s rows of one card's run as Markdown: the card, the source line, then a table
+/// per size set and the chart.
+fn chapter_table(ch: &str, run: &Run, lang: &str) -> String {
     let w = words(lang);
+    let (ours, peers) = (&run.ours, &run.peers);
     let table = merge(ours, peers);
     let h = &table.ours_header;
     let get = |k: &str| h.get(k).cloned().unwrap_or_else(|| "?".into());
     let commit: String = get("commit").chars().take(7).collect();
     let mut out = String::new();
+    let _ = writeln!(out, "**{}**\n", get("gpu"));
     let _ = writeln!(
         out,
         "{}\n",
@@ -345,7 +380,7 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
             .replace("{gpu}", &get("gpu"))
             .replace("{date}", &get("date"))
             .replace("{commit}", &commit)
-            .replace("{run}", run)
+            .replace("{run}", &run.path)
     );
     if !peers.recs.iter().any(|r| r.chapter == ch) {
         let _ = writeln!(out, "{}\n", w.no_peers);
@@ -409,7 +444,11 @@ fn chapter_table(ch: &str, run: &str, ours: &Doc, peers: &Doc, lang: &str) -> St
     }
     // The chart beside it (`generate_tables` writes it; the link is relative to the chapter's
     // page, which includes this text from `src/`).
-    let _ = writeln!(out, "\n![{}](generated/perf-{ch}.svg)", w.chart);
+    let _ = writeln!(
+        out,
+        "\n![{}](generated/perf-{ch}-{}.svg)\n",
+        w.chart, run.card
+    );
     out
 }
 
@@ -501,15 +540,35 @@ mod tests {
         assert!(md.contains("| `copy_one_thread` |"), "{md}");
     }
 
-    /// Every chapter's table can be generated from the committed runs, in both languages.
+    /// The tables come from `docs/perf/current/`, one run per card (its folder holds the
+    /// run and nothing else: no dated runs beside it).
+    #[test]
+    fn current_holds_one_run_per_card() {
+        let runs = current_runs(&root()).unwrap();
+        let cards: Vec<&str> = runs.iter().map(|r| r.card.as_str()).collect();
+        assert_eq!(cards, ["h100", "h200"]);
+        for run in &runs {
+            let gpu = &run.ours.header["gpu"];
+            assert!(
+                gpu.to_lowercase().contains(&run.card),
+                "{}: {gpu}",
+                run.path
+            );
+        }
+    }
+
+    /// Chapter 01's table can be generated from the current runs, in both languages, with
+    /// each card's chart named after the card.
     #[test]
     fn chapter_tables_come_from_committed_runs() {
-        let (run, ours, peers) = newest_run(&root(), "01").unwrap();
+        let runs = current_runs(&root()).unwrap();
+        let run = runs.iter().find(|r| r.card == "h200").unwrap();
         for lang in LANGS {
-            let md = chapter_table("01", &run, &ours, &peers, lang);
+            let md = chapter_table("01", run, lang);
             assert!(md.contains("| copy |"), "{md}");
             assert!(md.contains("×"), "{md}");
-            assert!(md.contains("](generated/perf-01.svg)"), "{md}");
+            assert!(md.contains("docs/perf/current/h200/"), "{md}");
+            assert!(md.contains("](generated/perf-01-h200.svg)"), "{md}");
         }
     }
 }

@@ -18,8 +18,8 @@
 //! (markdown on stdout, `perf.md`, `perf.svg`), see `report.rs`.
 //!
 //! `cargo xtask book`: the tutorials as a book in English and Chinese (`book/en`, `book/zh`)
-//! into `target/book/`, with the chapters' performance tables generated from `docs/perf/`; see
-//! `book.rs`.
+//! into `target/book/`, with the chapters' performance tables generated from the current run of
+//! each card, `docs/perf/current/<card>/`; see `book.rs`.
 //!
 //! `cargo xtask test [ARGS..]`: the README's test command. Installs what the tests need when
 //! it is missing (clang 19 and LLVM 19 from the distribution, see `tools.rs`), then runs
