@@ -380,8 +380,18 @@ mod tests {
         let uph = |v: &[f16]| dev.upload(v, &[n]).unwrap();
         let mut d = dev.upload(&vec![f32::NAN; n], &[n]).unwrap();
         let mut dh = dev.upload(&vec![f16::NAN; n], &[n]).unwrap();
-        mul_sub(&dev, &up(&a), &up(&b), &up(&c), &mut d, &uph(&ah), &uph(&bh), &uph(&ch), &mut dh)
-            .unwrap();
+        mul_sub(
+            &dev,
+            &up(&a),
+            &up(&b),
+            &up(&c),
+            &mut d,
+            &uph(&ah),
+            &uph(&bh),
+            &uph(&ch),
+            &mut dh,
+        )
+        .unwrap();
         let (d, dh) = (d.to_vec().unwrap(), dh.to_vec().unwrap());
         let mut fused = [0usize; 2];
         for i in 0..n {

@@ -80,7 +80,7 @@ pub struct Lowered {
 /// Lowers every config for every target, as the build script did: the same (pure) emitter,
 /// so the same entry, threads and shared memory. A config that does not fit a target's limits
 /// is an error here, on the config's name; no object is ever left out silently.
-pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::Diagnostic>> {
+pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::ctxt::Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for t in targets {

@@ -7,6 +7,7 @@ use crate::ast::{self, Dtype};
 use crate::attr::KernelAttr;
 use crate::ctxt::Range;
 use crate::ctxt::{count, Ctxt};
+use crate::ir::visit::walk;
 use crate::ir::{self, *};
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -2144,19 +2145,4 @@ fn fmt_shape(s: &[Option<i128>]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
-}
-
-/// Visits every statement, depth first.
-pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
-    for s in stmts {
-        f(s);
-        match &s.kind {
-            StmtKind::For { body, .. } => walk(body, f),
-            StmtKind::If { then, els, .. } => {
-                walk(then, f);
-                walk(els, f);
-            }
-            _ => {}
-        }
-    }
 }

@@ -1,8 +1,9 @@
 //! Constructs the lowering cannot express. Validation rejects them all; this is the backstop
 //! that turns a validation gap into a diagnostic instead of a panic in the printer.
 
-use super::*;
+use super::plan::*;
 use crate::ctxt::Range;
+use crate::ir::*;
 
 /// The first construct the printer could not express, with its statement's span.
 pub(super) fn unsupported(k: &Kernel, storage: &[Storage]) -> Option<(Range, String)> {

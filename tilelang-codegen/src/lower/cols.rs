@@ -17,8 +17,10 @@
 //! tile is chunked. Anything else (a loop over its own shape, a copy out of it, a reduction)
 //! keeps the layouts and demotions of [`super::layout`].
 
-use super::*;
-use crate::validate::walk;
+use super::plan::*;
+use super::rows;
+use crate::ir::visit::*;
+use crate::ir::*;
 
 /// The column layout meeting a tile of shape `ext` held in `parent` (strided or chunked) over
 /// `threads`. `None` where the tile's rows do not fall on whole thread groups or registers.

@@ -26,24 +26,18 @@
 //! float sum, which leaves every value's bits alone, and −∞ for a maximum), and when the loop
 //! runs no iteration the finishing step is skipped, so `acc` keeps its bits.
 
-use super::*;
-use crate::validate::walk;
-
-/// One deferred reduction of a loop body: `body[at]` is the reduction, `body[at + 1]` its
-/// combine statement; `reduce` and `combine` are their [`stmt_key`]s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Deferred {
-    pub at: usize,
-    pub reduce: usize,
-    pub combine: usize,
-}
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Per serial or pipelined loop (by [`stmt_key`]), the reductions it carries, in body order.
 pub(super) fn plan_deferred(
     k: &Kernel,
     vals: &[u64],
     storage: &[Storage],
-    reduces: &BTreeMap<usize, rows::ReducePlan>,
+    reduces: &BTreeMap<usize, ReducePlan>,
 ) -> BTreeMap<usize, Vec<Deferred>> {
     let partials = only_partials(k);
     let mut out = BTreeMap::new();

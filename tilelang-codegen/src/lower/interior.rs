@@ -24,24 +24,11 @@
 //! times), and only `serial` loops and `pipelined` loops that run as plain loops (the staged
 //! ones have their own copies).
 
-use super::*;
-use crate::validate::walk;
-
-/// A split loop: the copies that take the unconditional path in its interior iterations.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Split {
-    pub copies: Vec<Interior>,
-}
-
-/// A copy of a split loop, by [`stmt_key`]: how far its region moves per iteration, per
-/// dimension of the region padded to rank 4 (as `tl::Region` is), and the chunk whose
-/// alignment its interior path needs (`None` for element-wise copies).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Interior {
-    pub copy: usize,
-    pub step: [i64; 4],
-    pub chunk: Option<usize>,
-}
+use super::pipeline;
+use super::plan::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The loops to split, by [`stmt_key`].
 pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {

@@ -29,14 +29,21 @@
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
+//!
+//! Imports go one way (`xtask/tests/imports.rs`): this driver imports the passes; the passes
+//! import the decisions' types from `plan` (the `Plan` and each pass's record), the IR walkers
+//! from [`crate::ir::visit`], shared helpers from `util` and `names`, and a pass they build on
+//! by name (`served` uses `rows` and `cols`), never this module.
 
 mod check;
 mod cols;
 mod defer;
 mod interior;
 mod layout;
+mod names;
 mod occupancy;
 mod pipeline;
+mod plan;
 mod print;
 mod print_vector;
 mod reuse;
@@ -54,11 +61,10 @@ use crate::ctxt::Diagnostic;
 use crate::ir::*;
 use crate::target::Target as Gpu;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
-pub(crate) use layout::{chunk_for, Inst, Layout, Storage, CHUNK};
-pub use tma::TmaMap;
-pub(crate) use util::*;
+pub use names::{c_name, ctype, entry_name};
+pub use plan::TmaMap;
+pub(crate) use plan::*;
 
 /// The header every generated source includes.
 pub const HEADER: &str = include_str!("../../include/tl.h");
@@ -113,86 +119,6 @@ pub struct TmaLaunch {
     /// The entry walks the grid's tiles itself (warp-specialised entries): launch it with at
     /// most as many blocks as the device holds at once, in one dimension.
     pub persistent: bool,
-}
-
-/// The symbol of a (kernel, config).
-pub fn entry_name(k: &Kernel, config: usize) -> String {
-    format!(
-        "tl_{}__{}",
-        c_name(&k.name),
-        c_name(&k.configs[config].name)
-    )
-}
-
-/// A Rust identifier as a C++ identifier: raw identifiers lose their `r#` (every name the
-/// emitter prints has a prefix or suffix, so `r#type` cannot become the keyword `type`), and
-/// characters outside ASCII (Rust allows Unicode identifiers) are written `_u<hex>_`, which
-/// every C++ compiler accepts. ASCII names print unchanged.
-pub fn c_name(i: &syn::Ident) -> String {
-    use syn::ext::IdentExt;
-    let mut out = String::new();
-    for ch in i.unraw().to_string().chars() {
-        if ch.is_ascii_alphanumeric() || ch == '_' {
-            out.push(ch);
-        } else {
-            let _ = write!(out, "_u{:x}_", ch as u32);
-        }
-    }
-    out
-}
-
-/// Every decision the passes made for one (kernel, config, target).
-pub(crate) struct Plan<'a> {
-    pub k: &'a Kernel,
-    pub target: &'a Gpu,
-    pub config: usize,
-    pub vals: &'a [u64],
-    pub threads: usize,
-    /// Per buffer ([`layout`], offsets from [`shared`]).
-    pub storage: Vec<Storage>,
-    /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain,
-    /// [`swizzle::ATOMS`], else tl.h's `DIV`.
-    pub swizzled: Vec<usize>,
-    /// The loops whose loads run on TMA in the object's second entry, and their tensor maps
-    /// ([`tma`]).
-    pub tma: tma::TmaPlan,
-    /// Whether a gemm runs on wgmma, whose tensor cores read shared memory through the async
-    /// proxy: every barrier then fences each thread's shared-memory writes for it first.
-    pub async_proxy: bool,
-    /// Copies per shared buffer ([`pipeline`]): more than one for the stages of a `pipelined`
-    /// loop lowered to asynchronous copies.
-    pub stages: Vec<usize>,
-    pub shared_bytes: usize,
-    /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`vectorize`]).
-    pub loops: BTreeMap<usize, vectorize::LoopPlan>,
-    /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
-    /// (evict-first: nothing will read the lines again in this kernel).
-    pub write_once: Vec<bool>,
-    /// Statements preceded by a block barrier ([`sync`]), by [`stmt_key`].
-    pub barriers: BTreeSet<usize>,
-    /// Reductions that run in registers ([`rows`]), by [`stmt_key`].
-    pub reduces: BTreeMap<usize, rows::ReducePlan>,
-    /// Per serial or pipelined loop, by [`stmt_key`]: the reductions it carries across its
-    /// iterations ([`defer`]).
-    pub deferred: BTreeMap<usize, Vec<defer::Deferred>>,
-    /// Copies whose loads carry an L2 hint ([`reuse`]), by [`stmt_key`]: empty where the
-    /// target has none.
-    pub reuse: BTreeMap<usize, reuse::Reuse>,
-    /// Sequential loops run as interior iterations and the rest ([`interior`]), by
-    /// [`stmt_key`].
-    pub splits: BTreeMap<usize, interior::Split>,
-    /// The requests for resident blocks the build may try ([`occupancy`]).
-    pub requests: Vec<occupancy::Request>,
-    /// The request printed: 1 asks nothing.
-    pub min_blocks: usize,
-    /// The attribute's occupancy control, printed instead of any request ([`occupancy`]).
-    pub explicit: Option<occupancy::Explicit>,
-}
-
-/// A statement's identity within one kernel: its address (the kernel is not changed while it
-/// is lowered). Used only to look decisions up, never to order output.
-pub(crate) fn stmt_key(s: &Stmt) -> usize {
-    std::ptr::from_ref(s) as usize
 }
 
 /// Plans one (kernel, config) for `target`: every decision, nothing printed.
@@ -292,7 +218,7 @@ pub(crate) fn plan<'a>(
         threads,
         storage,
         async_proxy,
-        tma: tma::TmaPlan::default(),
+        tma: TmaPlan::default(),
         swizzled,
         stages,
         shared_bytes,
@@ -357,7 +283,7 @@ pub(crate) fn plan<'a>(
             "relax the request in the attribute, or change this config's tiles or threads".into(),
         )
     })?;
-    if let Some(occupancy::Explicit::MinBlocks { blocks, .. }) = plan.explicit {
+    if let Some(Explicit::MinBlocks { blocks, .. }) = plan.explicit {
         plan.min_blocks = blocks;
     }
     if plan.explicit.is_none() {
@@ -370,7 +296,7 @@ pub(crate) fn plan<'a>(
 
 impl Plan<'_> {
     /// The deferral whose reduction has [`stmt_key`] `key`, if any.
-    pub(crate) fn deferral_of_reduce(&self, key: usize) -> Option<&defer::Deferred> {
+    pub(crate) fn deferral_of_reduce(&self, key: usize) -> Option<&Deferred> {
         self.deferred.values().flatten().find(|d| d.reduce == key)
     }
 
@@ -455,19 +381,4 @@ pub fn emit(
         requests,
         min_blocks,
     })
-}
-
-/// The C++ type of a dtype.
-pub fn ctype(d: Dtype) -> &'static str {
-    match d {
-        Dtype::F16 => "tl::half",
-        Dtype::Bf16 => "tl::bfloat",
-        Dtype::F32 => "float",
-        Dtype::F64 => "double",
-        Dtype::I32 => "int",
-        Dtype::U32 => "unsigned int",
-        Dtype::U8 => "unsigned char",
-        Dtype::Bool => "bool",
-        Dtype::Index => "tl::index",
-    }
 }

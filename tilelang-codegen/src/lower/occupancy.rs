@@ -34,32 +34,16 @@
 //! `amdgpu_num_vgpr`. Where the request cannot hold on the target (more threads or shared
 //! memory than a multiprocessor has, a cap below the fragments' registers) it is an error.
 
-use super::*;
-use crate::validate::walk;
+use super::plan::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use crate::target::Target as Gpu;
 
 /// The fraction of a multiprocessor's resident threads asked for, in quarters.
 const QUARTERS: usize = 3;
 
 /// The shared memory the driver reserves for each resident block, bytes.
 const DRIVER_SHARED: usize = 1024;
-
-/// One request: blocks per multiprocessor, and the registers per thread that leaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Request {
-    pub blocks: usize,
-    pub registers: usize,
-}
-
-/// The attribute's occupancy control, evaluated for one config and target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Explicit {
-    /// `__launch_bounds__(threads, blocks)` on NVIDIA; on AMD, `waves` per SIMD.
-    MinBlocks {
-        blocks: usize,
-        waves: usize,
-    },
-    MaxRegisters(usize),
-}
 
 /// SIMDs of an AMD compute unit (CDNA) or work-group processor (RDNA, where blocks run in
 /// WGP mode): the unit `amdgpu_waves_per_eu` counts waves in.

@@ -1,8 +1,10 @@
 //! Pass 2, pipelines: which `pipelined` loops run their loads ahead, and in how many stages.
 
-use super::*;
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
 use crate::target::Target as Gpu;
-use crate::validate::walk;
 use std::collections::BTreeSet;
 
 /// The number of leading statements of a `pipelined` loop body that can run ahead as the

@@ -1,8 +1,14 @@
 //! The printer: a [`Plan`] as HIP C++ against `include/tl.h`. It decides nothing: storage,
 //! layouts, stages, swizzles, loop mappings and barriers are the passes' (see [`super`]).
 
-use super::*;
+use super::names::*;
+use super::plan::*;
+use super::util::*;
+use super::{pipeline, rows};
+use crate::ir::visit::*;
+use crate::ir::*;
 use crate::target::Target as Gpu;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 pub(super) struct Emitter<'a> {
@@ -17,7 +23,7 @@ pub(super) struct Emitter<'a> {
     async_copies: bool,
     file: Option<&'a str>,
     /// Inside a chunk-wise loop: how the lanes' values are named (`print_vector`).
-    pub(super) lane: Option<print_vector::Lanes<'a>>,
+    pub(super) lane: Option<Lanes<'a>>,
     /// Temporaries named so far (`__v<n>`).
     pub(super) temps: usize,
     /// Inside a loop over row fragments, whose iterations every thread of a group runs: the
@@ -33,7 +39,7 @@ pub(super) struct Emitter<'a> {
     /// ([`super::defer`]): their combine statements print here, not in the loop.
     finishing: bool,
     /// Printing a copy whose loads carry an L2 hint ([`super::reuse`]).
-    hint: Option<super::reuse::Reuse>,
+    hint: Option<Reuse>,
     /// Printing the interior iterations of a split loop ([`super::interior`]): its copies
     /// that take the unconditional path there, by [`stmt_key`].
     interior: BTreeSet<usize>,
@@ -41,7 +47,7 @@ pub(super) struct Emitter<'a> {
     inside: bool,
     /// Printing the TMA entry ([`super::tma`]): its pipelined loops load through tensor maps.
     tma: bool,
-    /// Printing the tile loop of a persistent entry ([`super::tma::Specialized`]): block
+    /// Printing the tile loop of a persistent entry ([`Specialized`]): block
     /// indices are the tile's (`__bx`, `__by`, `__bz`), not the block's.
     persistent: bool,
     /// Printing the consumers' code of a warp-specialised entry: barriers are among these
@@ -128,13 +134,13 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
     let nvidia = p.target.vendor == crate::target::Vendor::Nvidia;
     let bounds = match (p.explicit, p.min_blocks) {
         // nvcc takes `__maxnreg__` only without `__launch_bounds__`.
-        (Some(occupancy::Explicit::MaxRegisters(r)), _) if nvidia => {
+        (Some(Explicit::MaxRegisters(r)), _) if nvidia => {
             format!("TL_MAX_REGISTERS({r})")
         }
-        (Some(occupancy::Explicit::MaxRegisters(r)), _) => {
+        (Some(Explicit::MaxRegisters(r)), _) => {
             format!("__launch_bounds__({threads}) TL_MAX_REGISTERS({r})")
         }
-        (Some(occupancy::Explicit::MinBlocks { waves, .. }), _) if !nvidia => {
+        (Some(Explicit::MinBlocks { waves, .. }), _) if !nvidia => {
             format!("__launch_bounds__({threads}) TL_WAVES_PER_EU({waves})")
         }
         (_, 1) => format!("__launch_bounds__({threads})"),
@@ -155,7 +161,7 @@ fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
     );
     if p.shared_bytes > 0 {
         // 1024 bytes for wgmma's atoms (their swizzle is a function of the address).
-        let align = if p.swizzled.contains(&super::swizzle::ATOMS) {
+        let align = if p.swizzled.contains(&ATOMS) {
             1024
         } else {
             16
@@ -380,7 +386,7 @@ impl Emitter<'_> {
         stages: usize,
         body: &[Stmt],
         nloads: usize,
-        t: &super::tma::TmaLoop,
+        t: &TmaLoop,
         depth: usize,
     ) -> String {
         let ind = "  ".repeat(depth);
@@ -467,13 +473,7 @@ impl Emitter<'_> {
 
     /// A TMA loop's loads as bulk tensor copies completing on mbarrier `bar` (an lvalue), which
     /// first expects the stage's bytes; one thread runs it (the caller's condition).
-    fn tma_issue(
-        &self,
-        loads: &[Stmt],
-        t: &super::tma::TmaLoop,
-        bar: &str,
-        depth: usize,
-    ) -> String {
+    fn tma_issue(&self, loads: &[Stmt], t: &TmaLoop, bar: &str, depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let mut out = String::new();
         let _ = writeln!(out, "{ind}tl::mbar_expect_tx(&{bar}, {});", t.bytes);
@@ -488,7 +488,7 @@ impl Emitter<'_> {
             let shape = buf_shape(self.k, *b, self.vals);
             let rank = offsets.len();
             // An atom tile takes a box per atom; a plain one, one box.
-            let call = if self.swizzled[*b] == super::swizzle::ATOMS {
+            let call = if self.swizzled[*b] == ATOMS {
                 format!("tma_tile<{rank}, {}, {}>", shape[0], shape[1])
             } else {
                 format!("tma_box<{rank}>")
@@ -503,7 +503,7 @@ impl Emitter<'_> {
         out
     }
 
-    /// The body of a warp-specialised TMA entry ([`super::tma::Specialized`]), persistent: the
+    /// The body of a warp-specialised TMA entry ([`Specialized`]), persistent: the
     /// mbarriers (`full[s]`: one arrival and the stage's bytes; `empty[s]`: every consumer
     /// thread) set up by thread 0; then both roles walk the same tiles of the kernel's grid,
     /// this block's linear index and every `TL_BLOCKS`-th after it, each mapped to block
@@ -514,13 +514,13 @@ impl Emitter<'_> {
     /// this one; the consumers wait for each stage to be full, compute on it, release it, and
     /// run the rest of the kernel (the epilogue) per tile, their barriers their own
     /// (`tl::consumer_sync`; one at the top of each iteration and one at the end of each tile
-    /// where the plan asks). An in-flight gemm ([`super::tma::Specialized::in_flight`]) keeps a group
+    /// where the plan asks). An in-flight gemm ([`Specialized::in_flight`]) keeps a group
     /// running: a stage is released one iteration later, once `wgmma.wait_group 1` says its
     /// group is done, and the tile's last stage once its last group is; the operands the
     /// consumers compute alternate between two copies. Launched with the grid the kernel
     /// declares, every block runs one tile; the launcher gives it as many blocks as fit on the
     /// device at once.
-    fn specialized_body(&mut self, w: &super::tma::Specialized) -> String {
+    fn specialized_body(&mut self, w: &Specialized) -> String {
         let body = &self.k.body;
         let s = &body[w.at];
         let StmtKind::For {
@@ -641,7 +641,7 @@ impl Emitter<'_> {
     /// `v` with its stage `__st` (iteration `__it` of the block's tiles).
     fn tile_head(
         &mut self,
-        w: &super::tma::Specialized,
+        w: &Specialized,
         extent: &Expr,
         v: &str,
         stages: usize,
@@ -765,7 +765,7 @@ impl Emitter<'_> {
     /// how many iterations keep its tile inside (and, for chunked copies, aligned).
     fn split_loop(
         &mut self,
-        split: &interior::Split,
+        split: &Split,
         v: &str,
         start: &str,
         end: &str,
@@ -818,7 +818,7 @@ impl Emitter<'_> {
 
     /// Before a loop that carries reductions ([`super::defer`]): a scope and, per reduction,
     /// this thread's running value of each of its rows, at the operation's identity.
-    fn carry_open(&self, s: &Stmt, carried: &[defer::Deferred], depth: usize) -> String {
+    fn carry_open(&self, s: &Stmt, carried: &[Deferred], depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let StmtKind::For { body, .. } = &s.kind else {
             unreachable!("only loops carry reductions")
@@ -843,7 +843,7 @@ impl Emitter<'_> {
 
     /// After a loop that carries reductions: when it ran at least once, each reduction is
     /// finished across threads and its combine statement runs; then the scope closes.
-    fn carry_close(&mut self, s: &Stmt, carried: &[defer::Deferred], depth: usize) -> String {
+    fn carry_close(&mut self, s: &Stmt, carried: &[Deferred], depth: usize) -> String {
         let ind = "  ".repeat(depth);
         let (cond, body) = match &s.kind {
             StmtKind::For {
@@ -969,7 +969,7 @@ impl Emitter<'_> {
                 let wave = self.target.wave as usize;
                 self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
                 let mut declared = BTreeSet::new();
-                crate::validate::walk(body, &mut |st| match &st.kind {
+                walk(body, &mut |st| match &st.kind {
                     StmtKind::Let { var, .. } => {
                         declared.insert(*var);
                     }
@@ -1265,7 +1265,7 @@ impl Emitter<'_> {
                     let shape = buf_shape(self.k, b, self.vals);
                     let (rows, cols) = (shape[0], shape[1]);
                     let sw = match self.swizzled[b] {
-                        super::swizzle::ATOMS => format!("tl::ATOMS, {cols}, {rows}"),
+                        ATOMS => format!("tl::ATOMS, {cols}, {rows}"),
                         div => format!("{div}, {cols}"),
                     };
                     format!(
@@ -1750,8 +1750,8 @@ impl Emitter<'_> {
     }
 
     /// A wgmma accumulator's copy out through shared memory and TMA stores
-    /// ([`super::tma::TmaStore`]): `tl::store_acc_tma` at the region's origin.
-    fn tma_store(&self, st: &super::tma::TmaStore, src: &Tile, dst: &Tile, depth: usize) -> String {
+    /// ([`TmaStore`]): `tl::store_acc_tma` at the region's origin.
+    fn tma_store(&self, st: &TmaStore, src: &Tile, dst: &Tile, depth: usize) -> String {
         let (Tile::Buffer(acc), Tile::Region { tensor, offsets }) = (src, dst) else {
             unreachable!("TMA stores copy an accumulator to a region")
         };
@@ -1996,7 +1996,7 @@ fn swizzle_arg(div: usize) -> String {
     match div {
         0 => "false".into(),
         1 => "true".into(),
-        super::swizzle::ATOMS => "tl::ATOMS".into(),
+        ATOMS => "tl::ATOMS".into(),
         d => d.to_string(),
     }
 }
@@ -2017,6 +2017,21 @@ fn linear(idx: &[String], dims: &[String]) -> String {
         s = format!("({s}) * {} + {}", dims[d], idx[d]);
     }
     s
+}
+
+/// How expressions name per-lane values inside a chunk.
+#[derive(Clone)]
+pub(super) struct Lanes<'a> {
+    pub(super) plan: &'a VectorPlan,
+    /// The lane index expression (`__l` in a lane loop, `0` for lane 0).
+    pub(super) idx: &'static str,
+    /// The body's `let`s are lane arrays (the vector body) or inlined (the uniformity check).
+    pub(super) inline: bool,
+    /// Grouped loads already in registers: access → lane array.
+    pub(super) loads: BTreeMap<usize, String>,
+    /// Interleaved store groups being gathered: group → (the chunk's array, the place of its
+    /// first element once the residue-0 store has printed it).
+    pub(super) gathers: BTreeMap<usize, (String, Option<String>)>,
 }
 
 #[cfg(test)]

@@ -2,25 +2,13 @@
 //! uniformity check, the body over lane arrays with grouped accesses as single vectors, and
 //! the lane-by-lane fallback.
 
-use super::print::{chunk_coords, Emitter};
-use super::vectorize::{access_key, VectorPlan};
-use super::*;
+use super::names::*;
+use super::plan::*;
+use super::print::{chunk_coords, Emitter, Lanes};
+use super::vectorize::access_key;
+use crate::ir::*;
+use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// How expressions name per-lane values inside a chunk.
-#[derive(Clone)]
-pub(super) struct Lanes<'a> {
-    plan: &'a VectorPlan,
-    /// The lane index expression (`__l` in a lane loop, `0` for lane 0).
-    idx: &'static str,
-    /// The body's `let`s are lane arrays (the vector body) or inlined (the uniformity check).
-    inline: bool,
-    /// Grouped loads already in registers: access → lane array.
-    loads: BTreeMap<usize, String>,
-    /// Interleaved store groups being gathered: group → (the chunk's array, the place of its
-    /// first element once the residue-0 store has printed it).
-    gathers: BTreeMap<usize, (String, Option<String>)>,
-}
 
 /// The innermost variable's value in lane 0 of the chunk.
 const BASE: &str = "__b";

@@ -9,28 +9,11 @@
 //! into register fragments; hints change no value, only what the L2 keeps, and targets without
 //! them (AMD) print none.
 
-use super::*;
-use crate::validate::walk;
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
 use std::collections::BTreeMap;
-
-/// The L2 hint of a copy's loads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reuse {
-    /// The block reads these lines again: evict them last.
-    Keep,
-    /// The block's last read of lines it read before: evict them first.
-    Last,
-}
-
-impl Reuse {
-    /// The `POL` argument of tl.h's loads.
-    pub(crate) fn policy(self) -> u8 {
-        match self {
-            Reuse::Keep => 1,
-            Reuse::Last => 2,
-        }
-    }
-}
 
 /// The hint of each copy from a tensor that several copy statements read, by [`stmt_key`].
 pub(super) fn plan_reuse(k: &Kernel, storage: &[Storage]) -> BTreeMap<usize, Reuse> {

@@ -20,8 +20,11 @@
 //! demoted to shared memory as before, and a reduction with a demoted result keeps its source
 //! in shared memory too.
 
-use super::*;
-use crate::validate::walk;
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a fragment is used as a row fragment, gathered by the layout pass's access walk.
 #[derive(Default)]
@@ -236,22 +239,6 @@ impl Req {
             })
             .then_some(choice)
     }
-}
-
-/// A reduction that runs in registers ([`plan_reduces`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ReducePlan {
-    /// Source registers folded into each result register.
-    pub per: usize,
-    /// Threads sharing a row (a power of two within a wave, or whole waves).
-    pub width: usize,
-    /// Result registers per thread.
-    pub nreg: usize,
-    /// Offset of the cross-wave exchange in the shared arena, when a row spans several waves.
-    pub scratch: Option<usize>,
-    /// For a source in shared memory: the order in which each thread reads its elements into
-    /// registers first.
-    pub gather: Option<Layout>,
 }
 
 /// The reductions between a register tile and a row fragment, by [`stmt_key`], with their

@@ -33,8 +33,12 @@
 //! check on the finished plan with each loop's chosen mapping, and reports anything it finds as
 //! an internal error on the statement instead of printing code that reads the wrong element.
 
-use super::*;
+use super::plan::*;
+use super::util::*;
+use super::{cols, rows};
 use crate::ctxt::Range;
+use crate::ir::visit::*;
+use crate::ir::*;
 
 /// A register buffer's access that its layout does not serve: the buffer and the span of the
 /// statement that makes it.
@@ -51,7 +55,7 @@ pub(crate) fn loop_layout(
     layout_of: &dyn Fn(BufId) -> Option<Layout>,
 ) -> Layout {
     let mut layout = Layout::Strided;
-    crate::validate::walk(body, &mut |s| {
+    walk(body, &mut |s| {
         for_each_access(s, &mut |a| {
             if let Target::Buffer(b) = a.target {
                 if let Some(
@@ -262,7 +266,7 @@ mod tests {
     fn the_column_layout_does_not_serve_a_row_broadcast() {
         let k = kernel(ISSUE_36);
         let target = crate::target::Target::by_arch("sm_90").unwrap();
-        let p = plan(&k, 0, &target).unwrap();
+        let p = crate::lower::plan(&k, 0, &target).unwrap();
         let cv_t = k.buffers.iter().position(|b| b.name == "cv_t").unwrap();
         assert!(matches!(p.storage[cv_t], Storage::Shared { .. }));
         let check = |storage: &[Storage]| {

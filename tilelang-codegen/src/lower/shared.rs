@@ -2,11 +2,12 @@
 //! aligned; 1024-byte aligned for tiles in wgmma's atom layout, whose swizzle the hardware
 //! computes from the address).
 
-use super::{Storage, *};
+use super::plan::*;
+use super::util::*;
 use crate::ir::*;
 
 /// Offsets for the shared-resident buffers, in buffer order, each a multiple of 16 bytes
-/// (1024 for [`super::swizzle::ATOMS`] tiles, whose stages are whole 1024-byte multiples as
+/// (1024 for [`ATOMS`] tiles, whose stages are whole 1024-byte multiples as
 /// `layout::wgmma_fits` admits them) and `stages[b]` copies long; the arena's size in bytes.
 pub(super) fn arena(
     k: &Kernel,
@@ -19,11 +20,7 @@ pub(super) fn arena(
     let mut bytes: usize = 0;
     for (b, s) in storage.iter_mut().enumerate() {
         if let Storage::Shared { offset } = s {
-            let align = if swizzled[b] == super::swizzle::ATOMS {
-                1024
-            } else {
-                16
-            };
+            let align = if swizzled[b] == ATOMS { 1024 } else { 16 };
             bytes = bytes.div_ceil(align) * align;
             *offset = bytes;
             bytes += stage_bytes(k, b, vals) * stages[b];

@@ -25,16 +25,14 @@
 //! element loops' grouped 16-byte accesses ([`super::vectorize`]) are not taken for swizzled
 //! tiles; the model only swizzles where loops read element by element anyway.
 
-use super::*;
-use std::collections::BTreeMap;
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Banks of shared memory, 4 bytes each (NVIDIA; AMD's LDS has as many).
 const BANKS: usize = 32;
-
-/// The swizzle value of a tile in wgmma's atom layout (tl.h `ATOMS`): 64-column atoms, each
-/// 128-byte swizzled (64- or 32-byte for narrower tiles), starting on 1024-byte boundaries
-/// ([`super::shared::arena`] aligns them).
-pub(crate) const ATOMS: usize = usize::MAX;
 
 /// The swizzle of each buffer (0: plain, [`ATOMS`], else tl.h's `DIV`).
 pub(super) fn plan_swizzle(
@@ -179,7 +177,7 @@ fn mapping(
     ext: &[usize],
 ) -> Option<Layout> {
     let mut layout = None;
-    crate::validate::walk(body, &mut |s| {
+    walk(body, &mut |s| {
         for_each_access(s, &mut |a| {
             if let Target::Buffer(b) = a.target {
                 if let Storage::Reg { layout: l, .. } = storage[b] {

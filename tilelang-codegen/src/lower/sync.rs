@@ -5,8 +5,11 @@
 //! reads the area: after it only that read is pending. A reduction deferred across a loop
 //! ([`super::defer`]) exchanges once, after the loop: the loop writes and then reads its area.
 
-use super::*;
-use crate::validate::walk;
+use super::pipeline;
+use super::plan::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The statements that a block barrier precedes, by [`stmt_key`].

@@ -22,99 +22,12 @@
 //!   is not faults at run time (measured, shared/LOWERING.md §4), so a copy whose offset the
 //!   facts do not settle keeps the loop on `cp.async`.
 
-use super::*;
+use super::plan::*;
+use super::util::*;
+use super::{layout, pipeline, sync};
+use crate::ir::visit::*;
+use crate::ir::*;
 use crate::target::MatrixUnit;
-use crate::validate::walk;
-
-/// A tensor map the launcher encodes: the tensor parameter, the box (innermost first, as the
-/// driver takes it) and the swizzle in bytes (128, 64 or 32; 0 for a plain tile).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TmaMap {
-    pub param: ParamId,
-    pub boxes: Vec<u32>,
-    pub swizzle: u32,
-}
-
-/// A loop whose loads run on TMA: the map of each load (in body order), the bytes one stage
-/// receives (what its mbarrier expects) and where its mbarriers live in shared memory (one of
-/// 8 bytes per stage).
-#[derive(Debug, Clone)]
-pub(crate) struct TmaLoop {
-    pub maps: Vec<usize>,
-    pub bytes: usize,
-    pub barriers: usize,
-}
-
-/// A copy of a wgmma accumulator out to a global region that leaves through shared memory and
-/// TMA stores, in the warp-specialised entry (see [`plan_store`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TmaStore {
-    /// The map of the region's tensor: 64 × 64 boxes in the 128-byte swizzle.
-    pub map: usize,
-    /// Where the staging buffers start in shared memory (1024-byte aligned): two of 8 KiB per
-    /// consumer warpgroup.
-    pub stage: usize,
-}
-
-/// The pass's decisions: the maps, the loops and the stores by [`stmt_key`].
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TmaPlan {
-    pub maps: Vec<TmaMap>,
-    pub loops: BTreeMap<usize, TmaLoop>,
-    pub stores: BTreeMap<usize, TmaStore>,
-    /// Shared memory of the TMA entry: the plain entry's plus the mbarriers.
-    pub shared_bytes: usize,
-    /// The TMA entry's roles, when it is warp-specialised ([`Specialized`]).
-    pub specialized: Option<Specialized>,
-}
-
-/// A warp-specialised TMA entry: the kernel's one TMA loop, a top-level statement, runs as a
-/// producer warpgroup of 128 threads after the user's `threads` (one thread of it issuing the
-/// loads, each stage guarded by a `full` and an `empty` mbarrier) and the user's threads as
-/// consumers computing on each stage as soon as it is full, with no block barrier in the loop.
-/// Taken when what comes before the loop is only `let`s, allocations and register fills
-/// (every thread runs them, the producer's offsets need them) and needs no barrier, and no
-/// reduction exchanges across warps (tl.h's exchange takes the whole block). The barriers in
-/// and after the loop are the consumers' alone (`tl::consumer_sync`, a named barrier of the
-/// user's threads): the producer only loads stages, which the mbarriers order. With two or more consumer warpgroups holding large accumulators, the producer gives
-/// registers to them (`setmaxnreg`).
-///
-/// The entry is persistent: a block runs tiles of the kernel's grid (its own linear index,
-/// then every `TL_BLOCKS`-th), so the producer loads the next tile's stages while the
-/// consumers run this tile's epilogue, and the launcher gives it only as many blocks as the
-/// device holds at once. That changes nothing the program can see: blocks are independent, and
-/// a tile's block indices are its own (`tl::raster` maps the linear tile index onto the grid,
-/// `raster` rows of blocks at a time, so that consecutive tiles share rows of A and columns
-/// of B in the L2). What comes before the loop runs again for every tile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Specialized {
-    /// The loop's index in the kernel body.
-    pub at: usize,
-    /// The entry's threads: the consumers' (the user's `threads`) and 128.
-    pub threads: usize,
-    /// `setmaxnreg` for the producer (down) and the consumers (up), when used.
-    pub registers: Option<(usize, usize)>,
-    /// Rows of blocks (`block_idx(1)`) a group of consecutive tiles spans (`tl::raster`).
-    pub raster: usize,
-    /// The consumers' part of the loop body writes shared memory that its previous iteration
-    /// read (a tile the consumers compute, say): a consumer barrier begins each iteration
-    /// ([`super::sync::back_edge`]).
-    pub top_barrier: bool,
-    /// The consumers' part of a tile (loop body and epilogue) touches shared memory that the
-    /// next tile's touches again (an epilogue staged through a shared tile): a consumer
-    /// barrier ends each tile.
-    pub tile_barrier: bool,
-    /// The loop body's gemm, by [`stmt_key`], when it is the body's last statement and runs on
-    /// wgmma, and its operands are stages or tiles the body computes afresh every iteration
-    /// ([`in_flight`]): it is issued without waiting, so one group stays in flight while the
-    /// next iteration runs, and each stage is released one iteration later, once
-    /// `wgmma.wait_group 1` says its group is done.
-    pub in_flight: Option<usize>,
-    /// The computed operands of the in-flight gemm, each with the offset of its second copy
-    /// in shared memory: iteration `i` writes copy `i % 2`, so the next iteration computes
-    /// into the other while the tensor cores still read this one.
-    pub rotated: Vec<(BufId, usize)>,
-}
 
 impl TmaPlan {
     /// The index of `map` among the entry's maps, added if new (one map per tensor and box).
@@ -355,11 +268,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
             // The computed operands get a second copy after the TMA entry's arena.
             let mut rotated = Vec::new();
             for b in computed {
-                let align = if p.swizzled[b] == swizzle::ATOMS {
-                    1024
-                } else {
-                    16
-                };
+                let align = if p.swizzled[b] == ATOMS { 1024 } else { 16 };
                 bytes = bytes.div_ceil(align) * align;
                 rotated.push((b, bytes));
                 bytes += stage_bytes(p.k, b, p.vals);
@@ -517,7 +426,7 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
     let shape = buf_shape(k, *b, vals);
     let elem = k.buffers[*b].dtype.size_bytes();
     let rank = offsets.len();
-    let atoms = p.swizzled[*b] == swizzle::ATOMS;
+    let atoms = p.swizzled[*b] == ATOMS;
     // A bulk tensor copy writes to a 128-byte aligned destination: the tile's place in the
     // arena and every stage of it (atom tiles are 1024-byte aligned already).
     let Storage::Shared { offset } = p.storage[*b] else {

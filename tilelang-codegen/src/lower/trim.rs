@@ -17,7 +17,9 @@
 //! (a store to it, a copy out of it or from a fragment, a fill, a gemm, a reduction) or a load
 //! the intervals cannot bound is kept as declared.
 
-use super::*;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
 use std::borrow::Cow;
 
 /// The kernel with its unread shared columns trimmed, for the config of `vals`.

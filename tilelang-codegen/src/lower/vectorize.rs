@@ -20,89 +20,12 @@
 //!
 //! Write-once outputs (tensors the kernel never reads) are stored with an evict-first hint.
 
-use super::*;
-use crate::validate::walk;
+use super::plan::*;
+use super::served;
+use super::util::*;
+use crate::ir::visit::*;
+use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The decision for one `parallel` loop.
-#[derive(Debug, Clone)]
-pub(crate) struct LoopPlan {
-    /// The order in which threads take the iterations: that of a register fragment the loop
-    /// touches, so each thread reaches exactly the elements it holds.
-    pub layout: Layout,
-    /// Present when the loop runs chunk-wise (then `layout` is [`Layout::Chunked`]).
-    pub vector: Option<VectorPlan>,
-}
-
-/// How a chunk-wise loop runs its lanes.
-#[derive(Debug, Clone)]
-pub(crate) struct VectorPlan {
-    /// The innermost loop variable: lane `l` of a chunk is its value `base + l`.
-    pub inner: VarId,
-    /// Lanes per chunk: the chunk of the fragments the loop touches, or for a free mapping
-    /// [`chunk_for`] of the widest element it moves as vectors (a wave's vectors then sit side
-    /// by side: 8 lanes of f32 would put each lane's 16 bytes 32 bytes apart, half of every
-    /// sector unused in global memory and a 2-way bank conflict in shared memory).
-    pub lanes: usize,
-    /// Accesses moved as one vector per chunk, by [`access_key`].
-    pub grouped: BTreeSet<usize>,
-    /// Grouped stores whose tensor the kernel never reads: stored evict-first.
-    pub streaming: BTreeSet<usize>,
-    /// Grouped shared-memory accesses whose vectors are aligned in every chunk (lane 0's
-    /// element offset is a multiple of `lanes`, and shared buffers start on 16 bytes): moved
-    /// as vectors with no run-time test. (A test left in a serial loop's body keeps the
-    /// compiler from unrolling it and from sharing the vector between a thread's chunks.)
-    pub aligned: BTreeSet<usize>,
-    /// Variables the body declares: one value per lane.
-    pub lane_vars: BTreeSet<VarId>,
-    /// The body's conditions (outside nested loops), which must agree across a chunk's lanes.
-    pub conditions: Vec<Expr>,
-    /// The body's `let`s that read no memory and are never reassigned, which the uniformity
-    /// check evaluates inline.
-    pub pure_lets: BTreeMap<VarId, Expr>,
-    /// Every condition changes its value at most once over a chunk's consecutive lanes (tail
-    /// guards `base + j < N` and their conjunctions): the lanes all agree exactly when the
-    /// first and the last do, so the uniformity check tests those two, not every lane.
-    pub endpoints: bool,
-    /// Stores that together fill a 16-byte vector per chunk ([`Interleave`]), by the access
-    /// key of each store: its group and its residue.
-    pub interleaved: BTreeMap<usize, (usize, usize)>,
-    pub groups: Vec<Interleave>,
-}
-
-/// `factor` unconditional stores to one shared buffer at `factor·j + c` of its innermost
-/// dimension, `c` running over `0..factor` (`b[2j] = lo(p); b[2j + 1] = hi(p)`: unpacking),
-/// all else alike and the same in every lane: a chunk of `lanes` consecutive `j` writes
-/// `factor·lanes` consecutive elements, 16 bytes (a multiple of 16 in an unswizzled tile),
-/// which the chunk gathers and stores as vectors (aligned: the chunk's first element is a
-/// multiple of `factor·lanes`). Nothing else in the loop reads or writes the buffer.
-#[derive(Debug, Clone)]
-pub(crate) struct Interleave {
-    pub factor: usize,
-    /// The buffer's element size in bytes.
-    pub elem: usize,
-    /// The statement of the last of its stores in the body: where the vector is stored.
-    pub last: usize,
-    /// The two stores unpack the nibbles of one byte per lane into halves ([`Nibbles`]).
-    pub nibbles: Option<Nibbles>,
-}
-
-/// A pair of adjacent stores of halves, `b[2j + c] = (((x >> s_c) & 15) as int + off) as f16`
-/// with `{s_0, s_1} = {0, 4}` and `x` the same byte in both: int4 values unpacked, one byte a
-/// lane. A chunk's bytes (four or a multiple) then become its halves with packed operations, two halves
-/// a register (tl.h `nibbles_to_half`: a byte permute spreads two bytes into 16-bit lanes, a
-/// logic operation masks a nibble and ors in the exponent of 1024, a half2 subtraction or
-/// fused multiply-add removes it), instead of a shift, two logic operations and a pack per
-/// half: W4A16's consumers spent 55% of the ALU pipe's cycles on that unpacking (H100, ncu).
-#[derive(Debug, Clone)]
-pub(crate) struct Nibbles {
-    /// The byte `x`.
-    pub byte: Expr,
-    /// The nibble stored first is the high one (`s_0 = 4`).
-    pub high_first: bool,
-    /// The integer `off` added to each nibble, in [-1024, 1024].
-    pub off: i128,
-}
 
 /// How a condition's value can change over consecutive lanes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

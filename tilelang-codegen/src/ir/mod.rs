@@ -9,6 +9,8 @@ pub use crate::ast::{BinOp, Dtype, UnOp};
 use crate::ctxt::Range;
 use syn::Ident;
 
+pub mod visit;
+
 pub type VarId = usize;
 pub type BufId = usize;
 pub type ParamId = usize;
