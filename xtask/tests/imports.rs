@@ -84,7 +84,12 @@ fn parent(m: &str) -> &str {
 }
 
 /// The modules a file's code names, by path.
-fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+fn imports(
+    module: &str,
+    code: &str,
+    modules: &BTreeSet<String>,
+    facade: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let glob_parent = code.contains("use super::*")
         || code.contains("use super::{") && {
@@ -177,6 +182,12 @@ fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<Str
             if modules.contains(&next) {
                 at = next;
             } else {
+                // An item the crate root re-exports is the defining module's.
+                if at == "crate" {
+                    if let Some(m) = facade.get(s) {
+                        at.clone_from(m);
+                    }
+                }
                 last_is_module = false;
                 break;
             }
@@ -187,9 +198,12 @@ fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<Str
         } else {
             for item in &group {
                 let sub = format!("{at}::{item}");
-                // A module of the group, else `self`, `*` or an item defined in `at` itself.
+                // A module of the group, an item the root re-exports, else `self`, `*` or an
+                // item defined in `at` itself.
                 targets.push(if modules.contains(&sub) {
                     sub
+                } else if at == "crate" && facade.contains_key(item) {
+                    facade[item].clone()
                 } else {
                     at.clone()
                 });
@@ -238,6 +252,37 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     out
 }
 
+/// The crate root's re-exports of its modules' items (`pub use error::{Error, Result};`): name →
+/// defining module. A module that names `crate::Error` imports `crate::error`, not the root.
+fn reexports(root: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for stmt in root.split(';') {
+        let Some(rest) = stmt.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let (path, items) = match rest.split_once("::{") {
+            Some((p, items)) => (
+                p,
+                items.trim_end_matches('}').split(',').collect::<Vec<_>>(),
+            ),
+            None => match rest.rsplit_once("::") {
+                Some((p, item)) => (p, vec![item]),
+                None => continue,
+            },
+        };
+        let m = format!("crate::{}", path.trim().trim_start_matches("crate::"));
+        if modules.contains(&m) {
+            for item in items {
+                let name = item.split(" as ").last().unwrap_or("").trim();
+                if !name.is_empty() {
+                    out.insert(name.to_string(), m.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The import graph of the crate at `dir`, by module path, and each module's file.
 fn graph(
     dir: &Path,
@@ -253,11 +298,15 @@ fn graph(
         .map(|f| (module_of(&src, &f), f))
         .collect();
     let modules: BTreeSet<String> = files.keys().cloned().collect();
+    let facade = files
+        .get("crate")
+        .map(|root| reexports(&code(&std::fs::read_to_string(root).unwrap()), &modules))
+        .unwrap_or_default();
     let graph = files
         .iter()
         .map(|(m, f)| {
             let text = std::fs::read_to_string(f).unwrap();
-            (m.clone(), imports(m, &code(&text), &modules))
+            (m.clone(), imports(m, &code(&text), &modules, &facade))
         })
         .collect();
     (graph, files)
@@ -338,6 +387,7 @@ fn the_detector_sees_a_parent_and_child_cycle() {
         "crate::lower::a",
         "use super::*;\nfn f() { plan::x(); }",
         &modules,
+        &BTreeMap::new(),
     );
     assert_eq!(
         a,
@@ -346,7 +396,12 @@ fn the_detector_sees_a_parent_and_child_cycle() {
             .map(|s| s.to_string())
             .collect()
     );
-    let m = imports("crate::lower", "mod a;\nfn g() { a::run(); }", &modules);
+    let m = imports(
+        "crate::lower",
+        "mod a;\nfn g() { a::run(); }",
+        &modules,
+        &BTreeMap::new(),
+    );
     assert_eq!(
         m,
         ["crate::lower::a"].iter().map(|s| s.to_string()).collect()
@@ -366,6 +421,7 @@ fn the_detector_sees_a_parent_and_child_cycle() {
         "crate::lower::a",
         &code("use super::plan::Plan;\n// use super::*;\n"),
         &modules,
+        &BTreeMap::new(),
     );
     assert_eq!(
         leaf,
