@@ -6,11 +6,11 @@
 //! bytes (each input read once, each output written once); the two GEMMs count flops. `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
 //! problems (same variant names, sizes and byte counts).
 
-use crate::record::{SizeSet, Spec, Work};
-use crate::runner::Runner;
-use crate::suite::{
+use crate::checks::{
     against, par_f64, par_finite_f16, par_vec, sampled_gemm, spec, threads, GemmCheck,
 };
+use crate::record::{SizeSet, Spec, Work};
+use crate::runner::Runner;
 use examples::transpose as tr;
 use examples::{
     batched_gemm as bg, cross_entropy as ce, gemm_bias_gelu as gbg, layer_norm as ln,
@@ -63,7 +63,7 @@ pub mod sizes {
     /// GEMM + bias + GELU: chapter 08's square size, so that its TFLOPS compare with the plain
     /// GEMM's (`gemm pipelined`) of the same run.
     pub fn gemm_bias_gelu(s: SizeSet) -> usize {
-        crate::suite::sizes::gemm(s)
+        crate::checks::sizes::gemm(s)
     }
     /// Cross-entropy: `(tokens, vocabulary)`; 32000 is LLaMA-2's vocabulary, 128256 LLaMA-3's.
     pub fn cross_entropy(s: SizeSet) -> (usize, usize) {

@@ -6,6 +6,7 @@
 //! this crate for the sizes, the method and the JSON schema. The library holds the pieces so
 //! that they are tested on the CPU backend (`cargo test -p benches`).
 
+pub mod checks;
 pub mod dequant;
 /// The `examples` crate's kernels as the suite's chapter `ex`.
 pub mod examples;

@@ -4,14 +4,15 @@
 //! ([`Device::cuda_stream`]).
 
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
-use cudarc::driver::{result as drv, CudaStream};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use cudarc::driver::result as drv;
 use tilelang::{f16, Device, Element, Tensor};
 
+mod common;
 pub mod cublaslt;
 pub mod cudnn;
 
+pub use common::gemm_lengths;
+use common::{bind, guarded, stream_of};
 pub use cublaslt::BlasLt;
 pub use cudnn::{Conv1d, Dnn, Softmax};
 
@@ -21,40 +22,11 @@ pub const CUBLAS_HINT: &str = "cuBLAS (libcublas.so.13) was not found: install i
      LD_LIBRARY_PATH; for the pip wheel: `python3 -c 'import nvidia, glob; \
      print(*glob.glob(nvidia.__path__[0] + \"/**/libcublas.so*\", recursive=True))'` finds it";
 
-pub(crate) fn stream_of(dev: &Device) -> Result<Arc<CudaStream>, String> {
-    dev.cuda_stream()
-        .ok_or_else(|| format!("{} is not a CUDA device", dev.name()))
-}
-
-/// Makes the stream's context current on this thread: the libraries' runtime calls use the
-/// current context (the device's primary context, the one tilelang opens).
-pub(crate) fn bind(stream: &CudaStream) -> Result<(), String> {
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| format!("binding the CUDA context: {e:?}"))
-}
-
 /// A cuBLAS handle on a device's stream.
 pub struct Blas {
     blas: CudaBlas,
     /// `cublasGetVersion`, e.g. 130001 for 13.0.1.
     pub version: i32,
-}
-
-/// Runs a cudarc call that may panic (a symbol missing from an older library) as an error.
-pub(crate) fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(format!("{what}: cudarc panicked: {msg}"))
-        }
-    }
 }
 
 impl Blas {
@@ -122,26 +94,6 @@ impl Blas {
         }
         .map_err(|e| format!("cublasGemmEx({m}x{n}x{k}): {e:?}"))
     }
-}
-
-/// Checks that `A[m, k]`, `B[k, n]` and `C[m, n]` have the lengths of their shapes, for the
-/// vendor GEMMs (`what` names the call in the error).
-pub fn gemm_lengths(
-    what: &str,
-    a: &Tensor<f16>,
-    b: &Tensor<f16>,
-    c: &Tensor<f16>,
-    (m, n, k): (usize, usize, usize),
-) -> Result<(), String> {
-    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-        return Err(format!(
-            "{what}: lengths {}, {}, {} do not match m={m}, n={n}, k={k}",
-            a.len(),
-            b.len(),
-            c.len()
-        ));
-    }
-    Ok(())
 }
 
 /// `dst = src` with the driver's device-to-device copy (`cuMemcpyDtoDAsync`), queued on the

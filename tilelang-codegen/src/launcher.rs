@@ -441,6 +441,8 @@ pub fn emit(k: &Kernel, lowered: &[Lowered]) -> TokenStream {
     quote! {
         #(#attrs)*
         #[doc = #fn_doc]
+        // One parameter per tensor and scalar of the kernel, however many it has.
+        #[allow(clippy::too_many_arguments)]
         #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
             #name::launch(__dev, #name::Config::default_for(__dev.arch()), #(#args),*)
         }
@@ -608,7 +610,7 @@ pub fn fallback(
     let modname = name.clone();
     let name_str = name.to_string();
     quote! {
-        #[allow(unused_variables)]
+        #[allow(unused_variables, clippy::too_many_arguments)]
         #vis fn #name(__dev: &::tilelang::Device, #(#params),*) -> ::core::result::Result<(), ::tilelang::Error> {
             ::core::result::Result::Err(::tilelang::Error::NoDevice(#msg.to_string()))
         }

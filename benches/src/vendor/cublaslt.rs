@@ -6,7 +6,7 @@
 //! first [`BlasLt::gemm_f16`], which the benches' untimed check launch is) does it, so the timed
 //! launches only queue `cublasLtMatmul`.
 
-use super::{bind, guarded, stream_of};
+use super::common::{bind, guarded, stream_of};
 use cudarc::cublaslt::{result as lt, sys};
 use cudarc::driver::CudaStream;
 use std::cell::RefCell;
@@ -136,7 +136,7 @@ impl BlasLt {
         c: &Tensor<f16>,
         (m, n, k): (usize, usize, usize),
     ) -> Result<String, String> {
-        super::gemm_lengths("cuBLASLt gemm", a, b, c, (m, n, k))?;
+        super::common::gemm_lengths("cuBLASLt gemm", a, b, c, (m, n, k))?;
         let key = (
             m,
             n,

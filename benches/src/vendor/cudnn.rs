@@ -11,7 +11,7 @@
 //! [`conv1d_descs`]) is separate and tested: each descriptor's strides, as cuDNN derives them
 //! from the dimensions and the format, must address exactly our row-major element.
 
-use super::{bind, guarded, stream_of};
+use super::common::{bind, guarded, stream_of};
 use cudarc::cudnn::{result as dnn, sys};
 use cudarc::driver::CudaStream;
 use std::ffi::c_void;
