@@ -181,11 +181,12 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
     }
     let runs = current_runs(root)?;
     for ch in wanted {
-        let mut md = String::new();
+        // The cards that measured the chapter first, then a line for each that did not.
+        let (mut md, mut missing) = (String::new(), String::new());
         let mut any = false;
         for run in &runs {
             if !run.ours.recs.iter().any(|r| r.chapter == ch) {
-                md.push_str(&not_in_run(run, lang));
+                missing.push_str(&not_in_run(run, lang));
                 continue;
             }
             any = true;
@@ -200,6 +201,7 @@ fn generate_tables(root: &Path, lang: &str) -> Result<(), String> {
                 "no run under {CURRENT}/ measured chapter {ch} (an ours.json with its records)"
             ));
         }
+        md.push_str(&missing);
         std::fs::write(dir.join(format!("perf-{ch}.md")), md).map_err(|e| e.to_string())?;
     }
     Ok(())
