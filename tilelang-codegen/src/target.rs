@@ -184,6 +184,12 @@ impl Target {
         })
     }
 
+    /// Whether a `pipelined` loop's loads can run ahead as asynchronous copies into shared
+    /// memory (`cp.async`, PTX from sm_80 on): every NVIDIA target here, none of the AMD ones.
+    pub fn async_copies(&self) -> bool {
+        self.vendor == Vendor::Nvidia
+    }
+
     /// Whether loads can carry L2 eviction hints (`createpolicy` and `.L2::cache_hint`, PTX
     /// from sm_80 on): every NVIDIA target here; the AMD ones are printed without.
     pub fn l2_hints(&self) -> bool {

@@ -24,7 +24,6 @@
 //! times), and only `serial` loops and `pipelined` loops that run as plain loops (the staged
 //! ones have their own copies).
 
-use super::pipeline;
 use super::plan::*;
 use crate::ir::visit::*;
 use crate::ir::*;
@@ -39,7 +38,7 @@ pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {
         };
         let plain = match kind {
             LoopKind::Serial { .. } => true,
-            LoopKind::Pipelined { .. } => pipeline::staging(p, body).is_none(),
+            LoopKind::Pipelined { .. } => !p.staged.contains_key(&stmt_key(s)),
             LoopKind::Parallel { .. } => false,
         };
         if !plain || has_sequential_loop(body) {

@@ -183,6 +183,7 @@ pub(crate) fn plan<'a>(
         stages = vec![1; stages.len()];
         (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
     }
+    let staged = pipeline::plan_staging(k, &storage, &stages);
     let reduces = rows::plan_reduces(
         k,
         vals,
@@ -220,7 +221,7 @@ pub(crate) fn plan<'a>(
         async_proxy,
         tma: TmaPlan::default(),
         swizzled,
-        stages,
+        staged,
         shared_bytes,
         loops: BTreeMap::new(),
         write_once: Vec::new(),

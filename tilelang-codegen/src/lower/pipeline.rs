@@ -5,7 +5,7 @@ use super::util::*;
 use crate::ir::visit::*;
 use crate::ir::*;
 use crate::target::Target as Gpu;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The number of leading statements of a `pipelined` loop body that can run ahead as the
 /// loop's loads: copies from a global tensor into distinct shared buffers of the same dtype,
@@ -68,7 +68,7 @@ pub(super) fn plan_pipelines(
     target: &Gpu,
 ) -> Vec<usize> {
     let mut stages = vec![1; k.buffers.len()];
-    if !target.arch.starts_with("sm_") {
+    if !target.async_copies() {
         return stages;
     }
     // How many statements outside each pipelined loop mention each buffer is found by
@@ -105,9 +105,30 @@ pub(super) fn plan_pipelines(
     stages
 }
 
-/// For a `pipelined` loop body that got stages: its number of loads and of stages.
-pub(crate) fn staging(p: &Plan, body: &[Stmt]) -> Option<(usize, usize)> {
-    let nloads = pipeline_loads(p.k, body, &p.storage)?;
-    let stages = p.stages[load_buf(&body[0])];
-    (stages > 1).then_some((nloads, stages))
+/// Every `pipelined` loop whose loads got stages (`stages`, the final count per buffer), by
+/// [`stmt_key`]: how many leading statements are its loads and in how many stages they run.
+/// Computed once, read by the passes after this one and the printer.
+pub(super) fn plan_staging(
+    k: &Kernel,
+    storage: &[Storage],
+    stages: &[usize],
+) -> BTreeMap<usize, Staging> {
+    let mut out = BTreeMap::new();
+    walk(&k.body, &mut |s| {
+        let StmtKind::For {
+            kind: LoopKind::Pipelined { .. },
+            body,
+            ..
+        } = &s.kind
+        else {
+            return;
+        };
+        if let Some(loads) = pipeline_loads(k, body, storage) {
+            let stages = stages[load_buf(&body[0])];
+            if stages > 1 {
+                out.insert(stmt_key(s), Staging { loads, stages });
+            }
+        }
+    });
+    out
 }

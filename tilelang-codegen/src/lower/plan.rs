@@ -13,44 +13,43 @@ pub(crate) struct Plan<'a> {
     pub config: usize,
     pub vals: &'a [u64],
     pub threads: usize,
-    /// Per buffer ([`layout`], offsets from [`shared`]).
+    /// Per buffer ([`super::layout`], offsets from [`super::shared`]).
     pub storage: Vec<Storage>,
-    /// Per buffer, how a shared tile is swizzled ([`swizzle`]): 0 plain,
+    /// Per buffer, how a shared tile is swizzled ([`super::swizzle`]): 0 plain,
     /// [`ATOMS`], else tl.h's `DIV`.
     pub swizzled: Vec<usize>,
     /// The loops whose loads run on TMA in the object's second entry, and their tensor maps
-    /// ([`tma`]).
+    /// ([`super::tma`]).
     pub tma: TmaPlan,
     /// Whether a gemm runs on wgmma, whose tensor cores read shared memory through the async
     /// proxy: every barrier then fences each thread's shared-memory writes for it first.
     pub async_proxy: bool,
-    /// Copies per shared buffer ([`pipeline`]): more than one for the stages of a `pipelined`
-    /// loop lowered to asynchronous copies.
-    pub stages: Vec<usize>,
+    /// The `pipelined` loops whose loads run ahead, by [`stmt_key`] ([`super::pipeline`]).
+    pub staged: BTreeMap<usize, Staging>,
     pub shared_bytes: usize,
-    /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`vectorize`]).
+    /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`super::vectorize`]).
     pub loops: BTreeMap<usize, LoopPlan>,
     /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
     /// (evict-first: nothing will read the lines again in this kernel).
     pub write_once: Vec<bool>,
-    /// Statements preceded by a block barrier ([`sync`]), by [`stmt_key`].
+    /// Statements preceded by a block barrier ([`super::sync`]), by [`stmt_key`].
     pub barriers: BTreeSet<usize>,
-    /// Reductions that run in registers ([`rows`]), by [`stmt_key`].
+    /// Reductions that run in registers ([`super::rows`]), by [`stmt_key`].
     pub reduces: BTreeMap<usize, ReducePlan>,
     /// Per serial or pipelined loop, by [`stmt_key`]: the reductions it carries across its
-    /// iterations ([`defer`]).
+    /// iterations ([`super::defer`]).
     pub deferred: BTreeMap<usize, Vec<Deferred>>,
-    /// Copies whose loads carry an L2 hint ([`reuse`]), by [`stmt_key`]: empty where the
+    /// Copies whose loads carry an L2 hint ([`super::reuse`]), by [`stmt_key`]: empty where the
     /// target has none.
     pub reuse: BTreeMap<usize, Reuse>,
-    /// Sequential loops run as interior iterations and the rest ([`interior`]), by
+    /// Sequential loops run as interior iterations and the rest ([`super::interior`]), by
     /// [`stmt_key`].
     pub splits: BTreeMap<usize, Split>,
-    /// The requests for resident blocks the build may try ([`occupancy`]).
+    /// The requests for resident blocks the build may try ([`super::occupancy`]).
     pub requests: Vec<Request>,
     /// The request printed: 1 asks nothing.
     pub min_blocks: usize,
-    /// The attribute's occupancy control, printed instead of any request ([`occupancy`]).
+    /// The attribute's occupancy control, printed instead of any request ([`super::occupancy`]).
     pub explicit: Option<Explicit>,
 }
 
@@ -251,6 +250,14 @@ impl Storage {
             _ => None,
         }
     }
+}
+
+/// A `pipelined` loop whose loads run ahead: its first `loads` statements are the loads, each
+/// into a shared buffer held in `stages` copies ([`super::pipeline`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Staging {
+    pub loads: usize,
+    pub stages: usize,
 }
 
 // ---- Swizzles ([`super::swizzle`]) -------------------------------------------------------------

@@ -3,8 +3,8 @@
 
 use super::names::*;
 use super::plan::*;
+use super::rows;
 use super::util::*;
-use super::{pipeline, rows};
 use crate::ir::visit::*;
 use crate::ir::*;
 use crate::target::Target as Gpu;
@@ -532,7 +532,10 @@ impl Emitter<'_> {
             unreachable!("the specialised loop is a pipelined loop")
         };
         let t = &self.p.tma.loops[&stmt_key(s)];
-        let (nloads, stages) = pipeline::staging(self.p, lbody).expect("a staged loop");
+        let Staging {
+            loads: nloads,
+            stages,
+        } = self.p.staged[&stmt_key(s)];
         let (loads, compute) = lbody.split_at(nloads);
         let consumers = self.threads;
         let v = self.var(vars[0]);
@@ -696,7 +699,11 @@ impl Emitter<'_> {
                 body,
             } = &s.kind
             {
-                if let Some((nloads, stages)) = pipeline::staging(self.p, body) {
+                if let Some(&Staging {
+                    loads: nloads,
+                    stages,
+                }) = self.p.staged.get(&stmt_key(s))
+                {
                     let text = match self.p.tma.loops.get(&stmt_key(s)) {
                         Some(t) if self.tma => {
                             self.tma_loop(vars[0], extent, stages, body, nloads, t, depth)

@@ -5,7 +5,6 @@
 //! reads the area: after it only that read is pending. A reduction deferred across a loop
 //! ([`super::defer`]) exchanges once, after the loop: the loop writes and then reads its area.
 
-use super::pipeline;
 use super::plan::*;
 use super::util::*;
 use crate::ir::visit::*;
@@ -187,9 +186,9 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usiz
                 kind: LoopKind::Pipelined { .. },
                 body,
                 ..
-            } if pipeline::staging(p, body).is_some() => {
+            } if p.staged.contains_key(&stmt_key(s)) => {
                 // The staged loop orders its own loads and compute (`print::pipelined_loop`).
-                let (nloads, _) = pipeline::staging(p, body).expect("checked");
+                let nloads = p.staged[&stmt_key(s)].loads;
                 let (loads, compute) = body.split_at(nloads);
                 block(cx, loads, &mut Pending::default(), out);
                 block(cx, compute, &mut Pending::default(), out);

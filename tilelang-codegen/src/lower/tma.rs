@@ -24,7 +24,7 @@
 
 use super::plan::*;
 use super::util::*;
-use super::{layout, pipeline, sync};
+use super::{layout, sync};
 use crate::ir::visit::*;
 use crate::ir::*;
 use crate::target::MatrixUnit;
@@ -59,7 +59,11 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         else {
             return;
         };
-        let Some((nloads, stages)) = pipeline::staging(p, body) else {
+        let Some(&Staging {
+            loads: nloads,
+            stages,
+        }) = p.staged.get(&stmt_key(s))
+        else {
             return;
         };
         // Loops that feed the tensor cores: what TMA is for here (and what was measured).
@@ -240,7 +244,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     let StmtKind::For { body: lbody, .. } = &body[at].kind else {
         unreachable!("TMA loops are pipelined loops")
     };
-    let (nloads, _) = pipeline::staging(p, lbody)?;
+    let nloads = p.staged.get(&stmt_key(&body[at]))?.loads;
     let (loads, compute) = lbody.split_at(nloads);
     let top_barrier = sync::back_edge(p, compute);
     // A tile's epilogue, then the next tile's loop (whose first barrier, with `top_barrier`,
