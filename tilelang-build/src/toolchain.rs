@@ -449,7 +449,7 @@ impl Detected {
                     self.target(t);
                     // Hopper (H100/H200): the sm_90a objects too (wgmma, TMA, warp
                     // specialisation), which the runtime prefers on a 9.0 device; they ran
-                    // their checks on an H100 (docs/gpu/h100-check-2026-12-05-hopper.log).
+                    // their checks on an H100 (docs/gpu/h100-check-2026-12-05-hopper.log at commit 0d10254).
                     if arch == "sm_90" {
                         self.target(Target::by_arch("sm_90a").expect("sm_90a is a target"));
                     }

@@ -20,7 +20,7 @@
 # max-autotune compiles take minutes, so they are a part of their own; PEERS_ONLY passes
 # `--only` to the peers, e.g. PEERS_ONLY=01,02,03 to split a part further); then, on the
 # development machine:
-#   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/<date>-<gpu>
+#   cargo xtask report $OUT/ours.json $OUT/peers.json $OUT/peers-compile.json --out docs/perf/current/<gpu>
 # TILELANG_BENCH_SIZES, _ONLY, _MS, _SUSTAIN_MS and _FLUSH_MB pass through (see benches/README.md).
 # `one-call` is the above for a lender of short calls (the device tool: 10 minutes a call, a
 # few files back): ours, the peers, torch.compile of the examples, then the checks, each given
