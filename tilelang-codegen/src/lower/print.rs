@@ -1590,7 +1590,7 @@ impl Emitter<'_> {
         // unsigned index: with unsigned coordinates ptxas computes every chunk's address up
         // front, and in a whole-row softmax (32 values a thread, a division's slow-path call
         // per element) that took 83 registers instead of 64 and halved the blocks per SM
-        // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols).
+        // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols at commit 2425534).
         // `__c0..`, the tile coordinates of the chunk starting at `__L`, a line each.
         let coords = |pad: &str| {
             let mut s = String::new();
@@ -1717,7 +1717,7 @@ impl Emitter<'_> {
     /// block), each pair is one store, with no test when the tile lies wholly inside the
     /// tensor and one test a pair across its edge (an even column inside an even row length
     /// has its neighbour inside); otherwise element by element. 2-byte stores had sent four
-    /// times C's sectors to L2 from the GEMM on the H100 (docs/perf/2026-12-05-h100-hopper).
+    /// times C's sectors to L2 from the GEMM on the H100 (docs/perf/2026-12-05-h100-hopper at 0d10254).
     #[allow(clippy::too_many_arguments)]
     fn pair_store(
         &self,
