@@ -15,9 +15,9 @@
 use benches::record;
 use benches::runner::{Options, Runner};
 use criterion::Criterion;
-use kernels::tune::Tuner;
 use std::process::ExitCode;
 use std::time::Duration;
+use tilelang::tune::Tuner;
 use tilelang::{Backend, Device};
 
 fn main() -> ExitCode {

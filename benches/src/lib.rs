@@ -22,8 +22,8 @@ pub mod vendor;
 mod tests {
     use crate::record::SizeSet;
     use crate::runner::{normalize_chapter, Options, Runner};
-    use kernels::tune::Tuner;
     use serde_json::Value;
+    use tilelang::tune::Tuner;
     use tilelang::Device;
 
     /// The whole suite on the CPU backend at the smoke sizes: every kernel and variant checks,

@@ -4,10 +4,10 @@
 use crate::record::{self, SizeSet, Spec, Stats, Verdict, Work};
 use crate::vendor::{self, Blas, BlasLt, Dnn};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
-use kernels::tune::Tuner;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+use tilelang::tune::Tuner;
 use tilelang::{Device, Element, Error, KernelConfig, Result, Tensor};
 
 /// What to run and how long; [`Options::from_env`] reads the environment.
@@ -656,8 +656,8 @@ impl<'c> Runner<'c> {
 mod tests {
     use super::{Options, Runner};
     use crate::record::{SizeSet, Spec, Work};
-    use kernels::tune::Tuner;
     use std::time::Duration;
+    use tilelang::tune::Tuner;
     use tilelang::Device;
 
     /// FLOP-counted rows run `sustain_ms` of launches before they are timed; memory-bound rows

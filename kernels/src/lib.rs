@@ -5,7 +5,6 @@
 //! all of them (the emulation and object tests, the benches).
 
 pub mod check;
-pub mod tune;
 
 pub mod ch01_copy;
 pub mod ch02_vector_add;
@@ -26,6 +25,8 @@ pub mod mappings;
 
 #[cfg(test)]
 mod graph_tests;
+#[cfg(test)]
+mod tune_tests;
 
 use check::{Case, Scale};
 use tilelang::{Device, KernelInfo};

@@ -25,6 +25,7 @@ pub mod gpu;
 pub mod graph;
 pub mod launch;
 pub mod tma;
+pub mod tune;
 pub mod tuning;
 
 #[doc(hidden)]

@@ -1,4 +1,4 @@
-//! The tuning cache shared by the tuner (`kernels::tune`, which times a kernel's configs and
+//! The tuning cache shared by the tuner ([`crate::tune`], which times a kernel's configs and
 //! records the fastest) and the generated `launch_auto` (which launches the recorded config when
 //! there is one): a tab-separated text file, one line per (kernel, arch, shape bucket).
 

@@ -15,11 +15,11 @@
 //! ```
 
 pub use tilelang_macros::tile_kernel;
-pub use tilelang_rt::tuning;
 pub use tilelang_rt::{
     bf16, f16, AnyScalar, AnyTensor, Arg, Backend, ConfigInfo, Device, Dtype, Element, Error,
     GpuBackend, Graph, KernelConfig, KernelInfo, LaunchDyn, Resource, Result, Tensor, TensorView,
 };
+pub use tilelang_rt::{tune, tuning};
 
 /// What kernel code and host code need.
 pub mod prelude {
