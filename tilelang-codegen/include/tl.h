@@ -24,7 +24,9 @@
 #define TL_BID_Y ((long long)blockIdx.y)
 #define TL_BID_Z ((long long)blockIdx.z)
 // The block's linear index in its grid and the grid's blocks (persistent entries walk tiles).
-#define TL_BLOCK_LINEAR ((long long)blockIdx.x + (long long)gridDim.x * ((long long)blockIdx.y + (long long)gridDim.y * blockIdx.z))
+#define TL_BLOCK_LINEAR    \
+  ((long long)blockIdx.x + \
+   (long long)gridDim.x * ((long long)blockIdx.y + (long long)gridDim.y * blockIdx.z))
 #define TL_BLOCKS ((long long)gridDim.x * gridDim.y * gridDim.z)
 #define TL_WAVE 32
 namespace tl {
@@ -39,7 +41,9 @@ template <> TL_DEVICE bfloat from_float<bfloat>(float x) { return __float2bfloat
 template <class T> TL_DEVICE T from_double(double x);
 template <> TL_DEVICE half from_double<half>(double x) { return __double2half(x); }
 template <> TL_DEVICE bfloat from_double<bfloat>(double x) { return __double2bfloat16(x); }
-template <class T> TL_DEVICE T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+template <class T> TL_DEVICE T shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
 }  // namespace tl
 #elif defined(__HIP__)
 #define TL_AMD 1
@@ -85,17 +89,25 @@ __device__ inline float fmodf(float x, float y) { return __builtin_fmodf(x, y); 
 // exp(t) for |t| <= 0.35: Taylor to t^14 (the next term is below 2^-54 relative), Horner.
 TL_MATH64 double tl_m64_exp_core(double t) {
   double p = 1.1470745597729725e-11;
-  p = p * t + 1.6059043836821613e-10; p = p * t + 2.08767569878681e-09;
-  p = p * t + 2.505210838544172e-08; p = p * t + 2.755731922398589e-07;
-  p = p * t + 2.7557319223985893e-06; p = p * t + 2.48015873015873e-05;
-  p = p * t + 0.0001984126984126984; p = p * t + 0.001388888888888889;
-  p = p * t + 0.008333333333333333; p = p * t + 0.041666666666666664;
-  p = p * t + 0.16666666666666666; p = p * t + 0.5;
+  p = p * t + 1.6059043836821613e-10;
+  p = p * t + 2.08767569878681e-09;
+  p = p * t + 2.505210838544172e-08;
+  p = p * t + 2.755731922398589e-07;
+  p = p * t + 2.7557319223985893e-06;
+  p = p * t + 2.48015873015873e-05;
+  p = p * t + 0.0001984126984126984;
+  p = p * t + 0.001388888888888889;
+  p = p * t + 0.008333333333333333;
+  p = p * t + 0.041666666666666664;
+  p = p * t + 0.16666666666666666;
+  p = p * t + 0.5;
   p = p * t + 1.0;
   return p * t + 1.0;
 }
 // 2^k for -1022 <= k <= 1023, from the exponent bits.
-TL_MATH64 double tl_m64_pow2i(long long k) { return __builtin_bit_cast(double, (unsigned long long)(k + 1023) << 52); }
+TL_MATH64 double tl_m64_pow2i(long long k) {
+  return __builtin_bit_cast(double, (unsigned long long)(k + 1023) << 52);
+}
 // p · 2^k for |k| <= 1100, in two exact steps (each half keeps the factor normal); the result
 // is rounded once, except where it is subnormal.
 TL_MATH64 double tl_m64_scale(double p, long long k) {
@@ -126,19 +138,30 @@ TL_MATH64 double tl_m64_log(double x) {
   if (x == 0.0) return -__builtin_inf();
   if (x == __builtin_inf()) return x;
   long long e = 0;
-  if (x < 2.2250738585072014e-308) { x *= 18014398509481984.0; e = -54; }  // subnormal: · 2^54
+  if (x < 2.2250738585072014e-308) {  // subnormal: · 2^54
+    x *= 18014398509481984.0;
+    e = -54;
+  }
   unsigned long long b = __builtin_bit_cast(unsigned long long, x);
   e += (long long)(b >> 52) - 1023;
-  double m = __builtin_bit_cast(double, (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);  // [1, 2)
-  if (m > 1.4142135623730951) { m *= 0.5; e += 1; }  // [0.707, 1.414]
+  double m =
+      __builtin_bit_cast(double, (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);  // [1, 2)
+  if (m > 1.4142135623730951) {  // [0.707, 1.414]
+    m *= 0.5;
+    e += 1;
+  }
   // log(1 + f) = 2 atanh(s), s = f / (2 + f), |s| <= 0.172; with R = 2z/3 + 2z^2/5 + ..
   // (z = s^2, to z^10), log(1 + f) = 2s + s·R = f - s·(f - R): f is exact, the correction small.
   double f = m - 1.0, s = f / (2.0 + f), z = s * s;
   double r = 0.09523809523809523;
-  r = r * z + 0.10526315789473684; r = r * z + 0.11764705882352941;
-  r = r * z + 0.13333333333333333; r = r * z + 0.15384615384615385;
-  r = r * z + 0.18181818181818182; r = r * z + 0.2222222222222222;
-  r = r * z + 0.2857142857142857; r = r * z + 0.4;
+  r = r * z + 0.10526315789473684;
+  r = r * z + 0.11764705882352941;
+  r = r * z + 0.13333333333333333;
+  r = r * z + 0.15384615384615385;
+  r = r * z + 0.18181818181818182;
+  r = r * z + 0.2222222222222222;
+  r = r * z + 0.2857142857142857;
+  r = r * z + 0.4;
   r = r * z + 0.6666666666666666;
   r *= z;
   double de = (double)e;
@@ -149,18 +172,28 @@ TL_MATH64 double tl_m64_log(double x) {
 TL_MATH64 double tl_m64_tanh(double x) {
   double s = __builtin_fabs(x);
   if (s != s || s < 0x1p-28) return x;  // tanh(-0) is -0
-  if (s >= 0.55) return __builtin_copysign(s > 20.0 ? 1.0 : 1.0 - 2.0 / (tl_m64_exp(2.0 * s) + 1.0), x);
+  if (s >= 0.55)
+    return __builtin_copysign(s > 20.0 ? 1.0 : 1.0 - 2.0 / (tl_m64_exp(2.0 * s) + 1.0), x);
   double z = x * x;
   double p = -2.859136662305254e-08;
-  p = p * z + 7.054636946400968e-08; p = p * z + -1.7406618963571648e-07;
-  p = p * z + 4.294911078273806e-07; p = p * z + -1.0597268320104654e-06;
-  p = p * z + 2.6147711512907546e-06; p = p * z + -6.451689215655431e-06;
-  p = p * z + 1.5918905069328964e-05; p = p * z + -3.927832388331683e-05;
-  p = p * z + 9.691537956929451e-05; p = p * z + -0.00023912911424355248;
-  p = p * z + 0.000590027440945586; p = p * z + -0.0014558343870513183;
-  p = p * z + 0.003592128036572481; p = p * z + -0.008863235529902197;
-  p = p * z + 0.021869488536155203; p = p * z + -0.05396825396825397;
-  p = p * z + 0.13333333333333333; p = p * z + -0.3333333333333333;
+  p = p * z + 7.054636946400968e-08;
+  p = p * z + -1.7406618963571648e-07;
+  p = p * z + 4.294911078273806e-07;
+  p = p * z + -1.0597268320104654e-06;
+  p = p * z + 2.6147711512907546e-06;
+  p = p * z + -6.451689215655431e-06;
+  p = p * z + 1.5918905069328964e-05;
+  p = p * z + -3.927832388331683e-05;
+  p = p * z + 9.691537956929451e-05;
+  p = p * z + -0.00023912911424355248;
+  p = p * z + 0.000590027440945586;
+  p = p * z + -0.0014558343870513183;
+  p = p * z + 0.003592128036572481;
+  p = p * z + -0.008863235529902197;
+  p = p * z + 0.021869488536155203;
+  p = p * z + -0.05396825396825397;
+  p = p * z + 0.13333333333333333;
+  p = p * z + -0.3333333333333333;
   return x + x * z * p;
 }
 // erf: for |x| < 1 its Taylor series to x^39; for 1 <= |x| < 6, 1 - erfc with
@@ -172,17 +205,26 @@ TL_MATH64 double tl_m64_erf(double x) {
   if (s != s) return x;
   if (s < 1.0) {
     double z = x * x;
-  double p = -2.3784598852774293e-19;
-  p = p * z + 4.763348040515068e-18; p = p * z + -9.063970842808673e-17;
-  p = p * z + 1.6342614095367152e-15; p = p * z + -2.7835162072109215e-14;
-  p = p * z + 4.4632242632864775e-13; p = p * z + -6.7113668551641105e-12;
-  p = p * z + 9.422759064650411e-11; p = p * z + -1.2290555301717928e-09;
-  p = p * z + 1.4807192815879218e-08; p = p * z + -1.6365844691234924e-07;
-  p = p * z + 1.6462114365889248e-06; p = p * z + -1.492565035840625e-05;
-  p = p * z + 0.00012055332981789664; p = p * z + -0.0008548327023450853;
-  p = p * z + 0.005223977625442188; p = p * z + -0.026866170645131252;
-  p = p * z + 0.11283791670955126; p = p * z + -0.37612638903183754;
-  p = p * z + 1.1283791670955126;
+    double p = -2.3784598852774293e-19;
+    p = p * z + 4.763348040515068e-18;
+    p = p * z + -9.063970842808673e-17;
+    p = p * z + 1.6342614095367152e-15;
+    p = p * z + -2.7835162072109215e-14;
+    p = p * z + 4.4632242632864775e-13;
+    p = p * z + -6.7113668551641105e-12;
+    p = p * z + 9.422759064650411e-11;
+    p = p * z + -1.2290555301717928e-09;
+    p = p * z + 1.4807192815879218e-08;
+    p = p * z + -1.6365844691234924e-07;
+    p = p * z + 1.6462114365889248e-06;
+    p = p * z + -1.492565035840625e-05;
+    p = p * z + 0.00012055332981789664;
+    p = p * z + -0.0008548327023450853;
+    p = p * z + 0.005223977625442188;
+    p = p * z + -0.026866170645131252;
+    p = p * z + 0.11283791670955126;
+    p = p * z + -0.37612638903183754;
+    p = p * z + 1.1283791670955126;
     return x * p;
   }
   if (s >= 6.0) return __builtin_copysign(1.0, x);
@@ -214,11 +256,12 @@ TL_MATH64 unsigned long long tl_m64_bits(const unsigned int* p, int k) {
 TL_MATH64 int tl_m64_rem_pio2(double x, double* rh, double* rl) {
   // 2/pi in 32-bit words, most significant first: 1280 bits, for E up to 971.
   static constexpr unsigned int W[40] = {
-      0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561,
-      0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484,
-      0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f,
-      0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b,
-      0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08, 0x56033046, 0xfc7b6bab, 0xf0cfbc20, 0x9af4361d};
+      0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab,
+      0xdebbc561, 0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e,
+      0xe88235f5, 0x2ebb4484, 0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4, 0x9c845f8b,
+      0xbdf9283b, 0x1ff897ff, 0xde05980f, 0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7,
+      0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b, 0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1,
+      0x1f8d5d08, 0x56033046, 0xfc7b6bab, 0xf0cfbc20, 0x9af4361d};
   unsigned long long b = __builtin_bit_cast(unsigned long long, x) & 0x7fffffffffffffffull;
   int E = (int)(b >> 52) - 1075;
   unsigned long long m = (b & 0x000fffffffffffffull) | (1ull << 52);
@@ -249,7 +292,8 @@ TL_MATH64 int tl_m64_rem_pio2(double x, double* rh, double* rl) {
     fl = ~fl + 1;
     fh = ~fh + (fl == 0);
   }
-  int lz = fh ? __builtin_clzll(fh) : 64 + __builtin_clzll(fl);  // never both zero: pi is irrational
+  int lz =
+      fh ? __builtin_clzll(fh) : 64 + __builtin_clzll(fl);  // never both zero: pi is irrational
   if (lz >= 64) {
     fh = fl << (lz - 64);
     fl = 0;
@@ -258,14 +302,22 @@ TL_MATH64 int tl_m64_rem_pio2(double x, double* rh, double* rl) {
     fl <<= lz;
   }
   double hi = (double)(fh >> 11) * tl_m64_pow2i(-53 - lz);
-  double lo = ((double)(fh & 0x7ff) * 18446744073709551616.0 + (double)fl) * tl_m64_pow2i(-128 - lz);
+  double lo =
+      ((double)(fh & 0x7ff) * 18446744073709551616.0 + (double)fl) * tl_m64_pow2i(-128 - lz);
   // (hi + lo)·pi/2 in double-double.
   const double P1 = 1.5707963267948966, P2 = 6.123233995736766e-17;
   double r = hi * P1;
   double e = __builtin_fma(hi, P1, -r) + (hi * P2 + lo * P1);
   double h = r + e, l = e - (h - r);
-  if (up) { h = -h; l = -l; }
-  if (x < 0) { h = -h; l = -l; n = (4 - n) & 3; }
+  if (up) {
+    h = -h;
+    l = -l;
+  }
+  if (x < 0) {
+    h = -h;
+    l = -l;
+    n = (4 - n) & 3;
+  }
   *rh = h;
   *rl = l;
   return n;
@@ -274,19 +326,27 @@ TL_MATH64 int tl_m64_rem_pio2(double x, double* rh, double* rl) {
 TL_MATH64 double tl_m64_sin_k(double r, double rl) {
   double z = r * r;
   double p = -8.22063524662433e-18;
-  p = p * z + 2.8114572543455206e-15; p = p * z + -7.647163731819816e-13;
-  p = p * z + 1.6059043836821613e-10; p = p * z + -2.505210838544172e-08;
-  p = p * z + 2.7557319223985893e-06; p = p * z + -0.0001984126984126984;
-  p = p * z + 0.008333333333333333; p = p * z + -0.16666666666666666;
+  p = p * z + 2.8114572543455206e-15;
+  p = p * z + -7.647163731819816e-13;
+  p = p * z + 1.6059043836821613e-10;
+  p = p * z + -2.505210838544172e-08;
+  p = p * z + 2.7557319223985893e-06;
+  p = p * z + -0.0001984126984126984;
+  p = p * z + 0.008333333333333333;
+  p = p * z + -0.16666666666666666;
   return r + (r * z * p + rl * (1.0 - 0.5 * z));
 }
 TL_MATH64 double tl_m64_cos_k(double r, double rl) {
   double z = r * r;
   double p = 4.110317623312165e-19;
-  p = p * z + -1.5619206968586225e-16; p = p * z + 4.779477332387385e-14;
-  p = p * z + -1.1470745597729725e-11; p = p * z + 2.08767569878681e-09;
-  p = p * z + -2.755731922398589e-07; p = p * z + 2.48015873015873e-05;
-  p = p * z + -0.001388888888888889; p = p * z + 0.041666666666666664;
+  p = p * z + -1.5619206968586225e-16;
+  p = p * z + 4.779477332387385e-14;
+  p = p * z + -1.1470745597729725e-11;
+  p = p * z + 2.08767569878681e-09;
+  p = p * z + -2.755731922398589e-07;
+  p = p * z + 2.48015873015873e-05;
+  p = p * z + -0.001388888888888889;
+  p = p * z + 0.041666666666666664;
   double h = 0.5 * z, w = 1.0 - h;
   return w + (((1.0 - w) - h) + (z * z * p - r * rl));
 }
@@ -371,7 +431,10 @@ __device__ inline float fmaf(float x, float y, float z) { return __builtin_fmaf(
 namespace tl {
 typedef _Float16 half;
 typedef __bf16 bfloat;
-TL_DEVICE void sync() { __builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup"); }
+TL_DEVICE void sync() {
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
+}
 TL_DEVICE float to_float(half x) { return (float)x; }
 TL_DEVICE float to_float(bfloat x) { return (float)x; }
 template <class T> TL_DEVICE T from_float(float x) { return (T)x; }
@@ -381,12 +444,21 @@ template <class T> TL_DEVICE T shfl_xor(T v, int mask) {
   int src = lane ^ mask;
   static_assert(sizeof(T) <= 8, "shfl_xor: scalar types only");
   if constexpr (sizeof(T) == 8) {
-    union { T v; int i[2]; } u; u.v = v;
+    union {
+      T v;
+      int i[2];
+    } u;
+    u.v = v;
     u.i[0] = __builtin_amdgcn_ds_bpermute(src << 2, u.i[0]);
     u.i[1] = __builtin_amdgcn_ds_bpermute(src << 2, u.i[1]);
     return u.v;
   } else {
-    union { T v; int i; } u; u.i = 0; u.v = v;
+    union {
+      T v;
+      int i;
+    } u;
+    u.i = 0;
+    u.v = v;
     u.i = __builtin_amdgcn_ds_bpermute(src << 2, u.i);
     return u.v;
   }
@@ -404,30 +476,66 @@ namespace tl {
 typedef long long index;
 
 // ---- scalar traits -------------------------------------------------------------------------
-template <class T> struct is_half_like { static constexpr bool value = false; };
-template <> struct is_half_like<half> { static constexpr bool value = true; };
-template <> struct is_half_like<bfloat> { static constexpr bool value = true; };
-template <class T> struct is_bfloat { static constexpr bool value = false; };
-template <> struct is_bfloat<bfloat> { static constexpr bool value = true; };
-template <class T> struct is_float_like { static constexpr bool value = is_half_like<T>::value; };
-template <> struct is_float_like<float> { static constexpr bool value = true; };
-template <> struct is_float_like<double> { static constexpr bool value = true; };
-template <class T> struct unsigned_of { typedef T type; };
-template <> struct unsigned_of<int> { typedef unsigned int type; };
-template <> struct unsigned_of<long long> { typedef unsigned long long type; };
+template <class T> struct is_half_like {
+  static constexpr bool value = false;
+};
+template <> struct is_half_like<half> {
+  static constexpr bool value = true;
+};
+template <> struct is_half_like<bfloat> {
+  static constexpr bool value = true;
+};
+template <class T> struct is_bfloat {
+  static constexpr bool value = false;
+};
+template <> struct is_bfloat<bfloat> {
+  static constexpr bool value = true;
+};
+template <class T> struct is_float_like {
+  static constexpr bool value = is_half_like<T>::value;
+};
+template <> struct is_float_like<float> {
+  static constexpr bool value = true;
+};
+template <> struct is_float_like<double> {
+  static constexpr bool value = true;
+};
+template <class T> struct unsigned_of {
+  typedef T type;
+};
+template <> struct unsigned_of<int> {
+  typedef unsigned int type;
+};
+template <> struct unsigned_of<long long> {
+  typedef unsigned long long type;
+};
 template <class T> struct int_limits;
-template <> struct int_limits<int> { static constexpr double lo = -2147483648.0, hi = 2147483647.0; };
-template <> struct int_limits<unsigned int> { static constexpr double lo = 0.0, hi = 4294967295.0; };
-template <> struct int_limits<unsigned char> { static constexpr double lo = 0.0, hi = 255.0; };
-template <> struct int_limits<long long> { static constexpr double lo = -9223372036854775808.0, hi = 9223372036854775807.0; };
+template <> struct int_limits<int> {
+  static constexpr double lo = -2147483648.0, hi = 2147483647.0;
+};
+template <> struct int_limits<unsigned int> {
+  static constexpr double lo = 0.0, hi = 4294967295.0;
+};
+template <> struct int_limits<unsigned char> {
+  static constexpr double lo = 0.0, hi = 255.0;
+};
+template <> struct int_limits<long long> {
+  static constexpr double lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+};
 
 // A float-like value widened to float (or double for double).
 TL_DEVICE float wide(half x) { return to_float(x); }
 TL_DEVICE float wide(bfloat x) { return to_float(x); }
 TL_DEVICE float wide(float x) { return x; }
 TL_DEVICE double wide(double x) { return x; }
-template <class T> TL_DEVICE T narrow(float x) { if constexpr (is_half_like<T>::value) return from_float<T>(x); else return (T)x; }
-template <class T> TL_DEVICE T narrow(double x) { if constexpr (is_half_like<T>::value) return from_double<T>(x); else return (T)x; }
+template <class T> TL_DEVICE T narrow(float x) {
+  if constexpr (is_half_like<T>::value) return from_float<T>(x);
+  else return (T)x;
+}
+template <class T> TL_DEVICE T narrow(double x) {
+  if constexpr (is_half_like<T>::value) return from_double<T>(x);
+  else return (T)x;
+}
 
 // A literal of type T.
 template <class T> TL_DEVICE T lit(double v) {
@@ -484,8 +592,12 @@ template <class T> TL_DEVICE T div_ceil(T a, T b) {
   T q = a / b, r = a % b;
   return (r != 0 && ((r > 0) == (b > 0))) ? (T)(q + 1) : q;
 }
-template <class T> TL_DEVICE T shl(T a, T n) { return (T)(a << ((int)n & (int)(sizeof(T) * 8 - 1))); }
-template <class T> TL_DEVICE T shr(T a, T n) { return (T)(a >> ((int)n & (int)(sizeof(T) * 8 - 1))); }
+template <class T> TL_DEVICE T shl(T a, T n) {
+  return (T)(a << ((int)n & (int)(sizeof(T) * 8 - 1)));
+}
+template <class T> TL_DEVICE T shr(T a, T n) {
+  return (T)(a >> ((int)n & (int)(sizeof(T) * 8 - 1)));
+}
 
 // ---- comparisons on half-like values go through float --------------------------------------
 // An index bound as an int, saturated: comparing a tile coordinate (0 <= j < 2^31 - 1) with
@@ -493,7 +605,10 @@ template <class T> TL_DEVICE T shr(T a, T n) { return (T)(a >> ((int)n & (int)(s
 TL_DEVICE int clamp32(index v) {
   return v > 2147483647 ? 2147483647 : v < -2147483647 ? -2147483647 : (int)v;
 }
-template <class T> TL_DEVICE auto cmpv(T a) { if constexpr (is_half_like<T>::value) return to_float(a); else return a; }
+template <class T> TL_DEVICE auto cmpv(T a) {
+  if constexpr (is_half_like<T>::value) return to_float(a);
+  else return a;
+}
 
 // ---- casts: float → int saturates (NaN → 0), int → int wraps, everything else rounds to nearest
 template <class To, class From> TL_DEVICE To cast(From x) {
@@ -636,7 +751,11 @@ TL_DEVICE double fma_(double x, double y, double z) { return ::fma(x, y, z); }
 // The fast hardware forms, for halves only, where they stay within the halves' documented
 // 2 ulp: tanh.approx.f32 is within 2^-10.9 relative (PTX ISA), ex2.approx and rcp.approx
 // within 2^-21.
-TL_DEVICE float tanh_fast(float x) { float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+TL_DEVICE float tanh_fast(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 TL_DEVICE float sigmoid_fast(float x) {
   const float e = __expf(-fabsf(x)), r = __frcp_rn(1.0f + e);
   return x >= 0.0f ? r : e * r;
@@ -668,15 +787,21 @@ template <class T> TL_DEVICE T floor(T x) { return narrow<T>(floor_(wide(x))); }
 template <class T> TL_DEVICE T ceil(T x) { return narrow<T>(ceil_(wide(x))); }
 template <class T> TL_DEVICE T pow(T x, T y) { return narrow<T>(pow_(wide(x), wide(y))); }
 // Halves: the product of two is exact in float, so this rounds twice, as the CPU backend.
-template <class T> TL_DEVICE T fma(T x, T y, T z) { return narrow<T>(fma_(wide(x), wide(y), wide(z))); }
+template <class T> TL_DEVICE T fma(T x, T y, T z) {
+  return narrow<T>(fma_(wide(x), wide(y), wide(z)));
+}
 // max/min: with one NaN operand the other is returned (IEEE maxNum, as the CPU backend).
 template <class T> TL_DEVICE T max(T a, T b) {
-  if constexpr (is_float_like<T>::value) { auto x = wide(a), y = wide(b); return (x != x || y > x) ? b : a; }
-  else return b > a ? b : a;
+  if constexpr (is_float_like<T>::value) {
+    auto x = wide(a), y = wide(b);
+    return (x != x || y > x) ? b : a;
+  } else return b > a ? b : a;
 }
 template <class T> TL_DEVICE T min(T a, T b) {
-  if constexpr (is_float_like<T>::value) { auto x = wide(a), y = wide(b); return (x != x || y < x) ? b : a; }
-  else return b < a ? b : a;
+  if constexpr (is_float_like<T>::value) {
+    auto x = wide(a), y = wide(b);
+    return (x != x || y < x) ? b : a;
+  } else return b < a ? b : a;
 }
 
 // ---- reductions -----------------------------------------------------------------------------
@@ -686,7 +811,8 @@ template <class T> TL_DEVICE T min(T a, T b) {
 struct Sum {
   template <class T> TL_DEVICE static T apply(T a, T b) { return add(a, b); }
   template <class T> TL_DEVICE static T unit() {
-    if constexpr (is_float_like<T>::value) return narrow<T>(-0.0f); else return T(0);
+    if constexpr (is_float_like<T>::value) return narrow<T>(-0.0f);
+    else return T(0);
   }
 };
 struct Max {
@@ -803,7 +929,9 @@ struct Region {
   index off[4];
 };
 // 16 bytes, moved with one instruction by `ld128` / `st128`.
-struct alignas(16) vec16 { unsigned int x, y, z, w; };
+struct alignas(16) vec16 {
+  unsigned int x, y, z, w;
+};
 // One 128-bit load. On NVIDIA through CUDA's uint4, a vector type: NVVM keeps its accesses
 // whole, where it splits the struct's into 32- and 64-bit ones wherever it cannot prove the
 // alignment the callers have established (by a run-time test). Inline PTX would keep them whole
@@ -866,8 +994,9 @@ TL_DEVICE bool chunk_aligned(const G* p, const Region& r) {
 // chunk: ch04's backward pass executed 3.7x Triton's instructions with a 4-D test per chunk).
 template <int D0, int D1, int D2, int D3>
 TL_DEVICE bool tile_inside(const Region& r) {
-  return r.off[0] >= 0 && r.off[0] + D0 <= r.dims[0] && r.off[1] >= 0 && r.off[1] + D1 <= r.dims[1] &&
-         r.off[2] >= 0 && r.off[2] + D2 <= r.dims[2] && r.off[3] >= 0 && r.off[3] + D3 <= r.dims[3];
+  return r.off[0] >= 0 && r.off[0] + D0 <= r.dims[0] && r.off[1] >= 0 &&
+         r.off[1] + D1 <= r.dims[1] && r.off[2] >= 0 && r.off[2] + D2 <= r.dims[2] &&
+         r.off[3] >= 0 && r.off[3] + D3 <= r.dims[3];
 }
 // How many consecutive iterations of a loop, from the current one and at most `limit`, keep a
 // tile of extents D0..D3 wholly inside the tensor when its region's offset moves by S0..S3
@@ -972,7 +1101,8 @@ TL_DEVICE void vstore(T* p, const T* r) {
                 "vector of 1, 2, 4, 8 or a multiple of 16 bytes");
   if constexpr (B % 16 == 0) {
 #pragma unroll
-    for (int i = 0; i < B / 16; ++i) st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
+    for (int i = 0; i < B / 16; ++i)
+      st128<STREAM, SHARED>((vec16*)p + i, pack16(r + i * 16 / (int)sizeof(T)));
   } else if constexpr (B == 8) {
     uint64_t v;
     __builtin_memcpy(&v, r, 8);
@@ -1164,7 +1294,10 @@ TL_DEVICE bool row_inside(const Region& r, int row, index& grow) {
 // The 32-bit shared-memory address PTX's `.shared` operands take, of a generic pointer into it.
 TL_DEVICE uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 TL_DEVICE void cp_async16(void* smem, const void* gmem) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+               :
+               : "r"(smem_addr(smem)), "l"(gmem)
+               : "memory");
 }
 TL_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -1179,7 +1312,9 @@ TL_DEVICE void cp_async16(void* smem, const void* gmem) {
 }
 TL_DEVICE void cp_async_commit() { tl_host::detail::cp_async.commit(); }
 template <int N>
-TL_DEVICE void cp_async_wait() { tl_host::detail::cp_async.wait(N); }
+TL_DEVICE void cp_async_wait() {
+  tl_host::detail::cp_async.wait(N);
+}
 #endif
 
 // One 16-byte move of `copy_g2s`'s chunk `e` (row `e / VPR`, column `(e % VPR) * VEC` of the
@@ -1244,7 +1379,8 @@ TL_DEVICE void copy_g2s(const S* __restrict__ g, const Region& r, D* __restrict_
         for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; ++k) {
           const int e = k * THREADS + TL_TID;
           if (TOTAL % THREADS != 0 && e >= TOTAL) break;
-          g2s_move<S, D, T3, ROWS, VPR, VEC, SW, ASYNC, NC>(e, first + tile_row<T0, T1, T2>(r, e / VPR) + (e % VPR) * VEC, s);
+          g2s_move<S, D, T3, ROWS, VPR, VEC, SW, ASYNC, NC>(
+              e, first + tile_row<T0, T1, T2>(r, e / VPR) + (e % VPR) * VEC, s);
         }
         return;
       }
@@ -1414,14 +1550,21 @@ TL_DEVICE void atomic_add(int* p, int v) { atomicAdd(p, v); }
 TL_DEVICE void atomic_add(unsigned int* p, unsigned int v) { atomicAdd(p, v); }
 TL_DEVICE void atomic_add(half* p, half v) { atomicAdd(p, v); }
 TL_DEVICE void atomic_add(bfloat* p, bfloat v) { atomicAdd(p, v); }
-TL_DEVICE void atomic_add(long long* p, long long v) { atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+TL_DEVICE void atomic_add(long long* p, long long v) {
+  atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
 #else
-template <class T> TL_DEVICE void atomic_add(T* p, T v) { __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
+template <class T> TL_DEVICE void atomic_add(T* p, T v) {
+  __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
 #endif
 
 // Two 16-bit values as one 32-bit word, `lo` in the low half (a matrix-unit register).
 template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
-  union { T h[2]; uint32_t u; } p;
+  union {
+    T h[2];
+    uint32_t u;
+  } p;
   p.h[0] = lo;
   p.h[1] = hi;
   return p.u;
@@ -1436,16 +1579,20 @@ template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
 template <class T> struct mma_op;
 template <> struct mma_op<half> {
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
 template <> struct mma_op<bfloat> {
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
 
@@ -1589,7 +1736,8 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
     int row, col;
     mma_coord<M, N, WM, WN>(r, row, col);
     float d = acc[r];
-    for (int k = 0; k < K; ++k) d += to_float(a[sidx<SWA, K>(row, k)]) * to_float(b[sidx<SWB, N>(k, col)]);
+    for (int k = 0; k < K; ++k)
+      d += to_float(a[sidx<SWA, K>(row, k)]) * to_float(b[sidx<SWB, N>(k, col)]);
     acc[r] = d;
   }
 }
@@ -1676,50 +1824,204 @@ template <class T, int N> struct wgmma_op;
 // K-major, B MN-major (imm-trans-b 1).
 template <> struct wgmma_op<half, 64> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 template <> struct wgmma_op<bfloat, 64> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 template <> struct wgmma_op<half, 128> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 template <> struct wgmma_op<bfloat, 128> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 template <> struct wgmma_op<half, 256> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, "
+        "%72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, "
+        "%88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, "
+        "%104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, "
+        "%120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 template <> struct wgmma_op<bfloat, 256> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                 : "l"(a), "l"(b), "r"(1) : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, "
+        "%72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, "
+        "%88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, "
+        "%104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, "
+        "%120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a), "l"(b), "r"(1)
+        : "memory");
   }
 };
 TL_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -1730,7 +2032,9 @@ TL_DEVICE void wgmma_wait() {
 }
 // Shared memory written by ordinary stores (and cp.async) becomes visible to the tensor
 // cores' async proxy only after this fence in each writing thread, then a barrier.
-TL_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+TL_DEVICE void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 #endif
 
 // The barrier of kernels whose gemms run on wgmma: every thread's earlier shared-memory writes
@@ -1766,12 +2070,20 @@ struct alignas(64) TensorMap {
 // An mbarrier in shared memory, initialised by one thread with `count` expected arrivals; the
 // init is made visible to the copy engine by the fence, to the block by a barrier after it.
 TL_DEVICE void mbar_init(uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n"
+               :
+               : "r"(smem_addr(bar)), "r"(count)
+               : "memory");
 }
-TL_DEVICE void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+TL_DEVICE void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 // One arrival that also announces `bytes` the copy engine will deliver to this phase.
 TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+               :
+               : "r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
 }
 // One arrival (a consumer done with a stage).
 TL_DEVICE void mbar_arrive(uint64_t* bar) {
@@ -1795,10 +2107,15 @@ TL_DEVICE void setmaxnreg_inc() {
 TL_DEVICE void mbar_wait(uint64_t* bar, int parity) {
   uint32_t done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
   } while (!done);
 }
 // A box of the tensor `map` at coordinates `c` (innermost first, elements; outside the tensor
@@ -1808,17 +2125,33 @@ TL_DEVICE void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const in
   static_assert(RANK >= 2 && RANK <= 5, "tma_load: rank 2 to 5");
   const uint32_t d = smem_addr(dst), b = smem_addr(bar);
   if constexpr (RANK == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+        "{%3, %4}], [%2];\n"
+        :
+        : "r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1])
+        : "memory");
   } else if constexpr (RANK == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
-                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+        "{%3, %4, %5}], [%2];\n"
+        :
+        : "r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2])
+        : "memory");
   } else if constexpr (RANK == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
-                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+        "{%3, %4, %5, %6}], [%2];\n"
+        :
+        : "r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n"
-                 ::"r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+        "{%3, %4, %5, %6, %7}], [%2];\n"
+        :
+        : "r"(d), "l"(map), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 // ---- TMA stores: a tile leaves shared memory through the copy engine -------------------------------
@@ -1832,33 +2165,51 @@ TL_DEVICE void tma_store(const TensorMap* map, const void* src, const int* c) {
   const uint32_t s = smem_addr(src);
   if constexpr (RANK == 2) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
-                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+                 :
+                 : "l"(map), "r"(s), "r"(c[0]), "r"(c[1])
+                 : "memory");
   } else if constexpr (RANK == 3) {
     asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
-                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+                 :
+                 : "l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2])
+                 : "memory");
   } else if constexpr (RANK == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
-                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+        :
+        : "l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
-                 ::"l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+        :
+        : "l"(map), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 TL_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // At most N of this thread's bulk groups still read shared memory.
 template <int N>
-TL_DEVICE void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory"); }
+TL_DEVICE void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
 // At most N of this thread's bulk groups are not complete.
 template <int N>
-TL_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
+TL_DEVICE void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
 // The 128 threads of warpgroup g: named barrier 2 + g (1 is consumer_sync's).
-TL_DEVICE void warpgroup_sync(int g) { asm volatile("bar.sync %0, 128;\n" ::"r"(2 + g) : "memory"); }
+TL_DEVICE void warpgroup_sync(int g) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(2 + g) : "memory");
+}
 // stmatrix .x4: four 8 × 8 matrices of 16-bit values; lane l gives the shared address of row
 // l % 8 of matrix l / 8, and in v[i] the two values of row l / 4, columns 2·(l % 4) + {0, 1}
 // of matrix i (an mma accumulator's own layout).
 TL_DEVICE void stmatrix_x4(void* row, const uint32_t* v) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-               ::"r"(smem_addr(row)), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+               :
+               : "r"(smem_addr(row)), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+               : "memory");
 }
 // Issues the K / 16 instructions of acc += A·B as one wgmma group and returns at once: the
 // accumulator and the operand tiles belong to the tensor cores until a `wgmma_wait` says the
@@ -1871,7 +2222,8 @@ TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b
   const int g = TL_TID / 128;
   wgmma_fence();
 #pragma unroll
-  for (int k0 = 0; k0 < K; k0 += 16) wgmma_op<T, N>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N>(sb, k0));
+  for (int k0 = 0; k0 < K; k0 += 16)
+    wgmma_op<T, N>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N>(sb, k0));
   wgmma_commit();
 #else
   static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
@@ -1898,13 +2250,19 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
 TL_DEVICE void fence_proxy_async() {}
 TL_DEVICE void sync_async_proxy() { sync(); }
 template <int N>
-TL_DEVICE void consumer_sync() { tl_host::named_sync(1, N); }
+TL_DEVICE void consumer_sync() {
+  tl_host::named_sync(1, N);
+}
 template <int N>
-TL_DEVICE void consumer_sync_async_proxy() { consumer_sync<N>(); }
+TL_DEVICE void consumer_sync_async_proxy() {
+  consumer_sync<N>();
+}
 TL_DEVICE void wgmma_fence() {}
 TL_DEVICE void wgmma_commit() { tl_host::detail::wgmma.commit(); }
 template <int N>
-TL_DEVICE void wgmma_wait() { tl_host::detail::wgmma.wait(N); }
+TL_DEVICE void wgmma_wait() {
+  tl_host::detail::wgmma.wait(N);
+}
 // The operands one m64nNk16 instruction reads for this thread's share of D: A at its two
 // rows (16·warp + lane / 4 and 8 below), B at its columns (8j + 2·(lane % 4) + {0, 1}), as
 // the descriptors say, read from shared memory now.
@@ -1913,18 +2271,24 @@ struct WgmmaOperands {
   T a[2][16], b[16][N / 4];
   static WgmmaOperands read(uint64_t da, uint64_t db) {
     const tl_host::Desc a = tl_host::decode(da), b = tl_host::decode(db);
-    if (a.base || b.base) tl_host::detail::fail("wgmma: descriptors with a base offset are not modelled");
+    if (a.base || b.base)
+      tl_host::detail::fail("wgmma: descriptors with a base offset are not modelled");
     const int lane = TL_TID % 32, warp = TL_TID % 128 / 32;
     WgmmaOperands o;
     for (int h = 0; h < 2; ++h)
       for (int k = 0; k < 16; ++k)
-        __builtin_memcpy(&o.a[h][k], tl_smem + tl_host::a_addr(a, 16 * warp + lane / 4 + 8 * h, k), sizeof(T));
+        __builtin_memcpy(&o.a[h][k], tl_smem + tl_host::a_addr(a, 16 * warp + lane / 4 + 8 * h, k),
+                         sizeof(T));
     for (int k = 0; k < 16; ++k)
       for (int c = 0; c < N / 4; ++c)
-        __builtin_memcpy(&o.b[k][c], tl_smem + tl_host::b_addr(b, k, 8 * (c / 2) + 2 * (lane % 4) + c % 2), sizeof(T));
+        __builtin_memcpy(&o.b[k][c],
+                         tl_smem + tl_host::b_addr(b, k, 8 * (c / 2) + 2 * (lane % 4) + c % 2),
+                         sizeof(T));
     return o;
   }
-  bool operator==(const WgmmaOperands& o) const { return __builtin_memcmp(this, &o, sizeof(o)) == 0; }
+  bool operator==(const WgmmaOperands& o) const {
+    return __builtin_memcmp(this, &o, sizeof(o)) == 0;
+  }
 };
 // One m64nNk16 instruction of this thread's warpgroup, issued with operands `at_issue`:
 // the tensor cores may read them at any moment until the wait that covers the group, so
@@ -1933,11 +2297,13 @@ struct WgmmaOperands {
 template <class T, int N>
 TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db, const WgmmaOperands<T, N>& at_issue) {
   if (!(WgmmaOperands<T, N>::read(da, db) == at_issue))
-    tl_host::detail::fail("wgmma: an operand in shared memory changed between the issue and the wait");
+    tl_host::detail::fail(
+        "wgmma: an operand in shared memory changed between the issue and the wait");
   for (int j = 0; j < N / 8; ++j)
     for (int q = 0; q < 4; ++q) {
       float x = d[4 * j + q];
-      for (int k = 0; k < 16; ++k) x += to_float(at_issue.a[q / 2][k]) * to_float(at_issue.b[k][2 * j + q % 2]);
+      for (int k = 0; k < 16; ++k)
+        x += to_float(at_issue.a[q / 2][k]) * to_float(at_issue.b[k][2 * j + q % 2]);
       d[4 * j + q] = x;
     }
 }
@@ -1951,7 +2317,8 @@ TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b
   for (int k0 = 0; k0 < K; k0 += 16) {
     const uint64_t da = wg::desc_a<M, K>(sa, g, k0), db = wg::desc_b<K, N>(sb, k0);
     auto ops = std::make_shared<WgmmaOperands<T, N>>(WgmmaOperands<T, N>::read(da, db));
-    tl_host::detail::wgmma.open.push_back([acc, da, db, ops] { wgmma_run<T, N>(acc, da, db, *ops); });
+    tl_host::detail::wgmma.open.push_back(
+        [acc, da, db, ops] { wgmma_run<T, N>(acc, da, db, *ops); });
   }
   wgmma_commit();
 }
@@ -1963,7 +2330,9 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
 typedef tl_host::TensorMap TensorMap;
 TL_DEVICE void mbar_init(uint64_t* bar, int count) { tl_host::mbar::init(bar, count); }
 TL_DEVICE void mbar_fence_init() {}
-TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) { tl_host::mbar::update(bar, 1, bytes); }
+TL_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  tl_host::mbar::update(bar, 1, bytes);
+}
 TL_DEVICE void mbar_arrive(uint64_t* bar) { tl_host::mbar::update(bar, 1, 0); }
 TL_DEVICE void mbar_wait(uint64_t* bar, int parity) { tl_host::mbar::wait(bar, parity); }
 template <int N> TL_DEVICE void setmaxnreg_dec() {}
@@ -1978,9 +2347,13 @@ TL_DEVICE void tma_store(const TensorMap* map, const void* src, const int* c) {
 }
 TL_DEVICE void bulk_commit() { tl_host::detail::bulk.commit(); }
 template <int N>
-TL_DEVICE void bulk_wait_read() { tl_host::detail::bulk.wait(N); }
+TL_DEVICE void bulk_wait_read() {
+  tl_host::detail::bulk.wait(N);
+}
 template <int N>
-TL_DEVICE void bulk_wait() { tl_host::detail::bulk.wait(N); }
+TL_DEVICE void bulk_wait() {
+  tl_host::detail::bulk.wait(N);
+}
 TL_DEVICE void warpgroup_sync(int g) { tl_host::named_sync(2 + g, 128); }
 // stmatrix .x4 as the PTX ISA describes it: each lane's row address reaches the lanes that
 // hold that row (a shuffle per matrix), which store their two values there.
@@ -2026,7 +2399,8 @@ TL_DEVICE void tma_tile(T* dst, const TensorMap* map, uint64_t* bar, const index
 // as the previous tile may have stored an odd number); the caller waits for the last stores
 // (`bulk_wait<0>`, first thread of each warpgroup) before the block ends.
 template <class T, int N, int RANK>
-TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const TensorMap* map, const index* off) {
+TL_DEVICE void store_acc_tma(const float* acc, unsigned char* stage, const TensorMap* map,
+                             const index* off) {
   static_assert(N % 64 == 0 && sizeof(T) == 2, "store_acc_tma: 16-bit outputs, 64-column boxes");
   const int g = TL_TID / 128, lane = TL_TID % 32, w = TL_TID % 128 / 32;
   const bool first = TL_TID % 128 == 0;
@@ -2125,7 +2499,9 @@ TL_DEVICE void tma_box(T* dst, const TensorMap* map, uint64_t* bar, const index*
 #define TL_LAYOUT TL_DEVICE constexpr
 #endif
 namespace mx {
-struct rc { int row, col; };
+struct rc {
+  int row, col;
+};
 
 // An instruction: WAVE lanes; tile IM × IN × IK; AE operand elements and CE accumulator elements a
 // lane. a_row(lane) / b_col(lane): the row of A / column of B a lane's operand holds; ab_k(lane, e):
@@ -2149,7 +2525,9 @@ struct Mfma32 {
   TL_LAYOUT static int a_row(int lane) { return lane % 32; }
   TL_LAYOUT static int b_col(int lane) { return lane % 32; }
   TL_LAYOUT static int ab_k(int lane, int e) { return 4 * (lane / 32) + e; }
-  TL_LAYOUT static rc c(int lane, int q) { return rc{8 * (q / 4) + 4 * (lane / 32) + q % 4, lane % 32}; }
+  TL_LAYOUT static rc c(int lane, int q) {
+    return rc{8 * (q / 4) + 4 * (lane / 32) + q % 4, lane % 32};
+  }
 };
 struct Mfma16 {
   static constexpr int WAVE = 64, IM = 16, IN = 16, IK = 16, AE = 4, CE = 4;
@@ -2187,8 +2565,12 @@ struct tiling {
   }
 };
 template <int IM> struct mfma_of;
-template <> struct mfma_of<32> { typedef Mfma32 type; };
-template <> struct mfma_of<16> { typedef Mfma16 type; };
+template <> struct mfma_of<32> {
+  typedef Mfma32 type;
+};
+template <> struct mfma_of<16> {
+  typedef Mfma16 type;
+};
 }  // namespace mx
 // END matrix layouts
 
@@ -2200,11 +2582,17 @@ TL_DEVICE void mx_coord(int r, int& row, int& col) {
   col = p.col;
 }
 template <int M, int N, int WM, int WN>
-TL_DEVICE void wmma_coord(int r, int& row, int& col) { mx_coord<mx::Wmma11, M, N, WM, WN>(r, row, col); }
+TL_DEVICE void wmma_coord(int r, int& row, int& col) {
+  mx_coord<mx::Wmma11, M, N, WM, WN>(r, row, col);
+}
 template <int M, int N, int WM, int WN>
-TL_DEVICE void wmma12_coord(int r, int& row, int& col) { mx_coord<mx::Wmma12, M, N, WM, WN>(r, row, col); }
+TL_DEVICE void wmma12_coord(int r, int& row, int& col) {
+  mx_coord<mx::Wmma12, M, N, WM, WN>(r, row, col);
+}
 template <int M, int N, int WM, int WN, int IM>
-TL_DEVICE void mfma_coord(int r, int& row, int& col) { mx_coord<typename mx::mfma_of<IM>::type, M, N, WM, WN>(r, row, col); }
+TL_DEVICE void mfma_coord(int r, int& row, int& col) {
+  mx_coord<typename mx::mfma_of<IM>::type, M, N, WM, WN>(r, row, col);
+}
 
 #if defined(TL_AMD)
 namespace mx {
@@ -2225,36 +2613,60 @@ TL_DEVICE short raw16(bfloat x) { return __builtin_bit_cast(short, x); }
 // builtin exists only on its architectures; a body is compiled only where it is used.
 template <class I, class T> struct op;
 template <> struct op<Wmma11, half> {
-  typedef h16 frag; typedef f8 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, c); }
+  typedef h16 frag;
+  typedef f8 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, c);
+  }
 };
 template <> struct op<Wmma11, bfloat> {
-  typedef s16 frag; typedef f8 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, c); }
+  typedef s16 frag;
+  typedef f8 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, c);
+  }
 };
 template <> struct op<Wmma12, half> {
-  typedef h8 frag; typedef f8 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a, b, c); }
+  typedef h8 frag;
+  typedef f8 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a, b, c);
+  }
 };
 template <> struct op<Wmma12, bfloat> {
-  typedef s8 frag; typedef f8 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(a, b, c); }
+  typedef s8 frag;
+  typedef f8 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(a, b, c);
+  }
 };
 template <> struct op<Mfma32, half> {
-  typedef h4 frag; typedef f16 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_mfma_f32_32x32x8f16(a, b, c, 0, 0, 0); }
+  typedef h4 frag;
+  typedef f16 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_mfma_f32_32x32x8f16(a, b, c, 0, 0, 0);
+  }
 };
 template <> struct op<Mfma32, bfloat> {
-  typedef s4 frag; typedef f16 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0); }
+  typedef s4 frag;
+  typedef f16 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
+  }
 };
 template <> struct op<Mfma16, half> {
-  typedef h4 frag; typedef f4 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0); }
+  typedef h4 frag;
+  typedef f4 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
+  }
 };
 template <> struct op<Mfma16, bfloat> {
-  typedef s4 frag; typedef f4 acc;
-  TL_DEVICE static acc run(frag a, frag b, acc c) { return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0); }
+  typedef s4 frag;
+  typedef f4 acc;
+  TL_DEVICE static acc run(frag a, frag b, acc c) {
+    return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+  }
 };
 
 // acc (registers, in tiling<I, M, N, WM, WN>'s layout) += A (M×K, shared) · B (K×N, shared).
@@ -2322,7 +2734,8 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
           float d = acc[(mt * L::NT + nt) * I::CE + q];
           for (int k = 0; k < I::IK; ++k) {
             const int x = p.row * I::IK + k, y = k * I::IN + p.col;
-            d += to_float(a[L::a_index(base + al[x], K, mt, k0, ae[x])]) * to_float(b[L::b_index(base + bl[y], nt, k0, be[y])]);
+            d += to_float(a[L::a_index(base + al[x], K, mt, k0, ae[x])]) *
+                 to_float(b[L::b_index(base + bl[y], nt, k0, be[y])]);
           }
           acc[(mt * L::NT + nt) * I::CE + q] = d;
         }
@@ -2333,12 +2746,18 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
 #if defined(TL_AMD) || defined(TL_HOST)
 // RDNA3 WMMA (gfx11, wave32).
 template <class T, int M, int N, int K, int WM, int WN>
-TL_DEVICE void gemm_wmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) { mx::gemm<mx::Wmma11, T, M, N, K, WM, WN>(a, b, acc); }
+TL_DEVICE void gemm_wmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  mx::gemm<mx::Wmma11, T, M, N, K, WM, WN>(a, b, acc);
+}
 // RDNA4 WMMA (gfx12, wave32).
 template <class T, int M, int N, int K, int WM, int WN>
-TL_DEVICE void gemm_wmma12(const T* __restrict__ a, const T* __restrict__ b, float* acc) { mx::gemm<mx::Wmma12, T, M, N, K, WM, WN>(a, b, acc); }
+TL_DEVICE void gemm_wmma12(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  mx::gemm<mx::Wmma12, T, M, N, K, WM, WN>(a, b, acc);
+}
 // CDNA MFMA (gfx90a, gfx942, wave64): IM = 32 for 32x32x8 tiles, 16 for 16x16x16.
 template <class T, int M, int N, int K, int WM, int WN, int IM>
-TL_DEVICE void gemm_mfma(const T* __restrict__ a, const T* __restrict__ b, float* acc) { mx::gemm<typename mx::mfma_of<IM>::type, T, M, N, K, WM, WN>(a, b, acc); }
+TL_DEVICE void gemm_mfma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  mx::gemm<typename mx::mfma_of<IM>::type, T, M, N, K, WM, WN>(a, b, acc);
+}
 #endif
 }  // namespace tl
