@@ -45,7 +45,6 @@ mod occupancy;
 mod pipeline;
 mod plan;
 mod print;
-mod print_vector;
 mod reuse;
 mod rows;
 mod served;

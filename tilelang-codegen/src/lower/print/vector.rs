@@ -1,12 +1,12 @@
-//! The printer for chunk-wise `parallel` loops ([`super::vectorize`]): per chunk, the lanes'
+//! The printer for chunk-wise `parallel` loops ([`crate::lower::vectorize`]): per chunk, the lanes'
 //! uniformity check, the body over lane arrays with grouped accesses as single vectors, and
 //! the lane-by-lane fallback.
 
-use super::names::*;
-use super::plan::*;
-use super::print::{chunk_coords, Emitter, Lanes};
-use super::vectorize::access_key;
+use super::emitter::*;
 use crate::ir::*;
+use crate::lower::names::*;
+use crate::lower::plan::*;
+use crate::lower::vectorize::access_key;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

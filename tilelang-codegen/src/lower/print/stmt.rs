@@ -1,0 +1,471 @@
+//! Statements: block-level statements (tile operations, loops, barriers) and the statements
+//! of one thread inside a `parallel` loop, and where an element access reads or writes.
+
+use super::emitter::*;
+use crate::ir::visit::*;
+use crate::ir::*;
+use crate::lower::names::*;
+use crate::lower::plan::*;
+use crate::lower::rows;
+use crate::lower::util::*;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+impl Emitter<'_> {
+    /// A block barrier: tl.h's, or with the async-proxy fence first where wgmma reads shared
+    /// memory ([`Plan::async_proxy`]); among the consumers only in their code of a
+    /// warp-specialised entry.
+    pub(super) fn barrier(&self) -> String {
+        match (self.consumers, self.p.async_proxy) {
+            (Some(n), true) => format!("tl::consumer_sync_async_proxy<{n}>()"),
+            (Some(n), false) => format!("tl::consumer_sync<{n}>()"),
+            (None, true) => "tl::sync_async_proxy()".into(),
+            (None, false) => "tl::sync()".into(),
+        }
+    }
+
+    /// A block-level statement sequence, with the barriers [`super::sync`] placed.
+    pub(super) fn block(&mut self, stmts: &[Stmt], depth: usize) -> String {
+        let mut out = String::new();
+        let ind = "  ".repeat(depth);
+        for s in stmts {
+            if self.p.barriers.contains(&stmt_key(s)) {
+                let _ = writeln!(out, "{ind}{};", self.barrier());
+            }
+            out.push_str(&self.line(s));
+            let carried = self.p.deferred.get(&stmt_key(s));
+            if let Some(d) = carried {
+                out.push_str(&self.carry_open(s, d, depth));
+            }
+            if let StmtKind::For {
+                kind: LoopKind::Pipelined { extent, .. },
+                vars,
+                body,
+            } = &s.kind
+            {
+                if let Some(&Staging {
+                    loads: nloads,
+                    stages,
+                }) = self.p.staged.get(&stmt_key(s))
+                {
+                    let text = match self.p.tma.loops.get(&stmt_key(s)) {
+                        Some(t) if self.tma => {
+                            self.tma_loop(vars[0], extent, stages, body, nloads, t, depth)
+                        }
+                        _ => self.pipelined_loop(vars[0], extent, stages, body, nloads, depth),
+                    };
+                    out.push_str(&text);
+                    if let Some(d) = carried {
+                        out.push_str(&self.carry_close(s, d, depth));
+                    }
+                    continue;
+                }
+            }
+            match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
+                    vars,
+                    body,
+                } => {
+                    let (start, end) = match &s.kind {
+                        StmtKind::For {
+                            kind: LoopKind::Serial { start, end },
+                            ..
+                        } => (self.expr(start), self.expr(end)),
+                        StmtKind::For {
+                            kind: LoopKind::Pipelined { extent, .. },
+                            ..
+                        } => ("((tl::index)0)".to_string(), self.expr(extent)),
+                        _ => unreachable!(),
+                    };
+                    let v = self.var(vars[0]);
+                    match self.p.splits.get(&stmt_key(s)) {
+                        Some(split) => {
+                            out.push_str(&self.split_loop(split, &v, &start, &end, body, depth))
+                        }
+                        None => {
+                            let text = self.block(body, depth + 1);
+                            let _ = writeln!(
+                                out,
+                                "{ind}for (tl::index {v} = {start}; {v} < {end}; ++{v}) {{\n{text}{ind}}}"
+                            );
+                        }
+                    }
+                }
+                StmtKind::If { cond, then, els } => {
+                    let c = self.expr(cond);
+                    let t = self.block(then, depth + 1);
+                    let e = self.block(els, depth + 1);
+                    if els.is_empty() {
+                        let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}}");
+                    } else {
+                        let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}");
+                    }
+                }
+                _ => out.push_str(&self.block_stmt(s, depth)),
+            }
+            if let Some(d) = carried {
+                out.push_str(&self.carry_close(s, d, depth));
+            }
+        }
+        out
+    }
+
+    /// A block-level statement other than serial loops and `if`.
+    pub(super) fn block_stmt(&mut self, s: &Stmt, depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        let t = self.threads;
+        if !self.finishing && self.p.is_deferred_combine(s) {
+            // A deferred reduction's combine runs once, after its loop (`carry_close`).
+            return String::new();
+        }
+        match &s.kind {
+            StmtKind::Let { .. } | StmtKind::Assign { .. } => self.thread_stmt(s, depth),
+            StmtKind::Store { .. } | StmtKind::AtomicAdd { .. } => {
+                // One thread performs a block-level store.
+                format!(
+                    "{ind}if (TL_TID == 0) {{\n{}{ind}}}\n",
+                    self.thread_stmt(s, depth + 1)
+                )
+            }
+            StmtKind::Alloc(b) => {
+                let buf = &self.k.buffers[*b];
+                let (ty, name) = (ctype(buf.dtype), self.buf(*b));
+                match self.storage[*b] {
+                    Storage::Shared { offset } => {
+                        format!("{ind}{ty}* {name} = ({ty}*)(tl_smem + {offset});\n")
+                    }
+                    Storage::Reg { nreg, .. } => format!("{ind}{ty} {name}[{nreg}];\n"),
+                    Storage::Local => {
+                        format!("{ind}{ty} {name}[{}];\n", buf_len(self.k, *b, self.vals))
+                    }
+                }
+            }
+            StmtKind::For {
+                kind: LoopKind::Parallel { extents },
+                vars,
+                body,
+            } => {
+                let ext = extents_of(extents, self.vals);
+                let plan = &self.p.loops[&stmt_key(s)];
+                let wave = self.target.wave as usize;
+                self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
+                let mut declared = BTreeSet::new();
+                walk(body, &mut |st| match &st.kind {
+                    StmtKind::Let { var, .. } => {
+                        declared.insert(*var);
+                    }
+                    StmtKind::For { vars, .. } => declared.extend(vars.iter().copied()),
+                    _ => {}
+                });
+                self.coords = Some((vars.clone(), declared));
+                if let Some(v) = &plan.vector {
+                    let out = self.vector_loop(v, vars, body, &ext, depth);
+                    (self.bcast, self.coords) = (None, None);
+                    return out;
+                }
+                self.lead = lead(plan.layout);
+                let (head, coords) = self.mapping(plan.layout, &ext);
+                let mut inner = String::new();
+                for (d, v) in vars.iter().enumerate() {
+                    let _ = writeln!(
+                        inner,
+                        "{ind}    const tl::index {} = {};",
+                        self.var(*v),
+                        coords[d]
+                    );
+                }
+                for st in body {
+                    inner.push_str(&self.line(st));
+                    inner.push_str(&self.thread_stmt(st, depth + 2));
+                }
+                (self.lead, self.bcast, self.coords) = (None, None, None);
+                format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
+            }
+            StmtKind::Copy { src, dst } => {
+                let p = self.p;
+                if let Some(store) = p.tma.stores.get(&stmt_key(s)).filter(|_| self.tma) {
+                    return self.tma_store(store, src, dst, depth);
+                }
+                self.hint = p.reuse.get(&stmt_key(s)).copied();
+                self.inside = self.interior.contains(&stmt_key(s));
+                let out = self.copy(src, dst, depth);
+                self.inside = false;
+                self.hint = None;
+                out
+            }
+            StmtKind::Fill { buf, value } => {
+                let v = self.expr(value);
+                let (ty, name) = (ctype(self.k.buffers[*buf].dtype), self.buf(*buf));
+                match self.storage[*buf] {
+                    Storage::Shared { .. } => format!(
+                        "{ind}tl::fill_shared<{ty}, {}, {t}>({name}, {v});\n",
+                        buf_len(self.k, *buf, self.vals)
+                    ),
+                    Storage::Reg { nreg, .. } => {
+                        format!("{ind}for (int __r = 0; __r < {nreg}; ++__r) {name}[__r] = {v};\n")
+                    }
+                    Storage::Local => format!(
+                        "{ind}for (int __r = 0; __r < {}; ++__r) {name}[__r] = {v};\n",
+                        buf_len(self.k, *buf, self.vals)
+                    ),
+                }
+            }
+            StmtKind::Gemm { a, b, c } => {
+                let (sa, sb) = (
+                    buf_shape(self.k, *a, self.vals),
+                    buf_shape(self.k, *b, self.vals),
+                );
+                let (m, kk, n) = (sa[0], sa[1], sb[1]);
+                let (ta, tc) = (
+                    ctype(self.k.buffers[*a].dtype),
+                    ctype(self.k.buffers[*c].dtype),
+                );
+                let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
+                match self.storage[*c] {
+                    Storage::Reg { layout: Layout::Matrix { inst: Inst::MmaSync, wm, wn, .. }, .. }
+                        if self.swizzled[*a] != 0 || self.swizzled[*b] != 0 =>
+                    {
+                        format!(
+                            "{ind}tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});\n",
+                            self.swizzled[*a] != 0, self.swizzled[*b] != 0
+                        )
+                    }
+                    Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => {
+                        // Issued only, in the warp-specialised loop that keeps it in flight.
+                        let issue_only = self.tma
+                            && self.p.tma.specialized.as_ref().and_then(|w| w.in_flight)
+                                == Some(stmt_key(s));
+                        format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn, issue_only))
+                    }
+                    Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
+                    _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
+                }
+            }
+            StmtKind::Reduce { op, src, dst, .. } if self.p.reduces.contains_key(&stmt_key(s)) => {
+                self.reduce_rows_call(*op, *src, *dst, stmt_key(s), false, depth)
+            }
+            StmtKind::Reduce { op, src, dst, dim } => {
+                let shape = buf_shape(self.k, *src, self.vals);
+                let outer: usize = shape[..*dim].iter().product();
+                let len = shape[*dim];
+                let inner: usize = shape[dim + 1..].iter().product();
+                let outs = outer * inner;
+                // Lanes per output: a power of two within one full wave that divides the block.
+                let wave = self.target.wave as usize;
+                let mut g = 1;
+                while t % wave == 0
+                    && g * 2 <= wave
+                    && g * 2 * outs <= t
+                    && g < len
+                    && t % (g * 2) == 0
+                {
+                    g *= 2;
+                }
+                let opn = reduce_op(*op);
+                let ty = ctype(self.k.buffers[*src].dtype);
+                format!(
+                    "{ind}tl::reduce<{opn}, {ty}, {outer}, {len}, {inner}, {t}, {g}>({}, {});\n",
+                    self.buf(*src),
+                    self.buf(*dst)
+                )
+            }
+            StmtKind::For { .. } | StmtKind::If { .. } => unreachable!("handled by block()"),
+        }
+    }
+
+    /// `tl::reduce_rows` of a reduction planned in registers: of its source, or with `carried`
+    /// of the thread's running values of a deferred reduction (one per row).
+    pub(super) fn reduce_rows_call(
+        &self,
+        op: ReduceOp,
+        src: BufId,
+        dst: BufId,
+        key: usize,
+        carried: bool,
+        depth: usize,
+    ) -> String {
+        let ind = "  ".repeat(depth);
+        let r = self.p.reduces[&key];
+        let ty = ctype(self.k.buffers[src].dtype);
+        let scratch = match r.scratch {
+            Some(off) => format!("({ty}*)(tl_smem + {off})"),
+            None => "nullptr".into(),
+        };
+        let (opn, t, wave) = (reduce_op(op), self.threads, self.target.wave);
+        let (dname, carry, w) = (self.buf(dst), self.carry(dst), r.width);
+        if carried {
+            let n = r.nreg;
+            return format!("{ind}tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({carry}, {dname}, {scratch});\n");
+        }
+        let call = |src: &str| {
+            match self.p.deferral_of_reduce(key) {
+            Some(_) => format!(
+                "tl::fold_rows<{opn}, {ty}, {}, {}>({src}, {carry});",
+                r.nreg, r.per
+            ),
+            None => format!(
+                "tl::reduce_rows<{opn}, {ty}, {}, {}, {w}, {wave}, {t}>({src}, {dname}, {scratch});",
+                r.nreg, r.per
+            ),
+        }
+        };
+        match r.gather {
+            None => format!("{ind}{}\n", call(&self.buf(src))),
+            Some(l) => {
+                // This thread's elements of the shared tile, in the order the rows need.
+                let (head, _) = self.mapping(l, &buf_shape(self.k, src, self.vals));
+                let head = head.replace('\n', &format!("\n{ind}"));
+                format!(
+                    "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
+                    r.nreg * r.per,
+                    self.buf(src),
+                    call("__red")
+                )
+            }
+        }
+    }
+
+    /// A per-thread statement (inside a parallel loop, or block-level scalar code).
+    pub(super) fn thread_stmt(&mut self, s: &Stmt, depth: usize) -> String {
+        let ind = "  ".repeat(depth);
+        match &s.kind {
+            StmtKind::Let { var, init } => format!(
+                "{ind}{} {} = {};\n",
+                ctype(self.k.vars[*var].ty),
+                self.var(*var),
+                self.expr(init)
+            ),
+            StmtKind::Assign { var, value } => {
+                format!("{ind}{} = {};\n", self.var(*var), self.expr(value))
+            }
+            StmtKind::Store { access, value } => self.by_lead(
+                access,
+                format!("{} = {};", self.place(access), self.expr(value)),
+                &ind,
+            ),
+            StmtKind::AtomicAdd { access, value } => self.by_lead(
+                access,
+                format!(
+                    "tl::atomic_add(&{}, {});",
+                    self.place(access),
+                    self.expr(value)
+                ),
+                &ind,
+            ),
+            StmtKind::Alloc(_) => self.block_stmt(s, depth),
+            StmtKind::If { cond, then, els } => {
+                let c = self.expr(cond);
+                let t: String = then
+                    .iter()
+                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
+                    .collect();
+                if els.is_empty() {
+                    format!("{ind}if ({c}) {{\n{t}{ind}}}\n")
+                } else {
+                    let e: String = els
+                        .iter()
+                        .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
+                        .collect();
+                    format!("{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}\n")
+                }
+            }
+            StmtKind::For {
+                kind: LoopKind::Serial { start, end },
+                vars,
+                body,
+            } => {
+                let (v, a, b) = (self.var(vars[0]), self.expr(start), self.expr(end));
+                let inner: String = body
+                    .iter()
+                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
+                    .collect();
+                format!("{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{inner}{ind}}}\n")
+            }
+            // Validation keeps tile operations, parallel and pipelined loops out of parallel bodies.
+            _ => unreachable!("check::unsupported rejects tile operations in parallel loops"),
+        }
+    }
+
+    /// A store, by one thread per group inside a loop over row fragments when it leaves the
+    /// registers.
+    pub(super) fn by_lead(&self, a: &Access, stmt: String, ind: &str) -> String {
+        let in_regs = matches!(a.target, Target::Buffer(b) if !matches!(self.storage[b], Storage::Shared { .. }));
+        match &self.lead {
+            Some(c) if !in_regs => format!("{ind}if ({c}) {stmt}\n"),
+            _ => format!("{ind}{stmt}\n"),
+        }
+    }
+
+    pub(super) fn place(&self, a: &Access) -> String {
+        match a.target {
+            Target::Tensor(p) => {
+                let dims = self.tensor_dims(p);
+                format!(
+                    "{}[{}]",
+                    self.tensor(p),
+                    linear(
+                        &a.index.iter().map(|i| self.expr(i)).collect::<Vec<_>>(),
+                        &dims
+                    )
+                )
+            }
+            Target::Buffer(b) => match self.storage[b] {
+                Storage::Reg {
+                    layout: Layout::Rows { .. },
+                    ..
+                } if self.bcast.is_some_and(|(rank, _)| a.index.len() < rank) => {
+                    let (_, div) = self.bcast.expect("checked");
+                    format!("{}[__r / {div}]", self.buf(b))
+                }
+                // Only read as a column broadcast (`cols`): tile register `__r`'s column.
+                Storage::Reg {
+                    layout: Layout::Cols { .. },
+                    nreg,
+                } => format!("{}[__r % {nreg}]", self.buf(b)),
+                Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
+                Storage::Shared { .. } if self.swizzled[b] != 0 => {
+                    let shape = buf_shape(self.k, b, self.vals);
+                    let (rows, cols) = (shape[0], shape[1]);
+                    let sw = match self.swizzled[b] {
+                        ATOMS => format!("tl::ATOMS, {cols}, {rows}"),
+                        div => format!("{div}, {cols}"),
+                    };
+                    format!(
+                        "{}[tl::sidx<{sw}>((int)({}), (int)({}))]",
+                        self.buf(b),
+                        self.expr(&a.index[0]),
+                        self.expr(&a.index[1])
+                    )
+                }
+                _ => {
+                    let dims: Vec<String> = buf_shape(self.k, b, self.vals)
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect();
+                    format!(
+                        "{}[{}]",
+                        self.buf(b),
+                        linear(
+                            &a.index.iter().map(|i| self.expr(i)).collect::<Vec<_>>(),
+                            &dims
+                        )
+                    )
+                }
+            },
+        }
+    }
+
+    pub(super) fn tensor_dims(&self, p: ParamId) -> Vec<String> {
+        match &self.k.params[p].kind {
+            ParamKind::Tensor { dims, .. } => dims
+                .iter()
+                .map(|d| match d {
+                    DimRef::Sym(i) => self.sym(*i),
+                    DimRef::Const(c) => format!("((tl::index){})", self.vals[*c]),
+                })
+                .collect(),
+            ParamKind::Scalar { .. } => Vec::new(),
+        }
+    }
+}
