@@ -11,7 +11,7 @@
 //! every relative link of the output is checked.
 
 use crate::report::{fmt_rate, merge, ms, parse, speedup, with_config, Doc, Row};
-use crate::root;
+use crate::workspace::root;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -28,9 +28,11 @@
 mod book;
 mod report;
 mod tools;
+mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use workspace::root;
 
 const USAGE: &str = "usage: cargo xtask test [CARGO TEST ARGS..]\n       cargo xtask gpu-bundle [DIR]\n       cargo xtask book\n       cargo xtask report <ours.json> <peers.json> [more-peers.json ..] [--out docs/perf]";
 
@@ -66,13 +68,6 @@ fn test(args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("{c:?} failed ({status})"))
     }
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }
 
 /// Cargo for the bundle's builds: `TILELANG_TARGETS` as set, else the H200's two targets,
