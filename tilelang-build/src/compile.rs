@@ -59,7 +59,9 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let include = dir.join("include");
     std::fs::create_dir_all(&include)
         .map_err(|e| format!("error: cannot create {}: {e}", include.display()))?;
-    write_if_changed(&include.join("tl.h"), lower::HEADER)?;
+    for (name, text) in lower::HEADERS {
+        write_if_changed(&include.join(name), text)?;
+    }
     // Emitting is cheap and works on the IR (which holds spans, not thread-safe): do it here.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
@@ -280,12 +282,17 @@ fn build_object(
     let obj = dir.join(object_name(&hip.entry, arch));
     let log = dir.join(format!("{}.{arch}.log", hip.entry));
     let stamp = dir.join(format!("{}.{arch}.hash", hip.entry));
+    // Every header, by name and text: the source includes them all, through tl.h.
+    let headers: Vec<&str> = lower::HEADERS
+        .iter()
+        .flat_map(|(name, text)| [*name, *text])
+        .collect();
     let hash = format!(
         "{:016x}",
         fnv(format!(
             "{}\0{}\0{}\0{:?}",
             source,
-            lower::HEADER,
+            headers.join("\0"),
             tool_id,
             job.target
         )

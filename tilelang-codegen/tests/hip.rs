@@ -399,12 +399,15 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
     assert!(report.contains(", 0 failures"), "{report}");
 }
 
-/// Compiles a C++17 program with the host compiler, runs it, asserts that it exits with 0 and
-/// returns what it printed.
-/// The text of tl.h between `// BEGIN <name>` and `// END <name>`: the sections written to
-/// compile on the host too, which these tests run there.
+/// The text between `// BEGIN <name>` and `// END <name>` in whichever of tl.h's headers marks
+/// it: the sections written to compile on the host too, which these tests run there.
 fn tl_section(name: &str) -> &'static str {
-    section_of(tilelang_codegen::lower::HEADER, name)
+    let begin = format!("// BEGIN {name}\n");
+    let (_, header) = tilelang_codegen::lower::HEADERS
+        .iter()
+        .find(|(_, text)| text.contains(&begin))
+        .unwrap_or_else(|| panic!("no header of tl.h marks a section `{name}`"));
+    section_of(header, name)
 }
 
 /// The same for `tl_host.h`, the host emulation's platform layer.
@@ -421,6 +424,8 @@ fn section_of(header: &'static str, name: &str) -> &'static str {
     &header[start..header.find(&end).expect("the section ends")]
 }
 
+/// Compiles a C++17 program with the host compiler, runs it, asserts that it exits with 0 and
+/// returns what it printed.
 fn run_host_program(name: &str, text: &str) -> String {
     let cxx = host_cxx().expect("this test needs a host C++ compiler ($CXX, c++, g++ or clang++)");
     let dir = scratch_dir(name);

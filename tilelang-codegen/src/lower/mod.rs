@@ -65,8 +65,20 @@ pub use names::{c_name, ctype, entry_name};
 pub use plan::TmaMap;
 pub(crate) use plan::*;
 
-/// The header every generated source includes.
-pub const HEADER: &str = include_str!("../../include/tl.h");
+/// The tile library's headers, as (file name, text): every generated source includes `tl.h`,
+/// which includes the others (`tl_host.h`, the host emulation's platform layer, is not among
+/// them: device builds never include it). The build writes them all beside the sources.
+pub const HEADERS: &[(&str, &str)] = &[
+    ("tl.h", include_str!("../../include/tl.h")),
+    ("tl_platform.h", include_str!("../../include/tl_platform.h")),
+    ("tl_libm.h", include_str!("../../include/tl_libm.h")),
+    ("tl_scalar.h", include_str!("../../include/tl_scalar.h")),
+    ("tl_reduce.h", include_str!("../../include/tl_reduce.h")),
+    ("tl_copy.h", include_str!("../../include/tl_copy.h")),
+    ("tl_mma.h", include_str!("../../include/tl_mma.h")),
+    ("tl_hopper.h", include_str!("../../include/tl_hopper.h")),
+    ("tl_amd_mma.h", include_str!("../../include/tl_amd_mma.h")),
+];
 
 /// One compiled unit: a `__global__` function and what the launcher needs to call it.
 #[derive(Debug, Clone, PartialEq)]

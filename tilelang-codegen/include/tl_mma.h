@@ -1,0 +1,240 @@
+// tl_mma.h: matrix products on every target's FMA units and on NVIDIA's tensor cores through
+// mma.sync and ldmatrix (sm_80 on; emulated on the host), and the order in which persistent
+// blocks walk a grid's tiles.
+#pragma once
+
+#include "tl_copy.h"
+
+namespace tl {
+// ---- matrix products ----------------------------------------------------------------------------
+// FMA path: acc (M×N, owned by threads in the strided layout: element L = reg·THREADS + tid)
+// += A (M×K, shared) · B (K×N, shared), in increasing k, products rounded to the acc type.
+template <class A, class C, int M, int N, int K, int THREADS, int NREG>
+TL_DEVICE void gemm_fma(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
+#pragma unroll
+  for (int r = 0; r < NREG; ++r) {
+    const int L = r * THREADS + TL_TID;
+    if (L < M * N) {
+      const int i = L / N, j = L % N;
+      C x = acc[r];
+      for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+      acc[r] = x;
+    }
+  }
+}
+
+// FMA path with the accumulator in shared memory (when it is also read in other layouts).
+template <class A, class C, int M, int N, int K, int THREADS>
+TL_DEVICE void gemm_fma_shared(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
+  for (int e = TL_TID; e < M * N; e += THREADS) {
+    const int i = e / N, j = e % N;
+    C x = acc[e];
+    for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+    acc[e] = x;
+  }
+}
+
+// Two 16-bit values as one 32-bit word, `lo` in the low half (a matrix-unit register).
+template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
+  union {
+    T h[2];
+    uint32_t u;
+  } p;
+  p.h[0] = lo;
+  p.h[1] = hi;
+  return p.u;
+}
+
+#if defined(TL_NVIDIA)
+// Tensor cores: mma.sync.m16n8k16, f16/bf16 inputs, f32 accumulators. The block's warps form a
+// WM × WN grid; warp (wm, wn) owns rows [wm·M/WM, +M/WM) and columns [wn·N/WN, +N/WN) of the
+// tile, as MT × NT mma tiles of 16×8. Register r of a thread holds accumulator element
+// (mt, nt, q) with r = (mt·NT + nt)·4 + q, at row 16·mt + g + 8·(q / 2) and column
+// 8·nt + 2·t + q % 2 of the warp's tile (g = lane / 4, t = lane % 4), as in the PTX ISA.
+template <class T> struct mma_op;
+template <> struct mma_op<half> {
+  TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <> struct mma_op<bfloat> {
+  TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+// ldmatrix: 8×8 matrices of 16-bit values from shared memory, one 32-bit register per matrix
+// per lane. Lane l supplies the address of row l % 8 of matrix l / 8 (16 contiguous bytes,
+// 16-byte aligned); lane (g = l / 4, t = l % 4) receives row g, columns 2t and 2t + 1 of each
+// matrix, or with `.trans` row 2t and 2t + 1 of column g (PTX ISA, "ldmatrix").
+TL_DEVICE void ldmatrix_x4(uint32_t* r, const void* p) {
+  const uint32_t s = smem_addr(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+TL_DEVICE void ldmatrix_x4_trans(uint32_t* r, const void* p) {
+  const uint32_t s = smem_addr(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+// Two matrices: lanes 0-15 supply the addresses (the others' are ignored but must be valid).
+TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
+  const uint32_t s = smem_addr(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(s));
+}
+
+// One k-step of 16 of gemm_mma with operands fetched by ldmatrix: A's m16k16 fragment is the
+// four 8×8 matrices (rows 0-7 | 8-15) × (k 0-7 | 8-15) of the tile, in the order of the mma
+// operand registers; B's k16n8 fragment is (k 0-7 | 8-15) of 8 columns, transposed, so that a
+// lane holds the k-pairs of its column. Needs K and N multiples of 8 (16-byte rows).
+template <class T, int M, int N, int K, int WM, int WN, bool SWA, bool SWB>
+TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int mi = lane % 8, mj = lane / 8;  // the row this lane addresses, of matrix mj
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t af[MT][4];
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      // matrix mj: rows + 8·(mj % 2), k + 8·(mj / 2)
+      const int row = wm * TM + mt * 16 + mi + 8 * (mj % 2);
+      ldmatrix_x4(af[mt], a + sidx<SWA, K>(row, k0 + 8 * (mj / 2)));
+    }
+#pragma unroll
+    for (int nt = 0; nt + 1 < NT; nt += 2) {
+      // matrix mj: k + 8·(mj % 2), columns of tile nt + mj / 2
+      uint32_t r[4];
+      const int k = k0 + mi + 8 * (mj % 2);
+      ldmatrix_x4_trans(r, b + sidx<SWB, N>(k, wn * TN + (nt + mj / 2) * 8));
+      bf[nt][0] = r[0];
+      bf[nt][1] = r[1];
+      bf[nt + 1][0] = r[2];
+      bf[nt + 1][1] = r[3];
+    }
+    if constexpr (NT % 2 == 1) {
+      const int k = k0 + mi + 8 * (mj % 2);
+      ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(k, wn * TN + (NT - 1) * 8));
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_op<T>::run(acc + (mt * NT + nt) * 4, af[mt], bf[nt]);
+  }
+}
+
+// acc (the mma layout above) += A (M×K, row-major) · B (K×N, row-major), both in shared memory
+// as the block tiles; the block is WM·WN warps. Operands are fetched with ldmatrix when the rows
+// allow it (16-byte rows, 16-byte aligned shared memory: a check uniform over the block), else
+// element by element. SWA / SWB: the operand is a swizzled tile (see `swz`).
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
+TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
+  if constexpr ((SWA || SWB) && K % 8 == 0 && N % 8 == 0) {
+    // The emitter swizzles only shared tiles at 16-byte aligned offsets, and gemm operands are
+    // always shared: no check needed.
+    gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+    return;
+  } else if constexpr (K % 8 == 0 && N % 8 == 0 && sizeof(T) == 2) {
+    const bool ok = __isShared(a) && __isShared(b) &&
+                    ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
+    if (ok) {
+      gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+      return;
+    }
+  }
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int g = lane / 4, t = lane % 4;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t af[MT][4];
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const int r0 = wm * TM + mt * 16 + g, c0 = k0 + 2 * t;
+      const auto A = [&](int r, int c) { return a[sidx<SWA, K>(r, c)]; };
+      af[mt][0] = pack2(A(r0, c0), A(r0, c0 + 1));
+      af[mt][1] = pack2(A(r0 + 8, c0), A(r0 + 8, c0 + 1));
+      af[mt][2] = pack2(A(r0, c0 + 8), A(r0, c0 + 9));
+      af[mt][3] = pack2(A(r0 + 8, c0 + 8), A(r0 + 8, c0 + 9));
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const int r0 = k0 + 2 * t, c0 = wn * TN + nt * 8 + g;
+      const auto B = [&](int r, int c) { return b[sidx<SWB, N>(r, c)]; };
+      bf[nt][0] = pack2(B(r0, c0), B(r0 + 1, c0));
+      bf[nt][1] = pack2(B(r0 + 8, c0), B(r0 + 9, c0));
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_op<T>::run(acc + (mt * NT + nt) * 4, af[mt], bf[nt]);
+  }
+}
+
+#endif
+
+#if defined(TL_NVIDIA) || defined(TL_HOST)
+// The (row, col) in the block tile of accumulator register r (see gemm_mma).
+template <int M, int N, int WM, int WN>
+TL_DEVICE void mma_coord(int r, int& row, int& col) {
+  constexpr int TM = M / WM, TN = N / WN, NT = TN / 8;
+  const int lane = TL_TID % 32, warp = TL_TID / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int q = r % 4, tile = r / 4, mt = tile / NT, nt = tile % NT;
+  row = wm * TM + mt * 16 + lane / 4 + 8 * (q / 2);
+  col = wn * TN + nt * 8 + 2 * (lane % 4) + (q % 2);
+}
+#endif
+#if defined(TL_HOST)
+// Host emulation of gemm_mma (NVIDIA sources on tl_host.h): each thread computes the
+// accumulator elements mma.sync's layout gives it (`mma_coord`), exact products summed in
+// increasing k in f32, the operands read where `sidx` stores them.
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
+TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
+  static_assert(TL_WAVE == 32, "mma.sync: emulate NVIDIA sources with TL_WAVE=32");
+  constexpr int REGS = (M / WM) * (N / WN) / 32;
+  for (int r = 0; r < REGS; ++r) {
+    int row, col;
+    mma_coord<M, N, WM, WN>(r, row, col);
+    float d = acc[r];
+    for (int k = 0; k < K; ++k)
+      d += to_float(a[sidx<SWA, K>(row, k)]) * to_float(b[sidx<SWB, N>(k, col)]);
+    acc[r] = d;
+  }
+}
+#endif
+
+// ---- persistent blocks --------------------------------------------------------------------------
+// The block indices of tile `t` (0 <= t < gx·gy·gz) of a grid walked by persistent blocks:
+// planes of z one after the other; within a plane, groups of G rows (y) whose tiles go column
+// (x) by column, the G rows of a column consecutive, so that consecutive tiles share the
+// rows of A (y) and the columns of B (x) they read, in the L2. A bijection onto the grid.
+// BEGIN raster
+#ifndef TL_RASTER
+#define TL_RASTER TL_DEVICE
+#endif
+template <int G>
+TL_RASTER void raster(index t, index gx, index gy, index& bx, index& by, index& bz) {
+  static_assert(G >= 1, "rows per group");
+  const index plane = gx * gy, r = t % plane, span = (index)G * gx, first = r / span * G;
+  const index rows = gy - first < G ? gy - first : G;
+  bz = t / plane;
+  by = first + r % span % rows;
+  bx = r % span / rows;
+}
+// END raster
+}  // namespace tl
