@@ -24,6 +24,7 @@
 //! times), and only `serial` loops and `pipelined` loops that run as plain loops (the staged
 //! ones have their own copies).
 
+use super::affine::{Affine, Var};
 use super::plan::*;
 use crate::ir::visit::*;
 use crate::ir::*;
@@ -99,7 +100,21 @@ fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Opt
     let mut step = [0i64; 4];
     let pad = 4 - offsets.len();
     for (d, o) in offsets.iter().enumerate() {
-        let s = affine_step(o, v, varying, p.vals)?;
+        let s = Affine {
+            vals: p.vals,
+            var: |x| {
+                if x == v {
+                    Var::Moves
+                } else if varying.contains(&x) {
+                    Var::Varies
+                } else {
+                    Var::Fixed
+                }
+            },
+            loads_fixed: false,
+            casts: false,
+        }
+        .step(o)?;
         step[pad + d] = i64::try_from(s)
             .ok()
             .filter(|s| (0..=i32::MAX as i64).contains(s))?;
@@ -115,47 +130,4 @@ fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Opt
         step,
         chunk,
     })
-}
-
-/// How much `e` grows when `v` grows by one, when `e` is `c + v·s` with `s` a constant and `c`
-/// invariant in the loop (no variable in `varying`, no load).
-fn affine_step(e: &Expr, v: VarId, varying: &BTreeSet<VarId>, vals: &[u64]) -> Option<i128> {
-    match &e.kind {
-        ExprKind::Var(x) if *x == v => Some(1),
-        ExprKind::Var(x) if varying.contains(x) => None,
-        ExprKind::Var(_)
-        | ExprKind::Int(_)
-        | ExprKind::Const(_)
-        | ExprKind::Sym(_)
-        | ExprKind::Scalar(_)
-        | ExprKind::BlockIdx(_) => Some(0),
-        ExprKind::Binary(BinOp::Add, a, b) if e.ty.is_int() => {
-            affine_step(a, v, varying, vals)?.checked_add(affine_step(b, v, varying, vals)?)
-        }
-        ExprKind::Binary(BinOp::Sub, a, b) if e.ty.is_int() => {
-            affine_step(a, v, varying, vals)?.checked_sub(affine_step(b, v, varying, vals)?)
-        }
-        ExprKind::Binary(BinOp::Mul, a, b) if e.ty.is_int() => {
-            match (
-                affine_step(a, v, varying, vals)?,
-                affine_step(b, v, varying, vals)?,
-            ) {
-                (0, 0) => Some(0),
-                (s, 0) => eval_const(b, vals)?.checked_mul(s),
-                (0, s) => eval_const(a, vals)?.checked_mul(s),
-                _ => None,
-            }
-        }
-        // Anything else is fine while it does not involve the loop (its value is the same in
-        // every iteration); a load might not be.
-        _ => {
-            let mut ok = true;
-            each_expr(e, &mut |x| match &x.kind {
-                ExprKind::Var(x) => ok &= *x != v && !varying.contains(x),
-                ExprKind::Load(_) => ok = false,
-                _ => {}
-            });
-            ok.then_some(0)
-        }
-    }
 }

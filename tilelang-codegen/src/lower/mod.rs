@@ -35,6 +35,7 @@
 //! from [`crate::ir::visit`], shared helpers from `util` and `names`, and a pass they build on
 //! by name (`served` uses `rows` and `cols`), never this module.
 
+mod affine;
 mod check;
 mod cols;
 mod defer;

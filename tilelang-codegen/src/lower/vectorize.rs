@@ -20,6 +20,7 @@
 //!
 //! Write-once outputs (tensors the kernel never reads) are stored with an evict-first hint.
 
+use super::affine::{Affine, Var};
 use super::plan::*;
 use super::served;
 use super::util::*;
@@ -147,51 +148,21 @@ impl Body<'_> {
     /// variable (`Some(0)`: the same in every lane); `None` when it is not affine or depends
     /// on something per lane that is not (a reassigned variable, a load that varies).
     fn stride(&self, e: &Expr, vals: &[u64]) -> Option<i128> {
-        let all_zero = |xs: &[&Expr]| -> Option<i128> {
-            for x in xs {
-                if self.stride(x, vals)? != 0 {
-                    return None;
+        Affine {
+            vals,
+            var: |v| {
+                if v == self.inner {
+                    Var::Moves
+                } else if self.assigned.contains(&v) {
+                    Var::Varies
+                } else {
+                    self.lets.get(&v).map_or(Var::Fixed, |init| Var::Is(init))
                 }
-            }
-            Some(0)
-        };
-        match &e.kind {
-            ExprKind::Var(v) if *v == self.inner => Some(1),
-            ExprKind::Var(v) if self.assigned.contains(v) => None,
-            ExprKind::Var(v) => match self.lets.get(v) {
-                Some(init) => self.stride(init, vals),
-                None => Some(0),
             },
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Const(_)
-            | ExprKind::Sym(_)
-            | ExprKind::Scalar(_)
-            | ExprKind::BlockIdx(_) => Some(0),
-            ExprKind::Binary(BinOp::Add, a, b) if e.ty.is_int() => {
-                self.stride(a, vals)?.checked_add(self.stride(b, vals)?)
-            }
-            ExprKind::Binary(BinOp::Sub, a, b) if e.ty.is_int() => {
-                self.stride(a, vals)?.checked_sub(self.stride(b, vals)?)
-            }
-            ExprKind::Binary(BinOp::Mul, a, b) if e.ty.is_int() => {
-                let (sa, sb) = (self.stride(a, vals)?, self.stride(b, vals)?);
-                match (sa, sb) {
-                    (0, 0) => Some(0),
-                    (s, 0) => eval_const(b, vals)?.checked_mul(s),
-                    (0, s) => eval_const(a, vals)?.checked_mul(s),
-                    _ => None,
-                }
-            }
-            // An integer cast to the index type keeps the value of the small indices here.
-            ExprKind::Cast(a) if e.ty == Dtype::Index && a.ty.is_int() => self.stride(a, vals),
-            ExprKind::Load(a) => all_zero(&a.index.iter().collect::<Vec<_>>()),
-            ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => all_zero(&[a, b]),
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => all_zero(&[a]),
-            ExprKind::Math(_, args) => all_zero(&args.iter().collect::<Vec<_>>()),
-            ExprKind::Select(c, a, b) => all_zero(&[c, a, b]),
+            loads_fixed: true,
+            casts: true,
         }
+        .step(e)
     }
 
     /// Whether `e`'s value in lane 0 is a multiple of `m` in every chunk (the innermost
