@@ -1,0 +1,60 @@
+//! The tile library's headers (`include/`): every header a generated source can reach is one
+//! the build writes beside it (`lower::HEADERS`), and none is over 800 lines.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use tilelang_codegen::lower::HEADERS;
+
+/// The header the host emulation adds (`TL_HOST_EMULATION`): never part of a device build.
+const HOST_ONLY: &str = "tl_host.h";
+
+fn included(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("#include \""))
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_build_writes_every_header_a_source_can_include() {
+    let listed: BTreeSet<&str> = HEADERS.iter().map(|(name, _)| *name).collect();
+    assert!(
+        listed.contains("tl.h"),
+        "the generated sources include tl.h"
+    );
+    for (name, text) in HEADERS {
+        for inc in included(text) {
+            assert!(
+                inc == HOST_ONLY || listed.contains(inc.as_str()),
+                "{name} includes {inc}, which lower::HEADERS does not list"
+            );
+        }
+    }
+    // And every header of the folder is listed (or the host's own), as included.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".h") && name != HOST_ONLY {
+            assert!(
+                listed.contains(name.as_str()),
+                "{name} is not in lower::HEADERS"
+            );
+            let on_disk = std::fs::read_to_string(dir.join(&name)).unwrap();
+            let text = HEADERS.iter().find(|(n, _)| *n == name).unwrap().1;
+            assert_eq!(on_disk, text, "{name}: HEADERS holds another text");
+        }
+    }
+}
+
+#[test]
+fn no_header_is_over_800_lines() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "h") {
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            assert!(lines <= 800, "{}: {lines} lines", path.display());
+        }
+    }
+}
