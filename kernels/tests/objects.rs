@@ -4,12 +4,12 @@
 
 use kernels::{KERNELS, MAPPING_KERNELS, MATH_KERNELS};
 
-/// The archs the build script reported compiling (`TILELANG_BUILT=kernels;sm_90,...`).
+/// The archs the build script reported compiling (`TILELANG_BUILT=kernels;sm_90,...`, read
+/// as the macro reads it: `tilelang_codegen::names`).
 fn built() -> Vec<&'static str> {
-    match option_env!("TILELANG_BUILT").and_then(|b| b.split_once(';')) {
-        Some((_, archs)) => archs.split(',').filter(|a| !a.is_empty()).collect(),
-        None => Vec::new(),
-    }
+    option_env!("TILELANG_BUILT")
+        .and_then(|b| tilelang_codegen::names::built_archs(b, "kernels"))
+        .unwrap_or_default()
 }
 
 #[test]

@@ -37,10 +37,8 @@ pub struct Resources {
     pub static_shared: u32,
 }
 
-/// The file name of an object: `<entry>.<arch>.bin` (the macro derives the same name).
-pub fn object_name(entry: &str, arch: &str) -> String {
-    format!("{entry}.{arch}.bin")
-}
+/// The file name of an object, as the macro derives it ([`tilelang_codegen::names`]).
+pub use tilelang_codegen::names::object_name;
 
 fn fnv(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

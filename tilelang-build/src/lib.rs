@@ -33,8 +33,8 @@ pub mod toolchain;
 use std::path::{Path, PathBuf};
 use tilelang_codegen::target::Target;
 
-/// The environment variable the macro reads: `<package>;<arch>,<arch>`.
-pub const BUILT_ENV: &str = "TILELANG_BUILT";
+/// How the build tells the macro what it compiled ([`tilelang_codegen::names`]).
+pub use tilelang_codegen::names::BUILT_ENV;
 
 /// Compiles the kernels of the crate whose build script calls this.
 pub fn build() {
@@ -56,7 +56,10 @@ pub fn build() {
     let src = manifest_dir.join("src");
     println!("cargo:rerun-if-changed={}", src.display());
     match run(&src, &out_dir, &manifest_dir) {
-        Ok(built) => println!("cargo:rustc-env={BUILT_ENV}={package};{}", built.join(",")),
+        Ok(built) => println!(
+            "cargo:rustc-env={BUILT_ENV}={}",
+            tilelang_codegen::names::built_value(&package, &built)
+        ),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
@@ -97,7 +100,7 @@ pub fn run(src: &Path, out_dir: &Path, manifest_dir: &Path) -> Result<Vec<String
             }
         }
     }
-    let dir = out_dir.join("tilelang");
+    let dir = out_dir.join(tilelang_codegen::names::OBJECT_DIR);
     compile::run_all(&jobs, &dir, manifest_dir)?;
     Ok(built)
 }

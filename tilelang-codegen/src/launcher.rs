@@ -115,7 +115,11 @@ fn objects(k: &Kernel, lowered: &[Lowered]) -> Vec<TokenStream> {
                 l.launch.threads,
                 l.launch.shared_bytes as u32,
             );
-            let file = format!("/tilelang/{entry}.{arch}.bin");
+            let file = format!(
+                "/{}/{}",
+                crate::names::OBJECT_DIR,
+                crate::names::object_name(entry, arch)
+            );
             let image = quote!(::core::include_bytes!(
                 ::core::concat!(::core::env!("OUT_DIR"), #file)
             ));

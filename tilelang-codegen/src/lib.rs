@@ -16,6 +16,7 @@ pub mod emit_cpu;
 pub mod ir;
 pub mod launcher;
 pub mod lower;
+pub mod names;
 pub mod parse;
 pub mod target;
 pub mod validate;
@@ -58,22 +59,20 @@ fn compile_inner(
 }
 
 /// The targets the crate's build script compiled, as it told the macro through
-/// `cargo:rustc-env=TILELANG_BUILT=<package>;<arch>,..`. Only trusted for the package that is
-/// being compiled, so a stray variable in the environment cannot point at missing objects.
+/// [`names::BUILT_ENV`]. Only trusted for the package that is being compiled, so a stray
+/// variable in the environment cannot point at missing objects.
 fn built_targets() -> Vec<target::Target> {
     let (Ok(built), Ok(pkg)) = (
-        std::env::var("TILELANG_BUILT"),
+        std::env::var(names::BUILT_ENV),
         std::env::var("CARGO_PKG_NAME"),
     ) else {
         return Vec::new();
     };
-    match built.split_once(';') {
-        Some((p, archs)) if p == pkg => archs
-            .split(',')
-            .filter_map(target::Target::by_arch)
-            .collect(),
-        _ => Vec::new(),
-    }
+    names::built_archs(&built, &pkg)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(target::Target::by_arch)
+        .collect()
 }
 
 /// What `#[tile_kernel]` expands to: the launcher and CPU implementation, or on error the

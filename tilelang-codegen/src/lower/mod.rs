@@ -334,7 +334,7 @@ impl Plan<'_> {
         let entry = entry_name(self.k, self.config);
         Launch {
             tma: (!self.tma.maps.is_empty()).then(|| TmaLaunch {
-                entry: format!("{entry}__tma"),
+                entry: format!("{entry}{}", crate::names::TMA_SUFFIX),
                 threads: self
                     .tma
                     .specialized

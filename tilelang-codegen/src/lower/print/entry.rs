@@ -58,7 +58,7 @@ pub(super) fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
     let threads = p.threads;
     let mut entry = entry_name(k, p.config);
     if tma {
-        entry.push_str("__tma");
+        entry.push_str(crate::names::TMA_SUFFIX);
     }
     let mut src = String::new();
     let mut params = Vec::new();
