@@ -3,9 +3,9 @@
 //! an unsupported statement is reported and skipped so that later ones are checked too.
 //!
 //! This file holds the kernel's shape: its signature's qualifiers, const generics and
-//! parameters, and its body. The rest is by concept: [`signature`] (parameters and tensor types),
-//! [`stmt`] (statements), [`loops`] (loop variables and iterators), [`alloc`] (tile-buffer
-//! allocations), [`expr`] (expressions) and [`lit`] (literals and float constants).
+//! parameters, and its body. The rest is by concept: `signature` (parameters and tensor types),
+//! `stmt` (statements), `loops` (loop variables and iterators), `alloc` (tile-buffer
+//! allocations), `expr` (expressions) and `lit` (literals and float constants).
 
 use crate::ast::*;
 use crate::ctxt::{range, Ctxt};
