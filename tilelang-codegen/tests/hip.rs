@@ -6,29 +6,13 @@
 //! After an intended change to the generated code, regenerate the snapshots with
 //! `UPDATE_SNAPSHOTS=1 cargo test -p tilelang-codegen --test hip` and review the diff.
 
+mod common;
+
+use common::kernel;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tilelang_codegen::ir::Kernel;
 use tilelang_codegen::lower::{emit, launch, HipKernel, TmaMap};
 use tilelang_codegen::target::Target;
-
-fn kernel(src: &str) -> Kernel {
-    let file = syn::parse_file(src).expect("test source parses");
-    let syn::Item::Fn(mut f) = file.items.into_iter().next().unwrap() else {
-        panic!("a function")
-    };
-    let i = f
-        .attrs
-        .iter()
-        .position(|a| a.path().is_ident("tile_kernel"))
-        .unwrap();
-    let attr = f.attrs.remove(i);
-    let syn::Meta::List(list) = attr.meta else {
-        panic!("attribute list")
-    };
-    tilelang_codegen::compile(list.tokens, quote::ToTokens::into_token_stream(f))
-        .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|d| d.text()).collect::<Vec<_>>()))
-}
 
 fn hip(src: &str, config: usize, arch: &str) -> HipKernel {
     emit(&kernel(src), config, &Target::by_arch(arch).unwrap(), None).unwrap()

@@ -3,27 +3,11 @@
 //! shared memory. Checked on the generated source of every target. (Whether the code computes
 //! the right values is `kernels/tests/emulation.rs`'s two-mapping test and the GPU suite's.)
 
-use tilelang_codegen::ir::Kernel;
+mod common;
+
+use common::kernel;
 use tilelang_codegen::lower::{emit, HipKernel};
 use tilelang_codegen::target::TARGETS;
-
-fn kernel(src: &str) -> Kernel {
-    let file = syn::parse_file(src).expect("test source parses");
-    let syn::Item::Fn(mut f) = file.items.into_iter().next().unwrap() else {
-        panic!("a function")
-    };
-    let i = f
-        .attrs
-        .iter()
-        .position(|a| a.path().is_ident("tile_kernel"))
-        .unwrap();
-    let attr = f.attrs.remove(i);
-    let syn::Meta::List(list) = attr.meta else {
-        panic!("attribute list")
-    };
-    tilelang_codegen::compile(list.tokens, quote::ToTokens::into_token_stream(f))
-        .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|d| d.text()).collect::<Vec<_>>()))
-}
 
 /// Every config on every target.
 fn every(src: &str) -> Vec<(String, HipKernel)> {
