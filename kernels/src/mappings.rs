@@ -5,7 +5,7 @@
 //! loop over `(i, j)`), a column broadcast (`w[j]`), an owner-order loop over its own shape. A
 //! buffer that two loops use in *different* ways needs two layouts at once, which no register
 //! layout is; it must stay in shared memory. Issue 36 was such a kernel
-//! ([`cols_then_rows_shared`], found by random testing on an H100): a `(BN,)` shared tile read
+//! (`cols_then_rows_shared`, found by random testing on an H100): a `(BN,)` shared tile read
 //! as a column in a loop over `(BM, BN)` and as a row in a loop over `(BN, BM)` was held in the
 //! column layout, and the second loop read each thread's column register where it needed its
 //! row, silently, at every size. Each kernel here mixes two mappings of one buffer in one of
@@ -14,7 +14,7 @@
 //! CPU backend, on the GPU (`TILELANG_TEST_DEVICE=gpu`) and, generated for every target, under
 //! host emulation (`tests/emulation.rs`).
 //!
-//! All but [`cols_then_rows_shared`] write every tile they compute, so that a wrong element in
+//! All but `cols_then_rows_shared` write every tile they compute, so that a wrong element in
 //! either loop shows.
 
 use tilelang::prelude::*;
