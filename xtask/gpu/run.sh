@@ -27,11 +27,13 @@
 # what is left of TILELANG_CALL_S (default 575 s) and each a run of its own phase into $OUT,
 # with $OUT/results.tgz (everything in $OUT) rewritten after every part so a kill loses at most
 # the part it hit; $OUT/one-call.txt says how each part ended and when.
-# `ab` times our kernels twice in one call, with the bench binary of another commit
-# (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, into $OUT/ab/base.json
-# and $OUT/ab/ours.json (a folder of its own: a bench-ours run's $OUT/ours.json stays), and
-# prints them side by side (bench-diff.py): an A/B of a lowering change on one machine in one
-# session. Set TILELANG_BENCH_ONLY to the chapters it touches.
+# `ab` times our kernels in one call with the bench binary of another commit
+# (base/bench-tutorials, from scripts/ab-base.sh) and with this bundle's, TILELANG_AB_ROUNDS
+# rounds (default 2) in alternating order, into $OUT/ab/{base,ours}-<round>.json (a folder of
+# its own: a bench-ours run's $OUT/ours.json stays), and prints them side by side
+# (bench-diff.py: medians over the rounds, and the per-round ratios' range): an A/B of a
+# lowering change on one machine in one session. Set TILELANG_BENCH_ONLY to the chapters it
+# touches.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/out}"
@@ -154,14 +156,22 @@ if [ "$phase" = ab ]; then
   else
     echo "ab: base $(cat "$here/base/COMMIT" 2>/dev/null), now $(cat "$here/COMMIT" 2>/dev/null)" | tee -a "$log"
     mkdir -p "$out/ab"  # its own folder: a bench-ours run's ours.json in $out stays
-    for side in base ours; do
-      exe="$here/bin/bench-tutorials"
-      [ "$side" = base ] && exe="$here/base/bench-tutorials"
-      TILELANG_BENCH_JSON="$out/ab/$side.json" TILELANG_TUNE_CACHE="$out/ab/tune-$side.tsv" CRITERION_HOME="$out/criterion-ab" \
-        step "benches ($side)" "$exe" --bench
+    # Rounds in alternating order (base-ours, ours-base, …): a clock that drifts over the call
+    # then favours neither side, as running base first every time once did (a false 0.96×).
+    rounds="${TILELANG_AB_ROUNDS:-2}"
+    for ((i = 1; i <= rounds; i++)); do
+      order="base ours"
+      [ $((i % 2)) -eq 0 ] && order="ours base"
+      for side in $order; do
+        exe="$here/bin/bench-tutorials"
+        [ "$side" = base ] && exe="$here/base/bench-tutorials"
+        TILELANG_BENCH_JSON="$out/ab/$side-$i.json" TILELANG_TUNE_CACHE="$out/ab/tune-$side.tsv" CRITERION_HOME="$out/criterion-ab" \
+          step "benches ($side, round $i of $rounds)" "$exe" --bench
+      done
     done
     rm -rf "$out/criterion-ab"
-    python3 "$here/bench-diff.py" "$out/ab/base.json" "$out/ab/ours.json" | tee -a "$log" | sed 's/^/ab| /'
+    runs() { for ((i = 1; i <= rounds; i++)); do [ -f "$out/ab/$1-$i.json" ] && printf '%s,' "$out/ab/$1-$i.json"; done; }
+    python3 "$here/bench-diff.py" "$(runs base)" "$(runs ours)" | tee -a "$log" | sed 's/^/ab| /'
   fi
 fi
 peers_only=()
