@@ -3,7 +3,7 @@
 //! lowering pass read the IR through these.
 
 use super::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Visits every statement, depth first.
 pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
@@ -107,5 +107,63 @@ pub fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {
         StmtKind::Fill { buf, .. } => f(*buf),
         StmtKind::Reduce { src, dst, .. } => [*src, *dst].into_iter().for_each(f),
         _ => {}
+    }
+}
+
+/// A statement's identity within one kernel: its place in a depth-first walk of the body
+/// ([`walk`]'s order), so decisions recorded per statement list in program order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StmtId(pub usize);
+
+/// An element access's identity within one kernel: its place among the accesses that
+/// [`for_each_access`] passes, statement by statement in [`walk`]'s order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AccessId(pub usize);
+
+/// The ids of one kernel's statements and accesses, numbered once in one walk.
+///
+/// A statement or an access is looked up by its address, which is fixed while the kernel is
+/// borrowed (`'k`): the ids themselves say nothing of memory, so what is keyed by them
+/// iterates in program order. Looking up a statement or an access that is not the kernel's
+/// own (a copy of one, say) is a bug, and panics.
+#[derive(Debug)]
+pub struct Ids<'k> {
+    stmts: HashMap<*const Stmt, StmtId>,
+    accesses: HashMap<*const Access, AccessId>,
+    kernel: std::marker::PhantomData<&'k [Stmt]>,
+}
+
+impl<'k> Ids<'k> {
+    /// Numbers the statements and accesses of `body` (a kernel's body).
+    pub fn number(body: &'k [Stmt]) -> Ids<'k> {
+        let (mut stmts, mut accesses) = (HashMap::new(), HashMap::new());
+        walk(body, &mut |s| {
+            stmts.insert(std::ptr::from_ref(s), StmtId(stmts.len()));
+            for_each_access(s, &mut |a| {
+                let id = AccessId(accesses.len());
+                accesses.entry(std::ptr::from_ref(a)).or_insert(id);
+            });
+        });
+        Ids {
+            stmts,
+            accesses,
+            kernel: std::marker::PhantomData,
+        }
+    }
+
+    /// The id of `s`, a statement of the numbered body.
+    pub fn stmt(&self, s: &Stmt) -> StmtId {
+        *self
+            .stmts
+            .get(&std::ptr::from_ref(s))
+            .expect("a statement of the numbered kernel")
+    }
+
+    /// The id of `a`, an access of a statement of the numbered body.
+    pub fn access(&self, a: &Access) -> AccessId {
+        *self
+            .accesses
+            .get(&std::ptr::from_ref(a))
+            .expect("an access of the numbered kernel")
     }
 }

@@ -32,13 +32,14 @@ use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Per serial or pipelined loop (by [`stmt_key`]), the reductions it carries, in body order.
+/// Per serial or pipelined loop (by [`StmtId`]), the reductions it carries, in body order.
 pub(super) fn plan_deferred(
     k: &Kernel,
+    ids: &Ids,
     vals: &[u64],
     storage: &[Storage],
-    reduces: &BTreeMap<usize, ReducePlan>,
-) -> BTreeMap<usize, Vec<Deferred>> {
+    reduces: &BTreeMap<StmtId, ReducePlan>,
+) -> BTreeMap<StmtId, Vec<Deferred>> {
     let partials = only_partials(k);
     let mut out = BTreeMap::new();
     walk(&k.body, &mut |s| {
@@ -56,7 +57,7 @@ pub(super) fn plan_deferred(
                     return false;
                 };
                 let reg = |b: BufId| matches!(storage[b], Storage::Reg { .. });
-                reduces.contains_key(&stmt_key(&body[at]))
+                reduces.contains_key(&ids.stmt(&body[at]))
                     && partials.contains(&part)
                     && reg(part)
                     && reg(acc)
@@ -66,12 +67,12 @@ pub(super) fn plan_deferred(
             })
             .map(|at| Deferred {
                 at,
-                reduce: stmt_key(&body[at]),
-                combine: stmt_key(&body[at + 1]),
+                reduce: ids.stmt(&body[at]),
+                combine: ids.stmt(&body[at + 1]),
             })
             .collect();
         if !found.is_empty() {
-            out.insert(stmt_key(s), found);
+            out.insert(ids.stmt(s), found);
         }
     });
     out

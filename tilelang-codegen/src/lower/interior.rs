@@ -30,8 +30,8 @@ use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The loops to split, by [`stmt_key`].
-pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {
+/// The loops to split, by [`StmtId`].
+pub(super) fn plan_splits(p: &Plan) -> BTreeMap<StmtId, Split> {
     let mut out = BTreeMap::new();
     walk(&p.k.body, &mut |s| {
         let StmtKind::For { kind, vars, body } = &s.kind else {
@@ -39,7 +39,7 @@ pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {
         };
         let plain = match kind {
             LoopKind::Serial { .. } => true,
-            LoopKind::Pipelined { .. } => !p.staged.contains_key(&stmt_key(s)),
+            LoopKind::Pipelined { .. } => !p.staged.contains_key(&p.ids.stmt(s)),
             LoopKind::Parallel { .. } => false,
         };
         if !plain || has_sequential_loop(body) {
@@ -59,7 +59,7 @@ pub(super) fn plan_splits(p: &Plan) -> BTreeMap<usize, Split> {
             .filter_map(|st| interior_copy(p, st, vars[0], &varying))
             .collect();
         if !copies.is_empty() {
-            out.insert(stmt_key(s), Split { copies });
+            out.insert(p.ids.stmt(s), Split { copies });
         }
     });
     out
@@ -126,7 +126,7 @@ fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Opt
         }
     }
     Some(Interior {
-        copy: stmt_key(s),
+        copy: p.ids.stmt(s),
         step,
         chunk,
     })

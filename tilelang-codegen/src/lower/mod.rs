@@ -162,6 +162,7 @@ pub(crate) fn plan<'a>(
         ));
     };
     let threads = threads as usize;
+    let ids = Ids::number(&k.body);
     let storage = layout::plan_storage(k, vals, threads, target);
     if let Some((span, what)) = check::unsupported(k, &storage) {
         return Err(Diagnostic {
@@ -195,9 +196,10 @@ pub(crate) fn plan<'a>(
         stages = vec![1; stages.len()];
         (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
     }
-    let staged = pipeline::plan_staging(k, &storage, &stages);
+    let staged = pipeline::plan_staging(k, &ids, &storage, &stages);
     let reduces = rows::plan_reduces(
         k,
+        &ids,
         vals,
         threads,
         target.wave as usize,
@@ -216,9 +218,9 @@ pub(crate) fn plan<'a>(
             ),
         ));
     }
-    let deferred = defer::plan_deferred(k, vals, &storage, &reduces);
+    let deferred = defer::plan_deferred(k, &ids, vals, &storage, &reduces);
     let reuse = if target.l2_hints() {
-        reuse::plan_reuse(k, &storage)
+        reuse::plan_reuse(k, &ids, &storage)
     } else {
         BTreeMap::new()
     };
@@ -228,6 +230,7 @@ pub(crate) fn plan<'a>(
         target,
         config,
         vals,
+        ids,
         threads,
         storage,
         async_proxy,
@@ -257,7 +260,7 @@ pub(crate) fn plan<'a>(
     };
     let loop_layout = |s: &Stmt| {
         plan.loops
-            .get(&stmt_key(s))
+            .get(&plan.ids.stmt(s))
             .map_or(Layout::Strided, |l| l.layout)
     };
     if let Some(&(b, span)) = served::unserved(
@@ -308,14 +311,14 @@ pub(crate) fn plan<'a>(
 }
 
 impl Plan<'_> {
-    /// The deferral whose reduction has [`stmt_key`] `key`, if any.
-    pub(crate) fn deferral_of_reduce(&self, key: usize) -> Option<&Deferred> {
+    /// The deferral whose reduction is the statement `key`, if any.
+    pub(crate) fn deferral_of_reduce(&self, key: StmtId) -> Option<&Deferred> {
         self.deferred.values().flatten().find(|d| d.reduce == key)
     }
 
     /// Whether `s` is the combine statement of a deferred reduction ([`defer`]).
     pub(crate) fn is_deferred_combine(&self, s: &Stmt) -> bool {
-        let key = stmt_key(s);
+        let key = self.ids.stmt(s);
         self.deferred.values().flatten().any(|d| d.combine == key)
     }
 

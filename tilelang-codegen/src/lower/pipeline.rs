@@ -106,13 +106,14 @@ pub(super) fn plan_pipelines(
 }
 
 /// Every `pipelined` loop whose loads got stages (`stages`, the final count per buffer), by
-/// [`stmt_key`]: how many leading statements are its loads and in how many stages they run.
+/// [`StmtId`]: how many leading statements are its loads and in how many stages they run.
 /// Computed once, read by the passes after this one and the printer.
 pub(super) fn plan_staging(
     k: &Kernel,
+    ids: &Ids,
     storage: &[Storage],
     stages: &[usize],
-) -> BTreeMap<usize, Staging> {
+) -> BTreeMap<StmtId, Staging> {
     let mut out = BTreeMap::new();
     walk(&k.body, &mut |s| {
         let StmtKind::For {
@@ -126,7 +127,7 @@ pub(super) fn plan_staging(
         if let Some(loads) = pipeline_loads(k, body, storage) {
             let stages = stages[load_buf(&body[0])];
             if stages > 1 {
-                out.insert(stmt_key(s), Staging { loads, stages });
+                out.insert(ids.stmt(s), Staging { loads, stages });
             }
         }
     });

@@ -2,6 +2,7 @@
 //! record of each pass, which the passes fill in and the printer reads. A leaf of `lower`:
 //! every pass and the printer import it; it imports no pass.
 
+pub(crate) use crate::ir::visit::{AccessId, Ids, StmtId};
 use crate::ir::*;
 use crate::target::{MatrixUnit, Target as Gpu};
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,6 +13,8 @@ pub(crate) struct Plan<'a> {
     pub target: &'a Gpu,
     pub config: usize,
     pub vals: &'a [u64],
+    /// The kernel's statement and access ids, which key the decisions below.
+    pub ids: Ids<'a>,
     pub threads: usize,
     /// Per buffer ([`super::layout`], offsets from [`super::shared`]).
     pub storage: Vec<Storage>,
@@ -24,39 +27,33 @@ pub(crate) struct Plan<'a> {
     /// Whether a gemm runs on wgmma, whose tensor cores read shared memory through the async
     /// proxy: every barrier then fences each thread's shared-memory writes for it first.
     pub async_proxy: bool,
-    /// The `pipelined` loops whose loads run ahead, by [`stmt_key`] ([`super::pipeline`]).
-    pub staged: BTreeMap<usize, Staging>,
+    /// The `pipelined` loops whose loads run ahead, by [`StmtId`] ([`super::pipeline`]).
+    pub staged: BTreeMap<StmtId, Staging>,
     pub shared_bytes: usize,
-    /// Per `parallel` loop (by statement, [`stmt_key`]): its thread mapping ([`super::vectorize`]).
-    pub loops: BTreeMap<usize, LoopPlan>,
+    /// Per `parallel` loop (by [`StmtId`]): its thread mapping ([`super::vectorize`]).
+    pub loops: BTreeMap<StmtId, LoopPlan>,
     /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
     /// (evict-first: nothing will read the lines again in this kernel).
     pub write_once: Vec<bool>,
-    /// Statements preceded by a block barrier ([`super::sync`]), by [`stmt_key`].
-    pub barriers: BTreeSet<usize>,
-    /// Reductions that run in registers ([`super::rows`]), by [`stmt_key`].
-    pub reduces: BTreeMap<usize, ReducePlan>,
-    /// Per serial or pipelined loop, by [`stmt_key`]: the reductions it carries across its
+    /// Statements preceded by a block barrier ([`super::sync`]), by [`StmtId`].
+    pub barriers: BTreeSet<StmtId>,
+    /// Reductions that run in registers ([`super::rows`]), by [`StmtId`].
+    pub reduces: BTreeMap<StmtId, ReducePlan>,
+    /// Per serial or pipelined loop, by [`StmtId`]: the reductions it carries across its
     /// iterations ([`super::defer`]).
-    pub deferred: BTreeMap<usize, Vec<Deferred>>,
-    /// Copies whose loads carry an L2 hint ([`super::reuse`]), by [`stmt_key`]: empty where the
+    pub deferred: BTreeMap<StmtId, Vec<Deferred>>,
+    /// Copies whose loads carry an L2 hint ([`super::reuse`]), by [`StmtId`]: empty where the
     /// target has none.
-    pub reuse: BTreeMap<usize, Reuse>,
+    pub reuse: BTreeMap<StmtId, Reuse>,
     /// Sequential loops run as interior iterations and the rest ([`super::interior`]), by
-    /// [`stmt_key`].
-    pub splits: BTreeMap<usize, Split>,
+    /// [`StmtId`].
+    pub splits: BTreeMap<StmtId, Split>,
     /// The requests for resident blocks the build may try ([`super::occupancy`]).
     pub requests: Vec<Request>,
     /// The request printed: 1 asks nothing.
     pub min_blocks: usize,
     /// The attribute's occupancy control, printed instead of any request ([`super::occupancy`]).
     pub explicit: Option<Explicit>,
-}
-
-/// A statement's identity within one kernel: its address (the kernel is not changed while it
-/// is lowered). Used only to look decisions up, never to order output.
-pub(crate) fn stmt_key(s: &Stmt) -> usize {
-    std::ptr::from_ref(s) as usize
 }
 
 // ---- Storage and layouts ([`super::layout`], [`super::rows`], [`super::cols`]) -----------------
@@ -288,12 +285,12 @@ pub(crate) struct ReducePlan {
 // ---- Deferred reductions ([`super::defer`]) ----------------------------------------------------
 
 /// One deferred reduction of a loop body: `body[at]` is the reduction, `body[at + 1]` its
-/// combine statement; `reduce` and `combine` are their [`stmt_key`]s.
+/// combine statement; `reduce` and `combine` are their [`StmtId`]s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Deferred {
     pub at: usize,
-    pub reduce: usize,
-    pub combine: usize,
+    pub reduce: StmtId,
+    pub combine: StmtId,
 }
 
 // ---- L2 hints ([`super::reuse`]) ---------------------------------------------------------------
@@ -339,15 +336,15 @@ pub(crate) struct VectorPlan {
     /// by side: 8 lanes of f32 would put each lane's 16 bytes 32 bytes apart, half of every
     /// sector unused in global memory and a 2-way bank conflict in shared memory).
     pub lanes: usize,
-    /// Accesses moved as one vector per chunk, by [`access_key`].
-    pub grouped: BTreeSet<usize>,
+    /// Accesses moved as one vector per chunk, by [`AccessId`].
+    pub grouped: BTreeSet<AccessId>,
     /// Grouped stores whose tensor the kernel never reads: stored evict-first.
-    pub streaming: BTreeSet<usize>,
+    pub streaming: BTreeSet<AccessId>,
     /// Grouped shared-memory accesses whose vectors are aligned in every chunk (lane 0's
     /// element offset is a multiple of `lanes`, and shared buffers start on 16 bytes): moved
     /// as vectors with no run-time test. (A test left in a serial loop's body keeps the
     /// compiler from unrolling it and from sharing the vector between a thread's chunks.)
-    pub aligned: BTreeSet<usize>,
+    pub aligned: BTreeSet<AccessId>,
     /// Variables the body declares: one value per lane.
     pub lane_vars: BTreeSet<VarId>,
     /// The body's conditions (outside nested loops), which must agree across a chunk's lanes.
@@ -359,9 +356,9 @@ pub(crate) struct VectorPlan {
     /// guards `base + j < N` and their conjunctions): the lanes all agree exactly when the
     /// first and the last do, so the uniformity check tests those two, not every lane.
     pub endpoints: bool,
-    /// Stores that together fill a 16-byte vector per chunk ([`Interleave`]), by the access
-    /// key of each store: its group and its residue.
-    pub interleaved: BTreeMap<usize, (usize, usize)>,
+    /// Stores that together fill a 16-byte vector per chunk ([`Interleave`]), by the
+    /// [`AccessId`] of each store: its group and its residue.
+    pub interleaved: BTreeMap<AccessId, (usize, usize)>,
     pub groups: Vec<Interleave>,
 }
 
@@ -377,7 +374,7 @@ pub(crate) struct Interleave {
     /// The buffer's element size in bytes.
     pub elem: usize,
     /// The statement of the last of its stores in the body: where the vector is stored.
-    pub last: usize,
+    pub last: StmtId,
     /// The two stores unpack the nibbles of one byte per lane into halves ([`Nibbles`]).
     pub nibbles: Option<Nibbles>,
 }
@@ -407,12 +404,12 @@ pub(crate) struct Split {
     pub copies: Vec<Interior>,
 }
 
-/// A copy of a split loop, by [`stmt_key`]: how far its region moves per iteration, per
+/// A copy of a split loop, by [`StmtId`]: how far its region moves per iteration, per
 /// dimension of the region padded to rank 4 (as `tl::Region` is), and the chunk whose
 /// alignment its interior path needs (`None` for element-wise copies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Interior {
-    pub copy: usize,
+    pub copy: StmtId,
     pub step: [i64; 4],
     pub chunk: Option<usize>,
 }
@@ -469,12 +466,12 @@ pub(crate) struct TmaStore {
     pub stage: usize,
 }
 
-/// The pass's decisions: the maps, the loops and the stores by [`stmt_key`].
+/// The pass's decisions: the maps, the loops and the stores by [`StmtId`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TmaPlan {
     pub maps: Vec<TmaMap>,
-    pub loops: BTreeMap<usize, TmaLoop>,
-    pub stores: BTreeMap<usize, TmaStore>,
+    pub loops: BTreeMap<StmtId, TmaLoop>,
+    pub stores: BTreeMap<StmtId, TmaStore>,
     /// Shared memory of the TMA entry: the plain entry's plus the mbarriers.
     pub shared_bytes: usize,
     /// The TMA entry's roles, when it is warp-specialised ([`Specialized`]).
@@ -517,12 +514,12 @@ pub(crate) struct Specialized {
     /// next tile's touches again (an epilogue staged through a shared tile): a consumer
     /// barrier ends each tile.
     pub tile_barrier: bool,
-    /// The loop body's gemm, by [`stmt_key`], when it is the body's last statement and runs on
+    /// The loop body's gemm, by [`StmtId`], when it is the body's last statement and runs on
     /// wgmma, and its operands are stages or tiles the body computes afresh every iteration
     /// ([`in_flight`]): it is issued without waiting, so one group stays in flight while the
     /// next iteration runs, and each stage is released one iteration later, once
     /// `wgmma.wait_group 1` says its group is done.
-    pub in_flight: Option<usize>,
+    pub in_flight: Option<StmtId>,
     /// The computed operands of the in-flight gemm, each with the offset of its second copy
     /// in shared memory: iteration `i` writes copy `i % 2`, so the next iteration computes
     /// into the other while the tensor cores still read this one.

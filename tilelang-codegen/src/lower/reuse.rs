@@ -15,9 +15,9 @@ use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::BTreeMap;
 
-/// The hint of each copy from a tensor that several copy statements read, by [`stmt_key`].
-pub(super) fn plan_reuse(k: &Kernel, storage: &[Storage]) -> BTreeMap<usize, Reuse> {
-    let mut reads: BTreeMap<ParamId, Vec<usize>> = BTreeMap::new();
+/// The hint of each copy from a tensor that several copy statements read, by [`StmtId`].
+pub(super) fn plan_reuse(k: &Kernel, ids: &Ids, storage: &[Storage]) -> BTreeMap<StmtId, Reuse> {
+    let mut reads: BTreeMap<ParamId, Vec<StmtId>> = BTreeMap::new();
     walk(&k.body, &mut |s| {
         if let StmtKind::Copy {
             src: Tile::Region { tensor, .. },
@@ -25,7 +25,7 @@ pub(super) fn plan_reuse(k: &Kernel, storage: &[Storage]) -> BTreeMap<usize, Reu
         } = &s.kind
         {
             if read_only(k, *tensor) && matches!(storage[*b], Storage::Reg { .. }) {
-                reads.entry(*tensor).or_default().push(stmt_key(s));
+                reads.entry(*tensor).or_default().push(ids.stmt(s));
             }
         }
     });

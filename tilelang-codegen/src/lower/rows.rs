@@ -241,16 +241,17 @@ impl Req {
     }
 }
 
-/// The reductions between a register tile and a row fragment, by [`stmt_key`], with their
+/// The reductions between a register tile and a row fragment, by [`StmtId`], with their
 /// exchange areas placed after `*shared_bytes` (which grows by them).
 pub(super) fn plan_reduces(
     k: &Kernel,
+    ids: &Ids,
     vals: &[u64],
     threads: usize,
     wave: usize,
     storage: &[Storage],
     shared_bytes: &mut usize,
-) -> BTreeMap<usize, ReducePlan> {
+) -> BTreeMap<StmtId, ReducePlan> {
     let mut out = BTreeMap::new();
     walk(&k.body, &mut |s| {
         let StmtKind::Reduce { src, dst, .. } = &s.kind else {
@@ -286,7 +287,7 @@ pub(super) fn plan_reduces(
             at
         });
         out.insert(
-            stmt_key(s),
+            ids.stmt(s),
             ReducePlan {
                 per,
                 width,

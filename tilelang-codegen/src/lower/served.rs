@@ -274,7 +274,7 @@ mod tests {
                 Storage::Reg { layout, .. } => Some(layout),
                 _ => None,
             };
-            let loop_layout = |s: &Stmt| p.loops[&stmt_key(s)].layout;
+            let loop_layout = |s: &Stmt| p.loops[&p.ids.stmt(s)].layout;
             unserved(&k, p.vals, p.threads, 32, &layout_of, &loop_layout)
         };
         assert!(check(&p.storage).is_empty());

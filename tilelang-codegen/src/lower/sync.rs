@@ -11,8 +11,8 @@ use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The statements that a block barrier precedes, by [`stmt_key`].
-pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<usize> {
+/// The statements that a block barrier precedes, by [`StmtId`].
+pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<StmtId> {
     let mut out = BTreeSet::new();
     let cx = Cx {
         p,
@@ -22,20 +22,27 @@ pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<usize> {
     out
 }
 
-/// Whether `body`, run again right after itself (a loop's back edge), needs a barrier before
-/// its first statement that its own barriers do not already give: what one run leaves
-/// pending conflicts with what the next run touches before its first barrier. The consumers
-/// of a warp-specialised loop (`lower/tma.rs`) ask it of their part of the body, whose loads
-/// the mbarriers order.
-pub(super) fn back_edge(p: &Plan, body: &[Stmt]) -> bool {
+/// Whether `body` (the statements of `parts`, one after another), run again right after
+/// itself (a loop's back edge), needs a barrier before its first statement that its own
+/// barriers do not already give: what one run leaves pending conflicts with what the next run
+/// touches before its first barrier. The consumers of a warp-specialised loop (`lower/tma.rs`)
+/// ask it of their part of the body, whose loads the mbarriers order, and of that part and the
+/// epilogue after the loop.
+pub(super) fn back_edge(p: &Plan, parts: &[&[Stmt]]) -> bool {
     let cx = Cx {
         p,
         apart: written_apart(p),
     };
     let (mut once, mut twice) = (Pending::default(), BTreeSet::new());
     let mut alone = BTreeSet::new();
-    block(&cx, body, &mut once, &mut alone);
-    block(&cx, body, &mut once, &mut twice);
+    // `block` threads all its state through `pending` and `out`, so running it on each part
+    // in turn is running it on their concatenation.
+    for part in parts {
+        block(&cx, part, &mut once, &mut alone);
+    }
+    for part in parts {
+        block(&cx, part, &mut once, &mut twice);
+    }
     twice != alone
 }
 
@@ -173,12 +180,12 @@ fn moves_apart(p: &Plan, b: BufId, offsets: &[Expr], loops: &[(VarId, &[Stmt])])
 
 /// A block-level statement sequence entered with `pending` effects not yet separated by a
 /// barrier; records its barriers in `out`. Mirrors the structure [`super::print`] walks.
-fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usize>) {
+fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<StmtId>) {
     let p = cx.p;
     for s in stmts {
         let (r, w) = effects(cx, s);
         if pending.conflicts(&r, &w) {
-            out.insert(stmt_key(s));
+            out.insert(p.ids.stmt(s));
             *pending = Pending::default();
         }
         match &s.kind {
@@ -186,9 +193,9 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usiz
                 kind: LoopKind::Pipelined { .. },
                 body,
                 ..
-            } if p.staged.contains_key(&stmt_key(s)) => {
+            } if p.staged.contains_key(&p.ids.stmt(s)) => {
                 // The staged loop orders its own loads and compute (`print::pipelined_loop`).
-                let nloads = p.staged[&stmt_key(s)].loads;
+                let nloads = p.staged[&p.ids.stmt(s)].loads;
                 let (loads, compute) = body.split_at(nloads);
                 block(cx, loads, &mut Pending::default(), out);
                 block(cx, compute, &mut Pending::default(), out);
@@ -221,7 +228,7 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usiz
             }
             StmtKind::Reduce { .. } if exchanges(p, s) => {
                 *pending = Pending::default();
-                pending.reads.insert(Res::Scratch(stmt_key(s)));
+                pending.reads.insert(Res::Scratch(p.ids.stmt(s)));
             }
             _ => pending.add(&r, &w),
         }
@@ -232,24 +239,24 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<usiz
 enum Res {
     Buf(BufId),
     Tensor(ParamId),
-    /// The exchange area of a register reduction, by [`stmt_key`].
-    Scratch(usize),
+    /// The exchange area of a register reduction, by [`StmtId`].
+    Scratch(StmtId),
 }
 
 /// A reduction in registers whose rows span several waves (with a barrier inside), run where
 /// it stands (a deferred one only folds registers there).
 fn exchanges(p: &Plan, s: &Stmt) -> bool {
     p.reduces
-        .get(&stmt_key(s))
+        .get(&p.ids.stmt(s))
         .is_some_and(|r| r.scratch.is_some())
-        && p.deferral_of_reduce(stmt_key(s)).is_none()
+        && p.deferral_of_reduce(p.ids.stmt(s)).is_none()
 }
 
 /// The exchange areas of the reductions that loop `s` carries and finishes after its last
 /// iteration ([`super::defer`]).
 fn finished_after(p: &Plan, s: &Stmt) -> Vec<Res> {
     p.deferred
-        .get(&stmt_key(s))
+        .get(&p.ids.stmt(s))
         .into_iter()
         .flatten()
         .filter(|d| p.reduces[&d.reduce].scratch.is_some())
@@ -339,7 +346,7 @@ fn effects(cx: &Cx, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
                 }
             }
             StmtKind::Reduce { src, .. } if exchanges(p, s) => {
-                w.insert(Res::Scratch(stmt_key(s)));
+                w.insert(Res::Scratch(p.ids.stmt(s)));
                 if let Some(x) = res(Target::Buffer(*src)) {
                     r.insert(x);
                 }

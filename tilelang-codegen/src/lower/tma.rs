@@ -62,7 +62,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let Some(&Staging {
             loads: nloads,
             stages,
-        }) = p.staged.get(&stmt_key(s))
+        }) = p.staged.get(&p.ids.stmt(s))
         else {
             return;
         };
@@ -92,7 +92,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let barriers = out.shared_bytes.div_ceil(8) * 8;
         out.shared_bytes = barriers + 16 * stages;
         out.loops.insert(
-            stmt_key(s),
+            p.ids.stmt(s),
             TmaLoop {
                 maps,
                 bytes,
@@ -150,7 +150,7 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
     }
     let map = out.map_index(map);
     let last = p.k.body.last().expect("a store follows the loop");
-    out.stores.insert(stmt_key(last), TmaStore { map, stage });
+    out.stores.insert(p.ids.stmt(last), TmaStore { map, stage });
     out.shared_bytes = end;
 }
 
@@ -212,7 +212,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     let body = &p.k.body;
     let at = body
         .iter()
-        .position(|s| t.loops.contains_key(&stmt_key(s)))?;
+        .position(|s| t.loops.contains_key(&p.ids.stmt(s)))?;
     // The producer's 128 threads must fit in a block beside the user's (boxes of at most 256
     // rows already keep wgmma tiles to 4 warpgroups; this keeps the rule where it belongs).
     if t.loops.len() != 1 || p.threads % 128 != 0 || p.threads + 128 > 1024 || p.explicit.is_some()
@@ -232,9 +232,9 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     // Barriers after the prelude become the consumers' own (the producer never meets them);
     // the prelude, which both roles run, must need none. Reductions keep theirs inside tl.h,
     // over the whole block.
-    let mut prelude_barrier = p.barriers.contains(&stmt_key(&body[at]));
+    let mut prelude_barrier = p.barriers.contains(&p.ids.stmt(&body[at]));
     walk(&body[..at], &mut |s| {
-        prelude_barrier |= p.barriers.contains(&stmt_key(s))
+        prelude_barrier |= p.barriers.contains(&p.ids.stmt(s))
     });
     if !prelude_ok || prelude_barrier || !p.reduces.is_empty() || !p.deferred.is_empty() {
         return None;
@@ -244,15 +244,14 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     let StmtKind::For { body: lbody, .. } = &body[at].kind else {
         unreachable!("TMA loops are pipelined loops")
     };
-    let nloads = p.staged.get(&stmt_key(&body[at]))?.loads;
+    let nloads = p.staged.get(&p.ids.stmt(&body[at]))?.loads;
     let (loads, compute) = lbody.split_at(nloads);
-    let top_barrier = sync::back_edge(p, compute);
+    let top_barrier = sync::back_edge(p, &[compute]);
     // A tile's epilogue, then the next tile's loop (whose first barrier, with `top_barrier`,
     // already separates them) or, with no iteration, its epilogue.
     let epilogue = &body[at + 1..];
-    let per_tile: Vec<Stmt> = compute.iter().chain(epilogue).cloned().collect();
     let tile_barrier =
-        !top_barrier && sync::back_edge(p, &per_tile) || sync::back_edge(p, epilogue);
+        !top_barrier && sync::back_edge(p, &[compute, epilogue]) || sync::back_edge(p, &[epilogue]);
     // Where the consumers' fragments take 128 registers a thread or more (a 64 × 256
     // accumulator per warpgroup), or they do more than the gemm (unpacking a tile), the
     // block's 64 K registers are rebalanced: the producer keeps 40 a thread, the consumers
@@ -315,7 +314,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
 /// of the loop's loads, or a shared tile that the statements before the gemm overwrite
 /// entirely ([`overwrites`]) and that nothing else in the kernel touches. With those, the
 /// group reading iteration `i`'s tiles can run on while iteration `i + 1` computes.
-fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(usize, Vec<BufId>)> {
+fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(StmtId, Vec<BufId>)> {
     let (g, rest) = compute.split_last()?;
     let StmtKind::Gemm { a, b, c } = &g.kind else {
         return None;
@@ -349,7 +348,7 @@ fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(usize, Vec
         }
         computed.push(x);
     }
-    Some((stmt_key(g), computed))
+    Some((p.ids.stmt(g), computed))
 }
 
 /// Whether `s` writes every element of buffer `b` whenever it runs: a copy into it or a fill

@@ -56,13 +56,8 @@ impl Monotone {
     }
 }
 
-/// An access's identity within one kernel (its address), for lookups only.
-pub(crate) fn access_key(a: &Access) -> usize {
-    std::ptr::from_ref(a) as usize
-}
-
-/// A plan for every `parallel` loop of the kernel, by [`stmt_key`].
-pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
+/// A plan for every `parallel` loop of the kernel, by [`StmtId`].
+pub(super) fn plan_loops(p: &Plan) -> BTreeMap<StmtId, LoopPlan> {
     let read = tensors_read(p.k);
     let mut out = BTreeMap::new();
     walk(&p.k.body, &mut |s| {
@@ -79,7 +74,7 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<usize, LoopPlan> {
                 Some(v) => Layout::Chunked { unit: v.lanes },
                 None => layout,
             };
-            out.insert(stmt_key(s), LoopPlan { layout, vector });
+            out.insert(p.ids.stmt(s), LoopPlan { layout, vector });
         }
     });
     out
@@ -387,7 +382,7 @@ fn vector_plan(
     // A load from memory that is the same in every lane: chunk-wise, a chunk reads it once.
     let mut invariant_load = false;
     let mut grouped_bytes: Vec<usize> = Vec::new();
-    let mut tensor_accesses: BTreeSet<usize> = BTreeSet::new();
+    let mut tensor_accesses: BTreeSet<AccessId> = BTreeSet::new();
     walk(body, &mut |s| {
         let store = match &s.kind {
             StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
@@ -398,7 +393,9 @@ fn vector_plan(
             _ => None,
         };
         let mut conditional = BTreeSet::new();
-        for_each_expr_of(s, &mut |e| conditional_loads(e, false, &mut conditional));
+        for_each_expr_of(s, &mut |e| {
+            conditional_loads(&p.ids, e, false, &mut conditional)
+        });
         for_each_access(s, &mut |a| {
             let shared = match a.target {
                 Target::Tensor(_) => false,
@@ -408,9 +405,9 @@ fn vector_plan(
                 },
             };
             if matches!(a.target, Target::Tensor(_)) {
-                tensor_accesses.insert(access_key(a));
+                tensor_accesses.insert(p.ids.access(a));
             }
-            if plan.interleaved.contains_key(&access_key(a)) {
+            if plan.interleaved.contains_key(&p.ids.access(a)) {
                 return;
             }
             // (A swizzled tile is read element by element: its vectors are not contiguous.)
@@ -419,15 +416,15 @@ fn vector_plan(
             let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
             let own = store.is_some_and(|t| std::ptr::eq(t, a)) || atomic;
             invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
-            if unit && !atomic && !conditional.contains(&access_key(a)) {
-                plan.grouped.insert(access_key(a));
+            if unit && !atomic && !conditional.contains(&p.ids.access(a)) {
+                plan.grouped.insert(p.ids.access(a));
                 grouped_bytes.push(match a.target {
                     Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
                     Target::Tensor(t) => tensor_dtype(p.k, t).size_bytes(),
                 });
                 if let (Some(st), Target::Tensor(t)) = (store, a.target) {
                     if std::ptr::eq(st, a) && !read.contains(&t) {
-                        plan.streaming.insert(access_key(a));
+                        plan.streaming.insert(p.ids.access(a));
                     }
                 }
             } else if shared && b.stride(&linear_index(p, a), p.vals) != Some(0) {
@@ -449,10 +446,10 @@ fn vector_plan(
         for_each_access(s, &mut |a| {
             let shared = matches!(a.target, Target::Buffer(x) if matches!(p.storage[x], Storage::Shared { .. }));
             if shared
-                && plan.grouped.contains(&access_key(a))
+                && plan.grouped.contains(&p.ids.access(a))
                 && chunk_multiple(p, &b, a, plan.lanes)
             {
-                plan.aligned.insert(access_key(a));
+                plan.aligned.insert(p.ids.access(a));
             }
         });
     });
@@ -477,10 +474,10 @@ fn interleaves(
     body: &[Stmt],
     e_in: usize,
     fixed: Option<usize>,
-) -> (BTreeMap<usize, (usize, usize)>, Vec<Interleave>) {
+) -> (BTreeMap<AccessId, (usize, usize)>, Vec<Interleave>) {
     struct Cand<'s> {
-        key: usize,
-        stmt: usize,
+        key: AccessId,
+        stmt: StmtId,
         pos: usize,
         value: &'s Expr,
         buf: BufId,
@@ -514,8 +511,8 @@ fn interleaves(
         };
         match b.stride(x, p.vals) {
             Some(factor) if factor >= 2 => cands.push(Cand {
-                key: access_key(access),
-                stmt: stmt_key(s),
+                key: p.ids.access(access),
+                stmt: p.ids.stmt(s),
                 pos,
                 value,
                 buf,
@@ -595,7 +592,11 @@ fn interleaves(
         groups.push(Interleave {
             factor,
             elem,
-            last: members.iter().map(|&j| cands[j].stmt).max().unwrap_or(0),
+            last: members
+                .iter()
+                .map(|&j| cands[j].stmt)
+                .max()
+                .expect("a group has members"),
             nibbles,
         });
     }
@@ -792,29 +793,33 @@ fn for_each_expr_of(s: &Stmt, f: &mut impl FnMut(&Expr)) {
 
 /// Collects the loads of `e` that only some lanes may perform: those in the arms of a select
 /// and on the right of `&&` / `||` (the C++ evaluates them conditionally).
-fn conditional_loads(e: &Expr, cond: bool, out: &mut BTreeSet<usize>) {
+fn conditional_loads(ids: &Ids, e: &Expr, cond: bool, out: &mut BTreeSet<AccessId>) {
     match &e.kind {
         ExprKind::Load(a) => {
             if cond {
-                out.insert(access_key(a));
+                out.insert(ids.access(a));
             }
-            a.index.iter().for_each(|i| conditional_loads(i, cond, out));
+            a.index
+                .iter()
+                .for_each(|i| conditional_loads(ids, i, cond, out));
         }
         ExprKind::Select(c, a, b) => {
-            conditional_loads(c, cond, out);
-            conditional_loads(a, true, out);
-            conditional_loads(b, true, out);
+            conditional_loads(ids, c, cond, out);
+            conditional_loads(ids, a, true, out);
+            conditional_loads(ids, b, true, out);
         }
         ExprKind::Binary(BinOp::And | BinOp::Or, a, b) => {
-            conditional_loads(a, cond, out);
-            conditional_loads(b, true, out);
+            conditional_loads(ids, a, cond, out);
+            conditional_loads(ids, b, true, out);
         }
         ExprKind::Binary(_, a, b) | ExprKind::DivCeil(a, b) => {
-            conditional_loads(a, cond, out);
-            conditional_loads(b, cond, out);
+            conditional_loads(ids, a, cond, out);
+            conditional_loads(ids, b, cond, out);
         }
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => conditional_loads(a, cond, out),
-        ExprKind::Math(_, args) => args.iter().for_each(|a| conditional_loads(a, cond, out)),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => conditional_loads(ids, a, cond, out),
+        ExprKind::Math(_, args) => args
+            .iter()
+            .for_each(|a| conditional_loads(ids, a, cond, out)),
         _ => {}
     }
 }

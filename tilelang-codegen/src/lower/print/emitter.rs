@@ -38,8 +38,8 @@ pub(super) struct Emitter<'a> {
     /// Printing a copy whose loads carry an L2 hint ([`super::reuse`]).
     pub(super) hint: Option<Reuse>,
     /// Printing the interior iterations of a split loop ([`super::interior`]): its copies
-    /// that take the unconditional path there, by [`stmt_key`].
-    pub(super) interior: BTreeSet<usize>,
+    /// that take the unconditional path there, by [`StmtId`].
+    pub(super) interior: BTreeSet<StmtId>,
     /// Printing such a copy.
     pub(super) inside: bool,
     /// Printing the TMA entry ([`super::tma`]): its pipelined loops load through tensor maps.
@@ -61,7 +61,7 @@ pub(super) struct Lanes<'a> {
     /// The body's `let`s are lane arrays (the vector body) or inlined (the uniformity check).
     pub(super) inline: bool,
     /// Grouped loads already in registers: access → lane array.
-    pub(super) loads: BTreeMap<usize, String>,
+    pub(super) loads: BTreeMap<AccessId, String>,
     /// Interleaved store groups being gathered: group → (the chunk's array, the place of its
     /// first element once the residue-0 store has printed it).
     pub(super) gathers: BTreeMap<usize, (String, Option<String>)>,

@@ -166,11 +166,11 @@ impl Emitter<'_> {
         else {
             unreachable!("the specialised loop is a pipelined loop")
         };
-        let t = &self.p.tma.loops[&stmt_key(s)];
+        let t = &self.p.tma.loops[&self.p.ids.stmt(s)];
         let Staging {
             loads: nloads,
             stages,
-        } = self.p.staged[&stmt_key(s)];
+        } = self.p.staged[&self.p.ids.stmt(s)];
         let (loads, compute) = lbody.split_at(nloads);
         let consumers = self.threads;
         let v = self.var(vars[0]);

@@ -226,7 +226,7 @@ impl Emitter<'_> {
         let mid = format!("__mid{depth}");
         let mut out = format!("{ind}{{\n{ind}tl::index {mid};\n{ind}{{\n{ind}  const tl::index {v} = {start};\n{ind}  tl::index __n = {end} - {v};\n");
         for c in &split.copies {
-            let copy = body.iter().find(|s| stmt_key(s) == c.copy);
+            let copy = body.iter().find(|s| self.p.ids.stmt(s) == c.copy);
             let Some(StmtKind::Copy { src, dst }) = copy.map(|s| &s.kind) else {
                 unreachable!("a split's copies are copies")
             };
@@ -254,7 +254,7 @@ impl Emitter<'_> {
             );
         }
         let _ = writeln!(out, "{ind}  {mid} = {v} + (__n > 0 ? __n : 0);\n{ind}}}");
-        let keys: BTreeSet<usize> = split.copies.iter().map(|c| c.copy).collect();
+        let keys: BTreeSet<StmtId> = split.copies.iter().map(|c| c.copy).collect();
         let saved = std::mem::replace(&mut self.interior, keys);
         let inner = self.block(body, depth + 1);
         self.interior = saved;

@@ -29,11 +29,11 @@ impl Emitter<'_> {
         let mut out = String::new();
         let ind = "  ".repeat(depth);
         for s in stmts {
-            if self.p.barriers.contains(&stmt_key(s)) {
+            if self.p.barriers.contains(&self.p.ids.stmt(s)) {
                 let _ = writeln!(out, "{ind}{};", self.barrier());
             }
             out.push_str(&self.line(s));
-            let carried = self.p.deferred.get(&stmt_key(s));
+            let carried = self.p.deferred.get(&self.p.ids.stmt(s));
             if let Some(d) = carried {
                 out.push_str(&self.carry_open(s, d, depth));
             }
@@ -46,9 +46,9 @@ impl Emitter<'_> {
                 if let Some(&Staging {
                     loads: nloads,
                     stages,
-                }) = self.p.staged.get(&stmt_key(s))
+                }) = self.p.staged.get(&self.p.ids.stmt(s))
                 {
-                    let text = match self.p.tma.loops.get(&stmt_key(s)) {
+                    let text = match self.p.tma.loops.get(&self.p.ids.stmt(s)) {
                         Some(t) if self.tma => {
                             self.tma_loop(vars[0], extent, stages, body, nloads, t, depth)
                         }
@@ -79,7 +79,7 @@ impl Emitter<'_> {
                         _ => unreachable!(),
                     };
                     let v = self.var(vars[0]);
-                    match self.p.splits.get(&stmt_key(s)) {
+                    match self.p.splits.get(&self.p.ids.stmt(s)) {
                         Some(split) => {
                             out.push_str(&self.split_loop(split, &v, &start, &end, body, depth))
                         }
@@ -147,7 +147,7 @@ impl Emitter<'_> {
                 body,
             } => {
                 let ext = extents_of(extents, self.vals);
-                let plan = &self.p.loops[&stmt_key(s)];
+                let plan = &self.p.loops[&self.p.ids.stmt(s)];
                 let wave = self.target.wave as usize;
                 self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
                 let mut declared = BTreeSet::new();
@@ -184,11 +184,11 @@ impl Emitter<'_> {
             }
             StmtKind::Copy { src, dst } => {
                 let p = self.p;
-                if let Some(store) = p.tma.stores.get(&stmt_key(s)).filter(|_| self.tma) {
+                if let Some(store) = p.tma.stores.get(&p.ids.stmt(s)).filter(|_| self.tma) {
                     return self.tma_store(store, src, dst, depth);
                 }
-                self.hint = p.reuse.get(&stmt_key(s)).copied();
-                self.inside = self.interior.contains(&stmt_key(s));
+                self.hint = p.reuse.get(&p.ids.stmt(s)).copied();
+                self.inside = self.interior.contains(&p.ids.stmt(s));
                 let out = self.copy(src, dst, depth);
                 self.inside = false;
                 self.hint = None;
@@ -235,15 +235,17 @@ impl Emitter<'_> {
                         // Issued only, in the warp-specialised loop that keeps it in flight.
                         let issue_only = self.tma
                             && self.p.tma.specialized.as_ref().and_then(|w| w.in_flight)
-                                == Some(stmt_key(s));
+                                == Some(self.p.ids.stmt(s));
                         format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn, issue_only))
                     }
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
                     _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
                 }
             }
-            StmtKind::Reduce { op, src, dst, .. } if self.p.reduces.contains_key(&stmt_key(s)) => {
-                self.reduce_rows_call(*op, *src, *dst, stmt_key(s), false, depth)
+            StmtKind::Reduce { op, src, dst, .. }
+                if self.p.reduces.contains_key(&self.p.ids.stmt(s)) =>
+            {
+                self.reduce_rows_call(*op, *src, *dst, self.p.ids.stmt(s), false, depth)
             }
             StmtKind::Reduce { op, src, dst, dim } => {
                 let shape = buf_shape(self.k, *src, self.vals);
@@ -281,7 +283,7 @@ impl Emitter<'_> {
         op: ReduceOp,
         src: BufId,
         dst: BufId,
-        key: usize,
+        key: StmtId,
         carried: bool,
         depth: usize,
     ) -> String {
