@@ -1,8 +1,11 @@
 //! What the codegen tests share: a `#[tile_kernel]` function in a string compiled to the IR or
-//! to HIP C++, and the kernels that several test files lower.
+//! to HIP C++, the kernels that several test files lower, and the error catalogue's assertions
+//! (`diagnose`).
 
 // Each test binary uses a part of these.
 #![allow(dead_code)]
+
+pub mod diagnose;
 
 use tilelang_codegen::ir::Kernel;
 use tilelang_codegen::lower::{emit, HipKernel};
