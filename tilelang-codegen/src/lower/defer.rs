@@ -27,22 +27,19 @@
 //! runs no iteration the finishing step is skipped, so `acc` keeps its bits.
 
 use super::plan::*;
-use super::util::*;
 use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Per serial or pipelined loop (by [`StmtId`]), the reductions it carries, in body order.
 pub(super) fn plan_deferred(
-    k: &Kernel,
-    ids: &Ids,
-    vals: &[u64],
+    inst: &Instance,
     storage: &[Storage],
     reduces: &BTreeMap<StmtId, ReducePlan>,
 ) -> BTreeMap<StmtId, Vec<Deferred>> {
-    let partials = only_partials(k);
+    let partials = only_partials(inst.k);
     let mut out = BTreeMap::new();
-    walk(&k.body, &mut |s| {
+    walk(&inst.k.body, &mut |s| {
         let StmtKind::For {
             kind: LoopKind::Serial { .. } | LoopKind::Pipelined { .. },
             body,
@@ -53,26 +50,26 @@ pub(super) fn plan_deferred(
         };
         let found: Vec<Deferred> = (0..body.len().saturating_sub(1))
             .filter(|&at| {
-                let Some((part, acc)) = pair(k, &body[at], &body[at + 1]) else {
+                let Some((part, acc)) = pair(inst.k, &body[at], &body[at + 1]) else {
                     return false;
                 };
                 let reg = |b: BufId| matches!(storage[b], Storage::Reg { .. });
-                reduces.contains_key(&ids.stmt(&body[at]))
+                reduces.contains_key(&inst.ids.stmt(&body[at]))
                     && partials.contains(&part)
                     && reg(part)
                     && reg(acc)
                     && storage[part].layout() == storage[acc].layout()
-                    && buf_shape(k, part, vals) == buf_shape(k, acc, vals)
+                    && inst.buffer_shape(part) == inst.buffer_shape(acc)
                     && !touched_elsewhere(body, at + 1, acc)
             })
             .map(|at| Deferred {
                 at,
-                reduce: ids.stmt(&body[at]),
-                combine: ids.stmt(&body[at + 1]),
+                reduce: inst.ids.stmt(&body[at]),
+                combine: inst.ids.stmt(&body[at + 1]),
             })
             .collect();
         if !found.is_empty() {
-            out.insert(ids.stmt(s), found);
+            out.insert(inst.ids.stmt(s), found);
         }
     });
     out

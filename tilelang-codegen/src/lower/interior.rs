@@ -33,13 +33,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The loops to split, by [`StmtId`].
 pub(super) fn plan_splits(p: &Plan) -> BTreeMap<StmtId, Split> {
     let mut out = BTreeMap::new();
-    walk(&p.k.body, &mut |s| {
+    walk(&p.inst.k.body, &mut |s| {
         let StmtKind::For { kind, vars, body } = &s.kind else {
             return;
         };
         let plain = match kind {
             LoopKind::Serial { .. } => true,
-            LoopKind::Pipelined { .. } => !p.staged.contains_key(&p.ids.stmt(s)),
+            LoopKind::Pipelined { .. } => !p.staged.contains_key(&p.inst.ids.stmt(s)),
             LoopKind::Parallel { .. } => false,
         };
         if !plain || has_sequential_loop(body) {
@@ -59,7 +59,7 @@ pub(super) fn plan_splits(p: &Plan) -> BTreeMap<StmtId, Split> {
             .filter_map(|st| interior_copy(p, st, vars[0], &varying))
             .collect();
         if !copies.is_empty() {
-            out.insert(p.ids.stmt(s), Split { copies });
+            out.insert(p.inst.ids.stmt(s), Split { copies });
         }
     });
     out
@@ -101,7 +101,7 @@ fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Opt
     let pad = 4 - offsets.len();
     for (d, o) in offsets.iter().enumerate() {
         let s = Affine {
-            vals: p.vals,
+            vals: p.inst.vals,
             var: |x| {
                 if x == v {
                     Var::Moves
@@ -126,7 +126,7 @@ fn interior_copy(p: &Plan, s: &Stmt, v: VarId, varying: &BTreeSet<VarId>) -> Opt
         }
     }
     Some(Interior {
-        copy: p.ids.stmt(s),
+        copy: p.inst.ids.stmt(s),
         step,
         chunk,
     })

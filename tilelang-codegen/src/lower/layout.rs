@@ -38,28 +38,28 @@ use crate::target::Target as Gpu;
 use std::collections::BTreeSet;
 
 /// 32-bit registers per thread that register fragments and local buffers take.
-pub(super) fn thread_registers(k: &Kernel, vals: &[u64], storage: &[Storage]) -> usize {
-    (0..k.buffers.len())
-        .map(|b| buffer_registers(k, b, vals, storage[b]))
+pub(super) fn thread_registers(inst: &Instance, storage: &[Storage]) -> usize {
+    (0..inst.k.buffers.len())
+        .map(|b| buffer_registers(inst, b, storage[b]))
         .sum()
 }
 
-fn buffer_registers(k: &Kernel, b: BufId, vals: &[u64], storage: Storage) -> usize {
+fn buffer_registers(inst: &Instance, b: BufId, storage: Storage) -> usize {
     let per_thread = match storage {
         Storage::Reg { nreg, .. } => nreg,
-        Storage::Local => buf_len(k, b, vals),
+        Storage::Local => inst.buffer_len(b),
         Storage::Shared { .. } => 0,
     };
-    (per_thread * k.buffers[b].dtype.size_bytes()).div_ceil(4)
+    (per_thread * inst.k.buffers[b].dtype.size_bytes()).div_ceil(4)
 }
 
 /// The register-resident buffers with their registers per thread, largest first.
-pub(super) fn register_report(k: &Kernel, vals: &[u64], storage: &[Storage]) -> String {
-    let mut v: Vec<(usize, String)> = (0..k.buffers.len())
+pub(super) fn register_report(inst: &Instance, storage: &[Storage]) -> String {
+    let mut v: Vec<(usize, String)> = (0..inst.k.buffers.len())
         .map(|b| {
             (
-                buffer_registers(k, b, vals, storage[b]),
-                k.buffers[b].name.to_string(),
+                buffer_registers(inst, b, storage[b]),
+                inst.k.buffers[b].name.to_string(),
             )
         })
         .filter(|(n, _)| *n > 0)
@@ -77,20 +77,21 @@ pub(super) fn register_report(k: &Kernel, vals: &[u64], storage: &[Storage]) -> 
 const PROMOTED_REGISTERS: usize = 64;
 
 /// Decides where each buffer lives (see the module docs).
-pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gpu) -> Vec<Storage> {
-    let mut regs: Vec<bool> = k
+pub(super) fn plan_storage(inst: &Instance, threads: usize, target: &Gpu) -> Vec<Storage> {
+    let mut regs: Vec<bool> = inst
+        .k
         .buffers
         .iter()
         .map(|b| b.scope == Scope::Fragment)
         .collect();
-    let plain = storage_with(k, vals, threads, target, &regs);
-    let promotable = promotable(k);
+    let plain = storage_with(inst, threads, target, &regs);
+    let promotable = promotable(inst.k);
     if promotable.is_empty() {
         return plain;
     }
     promotable.iter().for_each(|&b| regs[b] = true);
     loop {
-        let storage = storage_with(k, vals, threads, target, &regs);
+        let storage = storage_with(inst, threads, target, &regs);
         // A promoted tile read as a row broadcast would be replicated across threads; its
         // shared copy serves that better.
         let rows: Vec<BufId> = promotable
@@ -112,7 +113,7 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         }
         // A `pipelined` loop loads ahead all its tiles through shared memory or none: one
         // promoted tile beside staged ones would be a load the stages no longer cover.
-        let split = split_stages(k, &storage, &promotable);
+        let split = split_stages(inst.k, &storage, &promotable);
         if !split.is_empty() {
             split.iter().for_each(|&b| regs[b] = false);
             continue;
@@ -120,8 +121,8 @@ pub(super) fn plan_storage(k: &Kernel, vals: &[u64], threads: usize, target: &Gp
         let any = promotable
             .iter()
             .any(|&b| matches!(storage[b], Storage::Reg { .. }));
-        let fits = thread_registers(k, vals, &storage)
-            <= PROMOTED_REGISTERS.max(thread_registers(k, vals, &plain));
+        let fits = thread_registers(inst, &storage)
+            <= PROMOTED_REGISTERS.max(thread_registers(inst, &plain));
         return if any && fits { storage } else { plain };
     }
 }
@@ -183,19 +184,13 @@ fn split_stages(k: &Kernel, storage: &[Storage], promotable: &[BufId]) -> Vec<Bu
 }
 
 /// Where each buffer lives when the buffers `regs` marks may be held in registers.
-fn storage_with(
-    k: &Kernel,
-    vals: &[u64],
-    threads: usize,
-    target: &Gpu,
-    regs: &[bool],
-) -> Vec<Storage> {
-    let nbuf = k.buffers.len();
+fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) -> Vec<Storage> {
+    let nbuf = inst.k.buffers.len();
     let mut demoted = vec![false; nbuf];
     // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
     // of them fits no matrix instruction (FMA path).
     let mut mma: Vec<Option<Option<Layout>>> = vec![None; nbuf];
-    for (b, buf) in k.buffers.iter().enumerate() {
+    for (b, buf) in inst.k.buffers.iter().enumerate() {
         if buf.scope == Scope::Shared && !regs[b] {
             demoted[b] = true;
         }
@@ -203,8 +198,7 @@ fn storage_with(
     // Owner-only access analysis; row-fragment uses are gathered for `rows::assign`.
     let mut uses = rows::Uses::default();
     struct Walk<'a> {
-        k: &'a Kernel,
-        vals: &'a [u64],
+        inst: &'a Instance<'a>,
         threads: usize,
         target: &'a Gpu,
         regs: &'a [bool],
@@ -219,7 +213,7 @@ fn storage_with(
         mma: &mut [Option<Option<Layout>>],
         uses: &mut rows::Uses,
     ) {
-        let k = w.k;
+        let k = w.inst.k;
         for s in stmts {
             let store = match &s.kind {
                 StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
@@ -232,7 +226,7 @@ fn storage_with(
                 if !w.regs[b] {
                     return;
                 }
-                let shape = buf_shape(k, b, w.vals);
+                let shape = w.inst.buffer_shape(b);
                 let is_vars = |vars: &[VarId]| {
                     a.index.len() == vars.len()
                         && a.index
@@ -275,8 +269,8 @@ fn storage_with(
                     vars,
                     body,
                 } => {
-                    let ext = extents_of(extents, w.vals);
-                    let full = rows::full_shape(k, w.vals, w.regs, body, &ext);
+                    let ext = w.inst.extents(extents);
+                    let full = rows::full_shape(w.inst, w.regs, body, &ext);
                     visit(w, body, Some((vars, &ext, &full)), demoted, mma, uses);
                 }
                 StmtKind::For { body, .. } => visit(w, body, ploop, demoted, mma, uses),
@@ -288,14 +282,14 @@ fn storage_with(
                     for x in [a, b] {
                         demoted[*x] = true;
                     }
-                    let l = matrix_layout(k, w.vals, *a, *b, *c, w.threads, w.target);
+                    let l = matrix_layout(w.inst, *a, *b, *c, w.threads, w.target);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
                         _ => Some(l),
                     };
                 }
                 StmtKind::Reduce { src, dst, dim, .. } => {
-                    let (ss, ds) = (buf_shape(k, *src, w.vals), buf_shape(k, *dst, w.vals));
+                    let (ss, ds) = (w.inst.buffer_shape(*src), w.inst.buffer_shape(*dst));
                     let frag = |b: BufId| w.regs[b];
                     let memory = |b: BufId| frag(b) || k.buffers[b].scope == Scope::Shared;
                     if memory(*src)
@@ -315,31 +309,30 @@ fn storage_with(
         }
     }
     let w = Walk {
-        k,
-        vals,
+        inst,
         threads,
         target,
         regs,
     };
-    visit(&w, &k.body, None, &mut demoted, &mut mma, &mut uses);
+    visit(&w, &inst.k.body, None, &mut demoted, &mut mma, &mut uses);
     // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
     // register fragments whose rows are whole chunks are chunked, unless a loop over them
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).
     let acc: Vec<bool> = mma.iter().map(Option::is_some).collect();
-    let strided_only = chunk_conflicts(k, vals, regs, &demoted);
-    let unit = chunk_unit(k, |b| regs[b] && !acc[b] && !strided_only[b]);
+    let strided_only = chunk_conflicts(inst, regs, &demoted);
+    let unit = chunk_unit(inst.k, |b| regs[b] && !acc[b] && !strided_only[b]);
     let base: Vec<Layout> = mma
         .into_iter()
         .enumerate()
         .map(|(b, l)| {
             l.flatten().unwrap_or_else(|| {
-                let shape = buf_shape(k, b, vals);
+                let shape = inst.buffer_shape(b);
                 let chunked =
                     // Every thread gets whole chunks (no idle registers, no tail guard).
                     !acc[b]
                         && !strided_only[b]
                         && shape.last().is_some_and(|&d| d % unit == 0)
-                        && buf_len(k, b, vals) % (unit * threads) == 0;
+                        && inst.buffer_len(b) % (unit * threads) == 0;
                 if chunked {
                     Layout::Chunked { unit }
                 } else {
@@ -350,14 +343,13 @@ fn storage_with(
         .collect();
 
     // Row layouts, then layout agreement, until neither demotes anything more.
-    let ties = rows::ties(k, vals, regs);
+    let ties = rows::ties(inst, regs);
     let wave = target.wave as usize;
     let mut layouts = base.clone();
     loop {
         layouts.clone_from(&base);
         let mut changed = rows::assign(
-            k,
-            vals,
+            inst,
             threads,
             wave,
             &uses,
@@ -365,8 +357,8 @@ fn storage_with(
             &mut layouts,
             &mut demoted,
         );
-        changed |= agree(k, vals, regs, &layouts, &mut demoted);
-        changed |= cols::assign(k, threads, &uses, &mut layouts, &mut demoted);
+        changed |= agree(inst, regs, &layouts, &mut demoted);
+        changed |= cols::assign(inst.k, threads, &uses, &mut layouts, &mut demoted);
         // Every access of what is left in registers must be served by its layout: a buffer
         // the passes above laid out for one kind of use may have another (`served`).
         let layout_of = |b: BufId| (regs[b] && !demoted[b]).then_some(layouts[b]);
@@ -375,10 +367,10 @@ fn storage_with(
                 kind: LoopKind::Parallel { extents },
                 body,
                 ..
-            } => served::loop_layout(k, vals, body, &extents_of(extents, vals), &layout_of),
+            } => served::loop_layout(inst, body, &inst.extents(extents), &layout_of),
             _ => Layout::Strided,
         };
-        let unserved = served::unserved(k, vals, threads, wave, &layout_of, &loop_layout);
+        let unserved = served::unserved(inst, threads, wave, &layout_of, &loop_layout);
         for (b, _) in unserved {
             changed |= !demoted[b];
             demoted[b] = true;
@@ -388,12 +380,12 @@ fn storage_with(
         }
     }
     (0..nbuf)
-        .map(|b| match k.buffers[b].scope {
+        .map(|b| match inst.k.buffers[b].scope {
             Scope::Local => Storage::Local,
             _ if demoted[b] => Storage::Shared { offset: 0 },
             _ => {
                 let layout = layouts[b];
-                let n = buf_len(k, b, vals);
+                let n = inst.buffer_len(b);
                 let nreg = match layout {
                     Layout::Chunked { unit } => n.div_ceil(unit * threads) * unit,
                     Layout::Rows { groups, .. } => n.div_ceil(groups),
@@ -409,24 +401,18 @@ fn storage_with(
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
 /// iterates in its layout; any other register fragment it touches in the loop's own shape must
 /// share that layout, or is demoted. Returns whether it demoted anything.
-fn agree(
-    k: &Kernel,
-    vals: &[u64],
-    regs: &[bool],
-    layouts: &[Layout],
-    demoted: &mut [bool],
-) -> bool {
+fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut [bool]) -> bool {
     let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
         (regs[b] && !demoted[b]).then_some(layouts[b])
     };
     let mut changed = false;
-    walk(&k.body, &mut |s| {
+    walk(&inst.k.body, &mut |s| {
         let regs: Vec<BufId> = match &s.kind {
             StmtKind::For {
                 kind: LoopKind::Parallel { extents },
                 body,
                 ..
-            } => rows::full_shape(k, vals, regs, body, &extents_of(extents, vals)),
+            } => rows::full_shape(inst, regs, body, &inst.extents(extents)),
             StmtKind::Copy {
                 src: Tile::Buffer(a),
                 dst: Tile::Buffer(b),
@@ -488,19 +474,19 @@ fn chunk_unit(k: &Kernel, candidate: impl Fn(BufId) -> bool) -> usize {
 /// dates from before loops ran chunk-wise, and it kept LayerNorm's output pass (two broadcast
 /// rows) element by element, 2 bytes an access. The decision spreads to every fragment a loop
 /// or a register copy ties to a strided one, so that they keep one layout.
-fn chunk_conflicts(k: &Kernel, vals: &[u64], regs: &[bool], demoted: &[bool]) -> Vec<bool> {
-    let nbuf = k.buffers.len();
+fn chunk_conflicts(inst: &Instance, regs: &[bool], demoted: &[bool]) -> Vec<bool> {
+    let nbuf = inst.k.buffers.len();
     let shared = |b: BufId| !regs[b] || demoted[b];
     let mut strided = vec![false; nbuf];
     // Fragments tied together (same loop or register copy), to spread the decision.
     let mut groups: Vec<Vec<BufId>> = Vec::new();
-    walk(&k.body, &mut |s| match &s.kind {
+    walk(&inst.k.body, &mut |s| match &s.kind {
         StmtKind::For {
             kind: LoopKind::Parallel { extents },
             vars,
             body,
         } => {
-            let ext = extents_of(extents, vals);
+            let ext = inst.extents(extents);
             let (Some(&inner), Some(&e_in)) = (vars.last(), ext.last()) else {
                 return;
             };
@@ -514,14 +500,14 @@ fn chunk_conflicts(k: &Kernel, vals: &[u64], regs: &[bool], demoted: &[bool]) ->
                     frags.push(b);
                     return;
                 }
-                if !nested && moves_as_vector(k, vals, b, a, inner, &local) {
+                if !nested && moves_as_vector(inst, b, a, inner, &local) {
                     return;
                 }
                 let mut v = BTreeSet::new();
                 if let Some(last) = a.index.last() {
                     expr_vars(last, &mut v);
                 }
-                let span = e_in * k.buffers[b].dtype.size_bytes();
+                let span = e_in * inst.k.buffers[b].dtype.size_bytes();
                 if shared(b) && v.contains(&inner) && span > 128 {
                     let key = (b, format!("{:?}{store}", a.index));
                     if seen.insert(key) || nested {
@@ -599,8 +585,7 @@ fn body_vars(body: &[Stmt]) -> BTreeSet<VarId> {
 /// mapping's wavefronts): its last index is the innermost variable plus something the loop
 /// does not change, the other indices do not depend on it, and rows are whole vectors.
 fn moves_as_vector(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     b: BufId,
     a: &Access,
     inner: VarId,
@@ -624,7 +609,8 @@ fn moves_as_vector(
         }
         _ => false,
     };
-    let row = buf_shape(k, b, vals).last().copied().unwrap_or(0) * k.buffers[b].dtype.size_bytes();
+    let row =
+        inst.buffer_shape(b).last().copied().unwrap_or(0) * inst.k.buffers[b].dtype.size_bytes();
     unit && lead.iter().all(invariant) && row % 16 == 0
 }
 
@@ -633,19 +619,20 @@ fn moves_as_vector(
 /// waves of the instruction's width, K is a multiple of the instruction's K, and the block tile
 /// splits over the waves into whole instruction tiles. Otherwise `gemm` uses FMA loops.
 fn matrix_layout(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     a: BufId,
     b: BufId,
     c: BufId,
     threads: usize,
     target: &Gpu,
 ) -> Option<Layout> {
+    let k = inst.k;
     let (da, dc) = (k.buffers[a].dtype, k.buffers[c].dtype);
     if !matches!(da, Dtype::F16 | Dtype::Bf16) || dc != Dtype::F32 || k.buffers[b].dtype != da {
         return None;
     }
-    let (sa, sb) = (buf_shape(k, a, vals), buf_shape(k, b, vals));
+    let (sa, sb) = (inst.buffer_shape(a), inst.buffer_shape(b));
+    // (`inst` is the matrix instruction below.)
     let (m, kk, n) = (sa[0], sa[1], sb[1]);
     let wave = target.wave as usize;
     for &inst in Inst::of(target.matrix) {

@@ -39,6 +39,7 @@ mod affine;
 mod check;
 mod cols;
 mod defer;
+mod instance;
 mod interior;
 mod layout;
 mod names;
@@ -145,7 +146,6 @@ pub(crate) fn plan<'a>(
     config: usize,
     target: &'a Gpu,
 ) -> Result<Plan<'a>, Diagnostic> {
-    let vals = &k.configs[config].values;
     let cfg = &k.configs[config];
     let limit = |message: String, hint: String| Diagnostic {
         span: cfg.name.span().into(),
@@ -155,15 +155,16 @@ pub(crate) fn plan<'a>(
         ),
         hint: Some(hint),
     };
-    let Some(threads) = eval_const(&k.threads, vals).filter(|t| (1..=1024).contains(t)) else {
+    let Some(threads) = eval_const(&k.threads, &cfg.values).filter(|t| (1..=1024).contains(t))
+    else {
         return Err(limit(
             "`threads` does not evaluate to 1..=1024".into(),
             "validation should have said so: please report this".into(),
         ));
     };
     let threads = threads as usize;
-    let ids = Ids::number(&k.body);
-    let storage = layout::plan_storage(k, vals, threads, target);
+    let inst = Instance::new(k, config);
+    let storage = layout::plan_storage(&inst, threads, target);
     if let Some((span, what)) = check::unsupported(k, &storage) {
         return Err(Diagnostic {
             span,
@@ -174,7 +175,7 @@ pub(crate) fn plan<'a>(
             hint: Some("validation should have rejected this: please report it; meanwhile write the statement another way".into()),
         });
     }
-    let regs = layout::thread_registers(k, vals, &storage);
+    let regs = layout::thread_registers(&inst, &storage);
     if regs > target.registers_per_thread() {
         return Err(limit(
             format!(
@@ -184,23 +185,21 @@ pub(crate) fn plan<'a>(
             ),
             format!(
                 "use more threads or smaller fragments in this config (register use: {}), or keep the tile in shared memory (`alloc_shared`)",
-                layout::register_report(k, vals, &storage)
+                layout::register_report(&inst, &storage)
             ),
         ));
     }
-    let swizzled = swizzle::plan_swizzle(k, vals, &storage, threads, target.wave as usize);
+    let swizzled = swizzle::plan_swizzle(&inst, &storage, threads, target.wave as usize);
     // Pipelined loops get their stages when they fit in shared memory, else run as plain loops.
-    let mut stages = pipeline::plan_pipelines(k, vals, &storage, target);
-    let (mut storage, mut shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
+    let mut stages = pipeline::plan_pipelines(&inst, &storage, target);
+    let (mut storage, mut shared_bytes) = shared::arena(&inst, &storage, &stages, &swizzled);
     if shared_bytes > target.max_shared && stages.iter().any(|&n| n > 1) {
         stages = vec![1; stages.len()];
-        (storage, shared_bytes) = shared::arena(k, vals, &storage, &stages, &swizzled);
+        (storage, shared_bytes) = shared::arena(&inst, &storage, &stages, &swizzled);
     }
-    let staged = pipeline::plan_staging(k, &ids, &storage, &stages);
+    let staged = pipeline::plan_staging(&inst, &storage, &stages);
     let reduces = rows::plan_reduces(
-        k,
-        &ids,
-        vals,
+        &inst,
         threads,
         target.wave as usize,
         &storage,
@@ -214,23 +213,20 @@ pub(crate) fn plan<'a>(
             ),
             format!(
                 "use smaller tiles in this config (shared memory: {})",
-                shared::shared_report(k, vals, &storage, &stages)
+                shared::shared_report(&inst, &storage, &stages)
             ),
         ));
     }
-    let deferred = defer::plan_deferred(k, &ids, vals, &storage, &reduces);
+    let deferred = defer::plan_deferred(&inst, &storage, &reduces);
     let reuse = if target.l2_hints() {
-        reuse::plan_reuse(k, &ids, &storage)
+        reuse::plan_reuse(&inst, &storage)
     } else {
         BTreeMap::new()
     };
     let async_proxy = storage.iter().any(|s| s.matrix() == Some(Inst::Wgmma));
     let mut plan = Plan {
-        k,
+        inst,
         target,
-        config,
-        vals,
-        ids,
         threads,
         storage,
         async_proxy,
@@ -260,12 +256,11 @@ pub(crate) fn plan<'a>(
     };
     let loop_layout = |s: &Stmt| {
         plan.loops
-            .get(&plan.ids.stmt(s))
+            .get(&plan.inst.ids.stmt(s))
             .map_or(Layout::Strided, |l| l.layout)
     };
     if let Some(&(b, span)) = served::unserved(
-        k,
-        vals,
+        &plan.inst,
         threads,
         target.wave as usize,
         &layout_of,
@@ -284,10 +279,9 @@ pub(crate) fn plan<'a>(
     }
     plan.splits = interior::plan_splits(&plan);
     plan.barriers = sync::plan_barriers(&plan);
-    let fragment_registers = layout::thread_registers(k, vals, &plan.storage);
+    let fragment_registers = layout::thread_registers(&plan.inst, &plan.storage);
     plan.explicit = occupancy::explicit(
-        k,
-        vals,
+        &plan.inst,
         target,
         threads,
         plan.shared_bytes,
@@ -318,23 +312,23 @@ impl Plan<'_> {
 
     /// Whether `s` is the combine statement of a deferred reduction ([`defer`]).
     pub(crate) fn is_deferred_combine(&self, s: &Stmt) -> bool {
-        let key = self.ids.stmt(s);
+        let key = self.inst.ids.stmt(s);
         self.deferred.values().flatten().any(|d| d.combine == key)
     }
 
     /// The fragments demoted to shared memory, by name.
     pub fn demoted(&self) -> Vec<String> {
-        (0..self.k.buffers.len())
+        (0..self.inst.k.buffers.len())
             .filter(|&b| {
-                self.k.buffers[b].scope == Scope::Fragment
+                self.inst.k.buffers[b].scope == Scope::Fragment
                     && matches!(self.storage[b], Storage::Shared { .. })
             })
-            .map(|b| self.k.buffers[b].name.to_string())
+            .map(|b| self.inst.k.buffers[b].name.to_string())
             .collect()
     }
 
     pub fn launch(&self) -> Launch {
-        let entry = entry_name(self.k, self.config);
+        let entry = entry_name(self.inst.k, self.inst.config);
         Launch {
             tma: (!self.tma.maps.is_empty()).then(|| TmaLaunch {
                 entry: format!("{entry}{}", crate::names::TMA_SUFFIX),

@@ -51,17 +51,16 @@ const AMD_SIMDS: usize = 4;
 
 /// The attribute's control for this config on `target`, or why it cannot hold there.
 pub(super) fn explicit(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     target: &Gpu,
     threads: usize,
     shared: usize,
     fragment_registers: usize,
 ) -> Result<Option<Explicit>, String> {
-    let Some(o) = &k.occupancy else {
+    let Some(o) = &inst.k.occupancy else {
         return Ok(None);
     };
-    let value = |e| eval_const(e, vals).map_or(0, |v| v as usize);
+    let value = |e| eval_const(e, inst.vals).map_or(0, |v| v as usize);
     let sm = target.multiprocessor();
     match o {
         Occupancy::MinBlocks(e) => {

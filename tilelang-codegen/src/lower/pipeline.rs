@@ -61,25 +61,20 @@ pub(super) fn pipeline_loads(k: &Kernel, body: &[Stmt], storage: &[Storage]) -> 
 /// Stages per buffer: `stages` copies of each load buffer of a `pipelined` loop that lowers to
 /// asynchronous copies (NVIDIA: `cp.async`, sm_80 and newer; `stages` at least 2), when the
 /// buffer is used nowhere but in that loop. Every other buffer has one copy.
-pub(super) fn plan_pipelines(
-    k: &Kernel,
-    vals: &[u64],
-    storage: &[Storage],
-    target: &Gpu,
-) -> Vec<usize> {
-    let mut stages = vec![1; k.buffers.len()];
+pub(super) fn plan_pipelines(inst: &Instance, storage: &[Storage], target: &Gpu) -> Vec<usize> {
+    let mut stages = vec![1; inst.k.buffers.len()];
     if !target.async_copies() {
         return stages;
     }
     // How many statements outside each pipelined loop mention each buffer is found by
     // counting mentions over the whole kernel and inside the loop.
     let mentions = |stmts: &[Stmt]| -> Vec<usize> {
-        let mut n = vec![0; k.buffers.len()];
+        let mut n = vec![0; inst.k.buffers.len()];
         walk(stmts, &mut |s| each_buffer(s, &mut |b| n[b] += 1));
         n
     };
-    let all = mentions(&k.body);
-    walk(&k.body, &mut |s| {
+    let all = mentions(&inst.k.body);
+    walk(&inst.k.body, &mut |s| {
         let StmtKind::For {
             kind: LoopKind::Pipelined { stages: st, .. },
             body,
@@ -88,10 +83,10 @@ pub(super) fn plan_pipelines(
         else {
             return;
         };
-        let Some(n) = eval_const(st, vals).filter(|&n| n >= 2) else {
+        let Some(n) = eval_const(st, inst.vals).filter(|&n| n >= 2) else {
             return;
         };
-        let Some(nloads) = pipeline_loads(k, body, storage) else {
+        let Some(nloads) = pipeline_loads(inst.k, body, storage) else {
             return;
         };
         let inside = mentions(body);
@@ -109,11 +104,11 @@ pub(super) fn plan_pipelines(
 /// [`StmtId`]: how many leading statements are its loads and in how many stages they run.
 /// Computed once, read by the passes after this one and the printer.
 pub(super) fn plan_staging(
-    k: &Kernel,
-    ids: &Ids,
+    inst: &Instance,
     storage: &[Storage],
     stages: &[usize],
 ) -> BTreeMap<StmtId, Staging> {
+    let (k, ids) = (inst.k, &inst.ids);
     let mut out = BTreeMap::new();
     walk(&k.body, &mut |s| {
         let StmtKind::For {

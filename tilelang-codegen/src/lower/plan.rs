@@ -2,19 +2,17 @@
 //! record of each pass, which the passes fill in and the printer reads. A leaf of `lower`:
 //! every pass and the printer import it; it imports no pass.
 
-pub(crate) use crate::ir::visit::{AccessId, Ids, StmtId};
+pub(crate) use super::instance::Instance;
+pub(crate) use crate::ir::visit::{AccessId, StmtId};
 use crate::ir::*;
 use crate::target::{MatrixUnit, Target as Gpu};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every decision the passes made for one (kernel, config, target).
 pub(crate) struct Plan<'a> {
-    pub k: &'a Kernel,
+    /// The (kernel, config), whose ids key the decisions below.
+    pub inst: Instance<'a>,
     pub target: &'a Gpu,
-    pub config: usize,
-    pub vals: &'a [u64],
-    /// The kernel's statement and access ids, which key the decisions below.
-    pub ids: Ids<'a>,
     pub threads: usize,
     /// Per buffer ([`super::layout`], offsets from [`super::shared`]).
     pub storage: Vec<Storage>,

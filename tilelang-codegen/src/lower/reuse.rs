@@ -16,7 +16,8 @@ use crate::ir::*;
 use std::collections::BTreeMap;
 
 /// The hint of each copy from a tensor that several copy statements read, by [`StmtId`].
-pub(super) fn plan_reuse(k: &Kernel, ids: &Ids, storage: &[Storage]) -> BTreeMap<StmtId, Reuse> {
+pub(super) fn plan_reuse(inst: &Instance, storage: &[Storage]) -> BTreeMap<StmtId, Reuse> {
+    let (k, ids) = (inst.k, &inst.ids);
     let mut reads: BTreeMap<ParamId, Vec<StmtId>> = BTreeMap::new();
     walk(&k.body, &mut |s| {
         if let StmtKind::Copy {

@@ -21,7 +21,6 @@
 //! in shared memory too.
 
 use super::plan::*;
-use super::util::*;
 use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,17 +73,17 @@ pub(crate) fn rows_of(
 
 /// Groups of fragments that must share one layout: those a `parallel` loop touches in its own
 /// shape, and the two sides of a register-to-register copy.
-pub(super) fn ties(k: &Kernel, vals: &[u64], regs: &[bool]) -> Vec<Vec<BufId>> {
+pub(super) fn ties(inst: &Instance, regs: &[bool]) -> Vec<Vec<BufId>> {
     let frag = |b: BufId| regs[b];
     let mut out = Vec::new();
-    walk(&k.body, &mut |s| match &s.kind {
+    walk(&inst.k.body, &mut |s| match &s.kind {
         StmtKind::For {
             kind: LoopKind::Parallel { extents },
             body,
             ..
         } => {
-            let ext = extents_of(extents, vals);
-            out.push(full_shape(k, vals, regs, body, &ext));
+            let ext = inst.extents(extents);
+            out.push(full_shape(inst, regs, body, &ext));
         }
         StmtKind::Copy {
             src: Tile::Buffer(a),
@@ -97,8 +96,7 @@ pub(super) fn ties(k: &Kernel, vals: &[u64], regs: &[bool]) -> Vec<Vec<BufId>> {
 
 /// The fragments a loop body over `ext` accesses whose shape is `ext`.
 pub(super) fn full_shape(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     regs: &[bool],
     body: &[Stmt],
     ext: &[usize],
@@ -107,7 +105,7 @@ pub(super) fn full_shape(
     walk(body, &mut |t| {
         for_each_access(t, &mut |a| {
             if let Target::Buffer(b) = a.target {
-                if regs[b] && buf_shape(k, b, vals) == ext && !out.contains(&b) {
+                if regs[b] && inst.buffer_shape(b) == ext && !out.contains(&b) {
                     out.push(b);
                 }
             }
@@ -121,8 +119,7 @@ pub(super) fn full_shape(
 /// demoted anything.
 #[allow(clippy::too_many_arguments)] // the layout pass's state, passed in and out
 pub(super) fn assign(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     threads: usize,
     wave: usize,
     uses: &Uses,
@@ -130,10 +127,10 @@ pub(super) fn assign(
     layouts: &mut [Layout],
     demoted: &mut [bool],
 ) -> bool {
-    let nbuf = k.buffers.len();
+    let nbuf = inst.k.buffers.len();
     let mut req: Vec<Vec<Req>> = vec![Vec::new(); nbuf];
     for &(src, dst) in &uses.reduces {
-        let shape = buf_shape(k, src, vals);
+        let shape = inst.buffer_shape(src);
         // (Shared buffers count as demoted.)
         let r = if demoted[src] {
             // Read from shared memory in whichever order the result's other uses need.
@@ -180,10 +177,10 @@ pub(super) fn assign(
         if reqs.is_empty() {
             continue;
         }
-        let shape = buf_shape(k, members[0], vals);
+        let shape = inst.buffer_shape(members[0]);
         let agreed = Req::agree(&reqs).filter(|_| {
             members.iter().all(|&b| {
-                buf_shape(k, b, vals) == shape && !matches!(layouts[b], Layout::Matrix { .. })
+                inst.buffer_shape(b) == shape && !matches!(layouts[b], Layout::Matrix { .. })
             })
         });
         for &b in &members {
@@ -244,16 +241,14 @@ impl Req {
 /// The reductions between a register tile and a row fragment, by [`StmtId`], with their
 /// exchange areas placed after `*shared_bytes` (which grows by them).
 pub(super) fn plan_reduces(
-    k: &Kernel,
-    ids: &Ids,
-    vals: &[u64],
+    inst: &Instance,
     threads: usize,
     wave: usize,
     storage: &[Storage],
     shared_bytes: &mut usize,
 ) -> BTreeMap<StmtId, ReducePlan> {
     let mut out = BTreeMap::new();
-    walk(&k.body, &mut |s| {
+    walk(&inst.k.body, &mut |s| {
         let StmtKind::Reduce { src, dst, .. } = &s.kind else {
             return;
         };
@@ -264,7 +259,7 @@ pub(super) fn plan_reduces(
         else {
             return;
         };
-        let shape = buf_shape(k, *src, vals);
+        let shape = inst.buffer_shape(*src);
         let fits = |l: Layout| {
             rows_of(l, &shape, threads, wave)
                 .filter(|(r, _)| *r == storage[*dst].layout())
@@ -282,12 +277,12 @@ pub(super) fn plan_reduces(
         };
         let scratch = (width > wave).then(|| {
             let at = shared_bytes.div_ceil(16) * 16;
-            let bytes = nreg * groups * (width / wave) * k.buffers[*src].dtype.size_bytes();
+            let bytes = nreg * groups * (width / wave) * inst.k.buffers[*src].dtype.size_bytes();
             *shared_bytes = at + bytes;
             at
         });
         out.insert(
-            ids.stmt(s),
+            inst.ids.stmt(s),
             ReducePlan {
                 per,
                 width,

@@ -34,7 +34,6 @@
 //! an internal error on the statement instead of printing code that reads the wrong element.
 
 use super::plan::*;
-use super::util::*;
 use super::{cols, rows};
 use crate::ctxt::Range;
 use crate::ir::visit::*;
@@ -48,8 +47,7 @@ pub(crate) type Unserved = (BufId, Range);
 /// fragment of the loop's own shape it touches (the layout pass makes them agree), else
 /// strided. `layout_of` gives the layout of a buffer held in registers.
 pub(crate) fn loop_layout(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     body: &[Stmt],
     ext: &[usize],
     layout_of: &dyn Fn(BufId) -> Option<Layout>,
@@ -62,7 +60,7 @@ pub(crate) fn loop_layout(
                     l @ (Layout::Matrix { .. } | Layout::Chunked { .. } | Layout::Rows { .. }),
                 ) = layout_of(b)
                 {
-                    if buf_shape(k, b, vals) == ext {
+                    if inst.buffer_shape(b) == ext {
                         layout = l;
                     }
                 }
@@ -76,23 +74,21 @@ pub(crate) fn loop_layout(
 /// serve (module docs), in statement order. `loop_layout` gives the layout a `parallel` loop
 /// statement iterates in.
 pub(crate) fn unserved(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     threads: usize,
     wave: usize,
     layout_of: &dyn Fn(BufId) -> Option<Layout>,
     loop_layout: &dyn Fn(&Stmt) -> Layout,
 ) -> Vec<Unserved> {
     let c = Check {
-        k,
-        vals,
+        inst,
         threads,
         wave,
         layout_of,
         loop_layout,
     };
     let mut out = Vec::new();
-    c.stmts(&k.body, None, &mut out);
+    c.stmts(&inst.k.body, None, &mut out);
     out
 }
 
@@ -100,8 +96,7 @@ pub(crate) fn unserved(
 type Ploop<'a> = Option<(&'a [VarId], &'a [usize], Layout)>;
 
 struct Check<'a> {
-    k: &'a Kernel,
-    vals: &'a [u64],
+    inst: &'a Instance<'a>,
     threads: usize,
     wave: usize,
     layout_of: &'a dyn Fn(BufId) -> Option<Layout>,
@@ -136,7 +131,7 @@ impl Check<'_> {
                     vars,
                     body,
                 } => {
-                    let ext = extents_of(extents, self.vals);
+                    let ext = self.inst.extents(extents);
                     let l = (self.loop_layout)(s);
                     self.stmts(body, Some((vars, &ext, l)), out);
                 }
@@ -155,7 +150,7 @@ impl Check<'_> {
                     }
                 }
                 StmtKind::Reduce { src, dst, .. } => {
-                    let shape = buf_shape(self.k, *src, self.vals);
+                    let shape = self.inst.buffer_shape(*src);
                     let meets = |l: Layout| {
                         rows::rows_of(l, &shape, self.threads, self.wave).map(|(r, _)| r)
                     };
@@ -192,7 +187,7 @@ impl Check<'_> {
         let Some((vars, ext, l)) = ploop else {
             return false;
         };
-        let shape = buf_shape(self.k, b, self.vals);
+        let shape = self.inst.buffer_shape(b);
         let by = |vars: &[VarId]| {
             a.index.len() == vars.len()
                 && a.index
@@ -274,8 +269,8 @@ mod tests {
                 Storage::Reg { layout, .. } => Some(layout),
                 _ => None,
             };
-            let loop_layout = |s: &Stmt| p.loops[&p.ids.stmt(s)].layout;
-            unserved(&k, p.vals, p.threads, 32, &layout_of, &loop_layout)
+            let loop_layout = |s: &Stmt| p.loops[&p.inst.ids.stmt(s)].layout;
+            unserved(&p.inst, p.threads, 32, &layout_of, &loop_layout)
         };
         assert!(check(&p.storage).is_empty());
         let mut wrong = p.storage.clone();

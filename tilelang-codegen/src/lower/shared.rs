@@ -3,15 +3,13 @@
 //! computes from the address).
 
 use super::plan::*;
-use super::util::*;
 use crate::ir::*;
 
 /// Offsets for the shared-resident buffers, in buffer order, each a multiple of 16 bytes
 /// (1024 for [`ATOMS`] tiles, whose stages are whole 1024-byte multiples as
 /// `layout::wgmma_fits` admits them) and `stages[b]` copies long; the arena's size in bytes.
 pub(super) fn arena(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     storage: &[Storage],
     stages: &[usize],
     swizzled: &[usize],
@@ -23,27 +21,22 @@ pub(super) fn arena(
             let align = if swizzled[b] == ATOMS { 1024 } else { 16 };
             bytes = bytes.div_ceil(align) * align;
             *offset = bytes;
-            bytes += stage_bytes(k, b, vals) * stages[b];
+            bytes += inst.stage_bytes(b) * stages[b];
         }
     }
     (storage, bytes)
 }
 
 /// The shared-memory buffers with their bytes (times their pipeline stages), largest first.
-pub(super) fn shared_report(
-    k: &Kernel,
-    vals: &[u64],
-    storage: &[Storage],
-    stages: &[usize],
-) -> String {
-    let mut v: Vec<(usize, String)> = (0..k.buffers.len())
+pub(super) fn shared_report(inst: &Instance, storage: &[Storage], stages: &[usize]) -> String {
+    let mut v: Vec<(usize, String)> = (0..inst.k.buffers.len())
         .filter(|&b| matches!(storage[b], Storage::Shared { .. }))
         .map(|b| {
-            let what = match k.buffers[b].scope {
+            let what = match inst.k.buffers[b].scope {
                 Scope::Shared => "",
                 _ => " (a fragment demoted to shared memory)",
             };
-            let n = stage_bytes(k, b, vals) * stages[b];
+            let n = inst.stage_bytes(b) * stages[b];
             let staged = if stages[b] > 1 {
                 format!(" in {} stages", stages[b])
             } else {
@@ -51,7 +44,7 @@ pub(super) fn shared_report(
             };
             (
                 n,
-                format!("`{}` {n} bytes{staged}{what}", k.buffers[b].name),
+                format!("`{}` {n} bytes{staged}{what}", inst.k.buffers[b].name),
             )
         })
         .collect();

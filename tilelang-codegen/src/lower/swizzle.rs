@@ -36,27 +36,26 @@ const BANKS: usize = 32;
 
 /// The swizzle of each buffer (0: plain, [`ATOMS`], else tl.h's `DIV`).
 pub(super) fn plan_swizzle(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     storage: &[Storage],
     threads: usize,
     wave: usize,
 ) -> Vec<usize> {
-    let nbuf = k.buffers.len();
+    let nbuf = inst.k.buffers.len();
     let shape_ok: Vec<bool> = (0..nbuf)
         .map(|b| {
-            let shape = buf_shape(k, b, vals);
+            let shape = inst.buffer_shape(b);
             let chunks = shape.get(1).map_or(0, |c| c * 2 / 16);
             matches!(storage[b], Storage::Shared { .. })
                 && shape.len() == 2
-                && k.buffers[b].dtype.size_bytes() == 2
+                && inst.k.buffers[b].dtype.size_bytes() == 2
                 && shape[1] % 8 == 0
                 && chunks >= 2
                 && chunks.is_power_of_two()
         })
         .collect();
     let mut uses = vec![Uses::default(); nbuf];
-    visit(k, vals, storage, &k.body, None, &mut uses);
+    visit(inst, storage, &inst.k.body, None, &mut uses);
     (0..nbuf)
         .map(|b| {
             let u = &uses[b];
@@ -67,7 +66,7 @@ pub(super) fn plan_swizzle(
             } else if u.mma && u.copied_in && u.elems.is_empty() {
                 1
             } else if !u.mma && !u.elems.is_empty() {
-                cheapest(k, vals, b, &u.elems, threads, wave)
+                cheapest(inst, b, &u.elems, threads, wave)
             } else {
                 0
             }
@@ -92,8 +91,7 @@ struct Uses<'k> {
 }
 
 fn visit<'k>(
-    k: &'k Kernel,
-    vals: &[u64],
+    inst: &Instance<'k>,
     storage: &[Storage],
     stmts: &'k [Stmt],
     ploop: Option<(&'k [VarId], &[usize], Option<Layout>)>,
@@ -120,7 +118,7 @@ fn visit<'k>(
             // Accesses in nested statements were reported above (for_each_access is shallow
             // only for statements; nested bodies are visited here with the same loop).
             for body in nested {
-                visit(k, vals, storage, body, ploop, uses);
+                visit(inst, storage, body, ploop, uses);
             }
             continue;
         }
@@ -130,14 +128,14 @@ fn visit<'k>(
                 vars,
                 body,
             } => {
-                let ext = extents_of(extents, vals);
-                let layout = mapping(k, vals, storage, body, &ext);
-                visit(k, vals, storage, body, Some((vars, &ext, layout)), uses);
+                let ext = inst.extents(extents);
+                let layout = mapping(inst, storage, body, &ext);
+                visit(inst, storage, body, Some((vars, &ext, layout)), uses);
             }
-            StmtKind::For { body, .. } => visit(k, vals, storage, body, None, uses),
+            StmtKind::For { body, .. } => visit(inst, storage, body, None, uses),
             StmtKind::If { then, els, .. } => {
-                visit(k, vals, storage, then, None, uses);
-                visit(k, vals, storage, els, None, uses);
+                visit(inst, storage, then, None, uses);
+                visit(inst, storage, els, None, uses);
             }
             StmtKind::Copy {
                 src: Tile::Region { .. },
@@ -169,19 +167,13 @@ fn visit<'k>(
 /// The element order of a `parallel` loop the model can follow: strided or chunked, from a
 /// register fragment of the loop's shape (the layout pass made them agree). `None` for loops
 /// over no such fragment (their mapping is the vector pass's to choose) and other layouts.
-fn mapping(
-    k: &Kernel,
-    vals: &[u64],
-    storage: &[Storage],
-    body: &[Stmt],
-    ext: &[usize],
-) -> Option<Layout> {
+fn mapping(inst: &Instance, storage: &[Storage], body: &[Stmt], ext: &[usize]) -> Option<Layout> {
     let mut layout = None;
     walk(body, &mut |s| {
         for_each_access(s, &mut |a| {
             if let Target::Buffer(b) = a.target {
                 if let Storage::Reg { layout: l, .. } = storage[b] {
-                    if buf_shape(k, b, vals) == ext {
+                    if inst.buffer_shape(b) == ext {
                         layout = Some(l);
                     }
                 }
@@ -194,20 +186,21 @@ fn mapping(
 /// The cheapest `DIV` for a tile under the bank model (0 when plain is as cheap, or when the
 /// model cannot evaluate an access).
 fn cheapest(
-    k: &Kernel,
-    vals: &[u64],
+    inst: &Instance,
     b: BufId,
     elems: &[(Access, &[VarId], Vec<usize>, Layout)],
     threads: usize,
     wave: usize,
 ) -> usize {
-    let shape = buf_shape(k, b, vals);
+    let shape = inst.buffer_shape(b);
     let mut best: Option<(usize, usize)> = None;
     let mut div = 0;
     while div <= shape[0] {
         let cost: Option<usize> = elems
             .iter()
-            .map(|(a, vars, ext, l)| passes(vals, a, vars, ext, *l, threads, wave, &shape, div))
+            .map(|(a, vars, ext, l)| {
+                passes(inst.vals, a, vars, ext, *l, threads, wave, &shape, div)
+            })
             .sum();
         let Some(cost) = cost else { return 0 };
         if best.is_none_or(|(c, _)| cost < c) {

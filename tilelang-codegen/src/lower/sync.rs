@@ -6,7 +6,6 @@
 //! ([`super::defer`]) exchanges once, after the loop: the loop writes and then reads its area.
 
 use super::plan::*;
-use super::util::*;
 use crate::ir::visit::*;
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +17,7 @@ pub(super) fn plan_barriers(p: &Plan) -> BTreeSet<StmtId> {
         p,
         apart: written_apart(p),
     };
-    block(&cx, &p.k.body, &mut Pending::default(), &mut out);
+    block(&cx, &p.inst.k.body, &mut Pending::default(), &mut out);
     out
 }
 
@@ -59,7 +58,7 @@ struct Cx<'p, 'a> {
 /// The usual output copy `copy(&tile, y.at_mut((row0, t * BN)))` in a loop over `t` is one;
 /// without this rule it paid a barrier per iteration for the back edge to itself.
 fn written_apart(p: &Plan) -> BTreeSet<ParamId> {
-    let k = p.k;
+    let k = p.inst.k;
     // Per tensor: whether every write seen so far is such a copy, and how many there are.
     let mut writes: BTreeMap<ParamId, (bool, usize)> = BTreeMap::new();
     fn visit<'s>(
@@ -120,7 +119,7 @@ fn moves_apart(p: &Plan, b: BufId, offsets: &[Expr], loops: &[(VarId, &[Stmt])])
     let Some(&(_, outer)) = loops.first() else {
         return true;
     };
-    let shape = buf_shape(p.k, b, p.vals);
+    let shape = p.inst.buffer_shape(b);
     let rank = offsets.len();
     if shape.len() > rank {
         return false;
@@ -161,7 +160,7 @@ fn moves_apart(p: &Plan, b: BufId, offsets: &[Expr], loops: &[(VarId, &[Stmt])])
                 (_, ExprKind::Var(v)) => (*v, x),
                 _ => return None,
             };
-            let big = eval_const(c, p.vals).is_some_and(|c| c >= ext as i128);
+            let big = eval_const(c, p.inst.vals).is_some_and(|c| c >= ext as i128);
             (lvars.contains(&v) && big).then_some(v)
         };
         let v = match &off.kind {
@@ -185,7 +184,7 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<Stmt
     for s in stmts {
         let (r, w) = effects(cx, s);
         if pending.conflicts(&r, &w) {
-            out.insert(p.ids.stmt(s));
+            out.insert(p.inst.ids.stmt(s));
             *pending = Pending::default();
         }
         match &s.kind {
@@ -193,9 +192,9 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<Stmt
                 kind: LoopKind::Pipelined { .. },
                 body,
                 ..
-            } if p.staged.contains_key(&p.ids.stmt(s)) => {
+            } if p.staged.contains_key(&p.inst.ids.stmt(s)) => {
                 // The staged loop orders its own loads and compute (`print::pipelined_loop`).
-                let nloads = p.staged[&p.ids.stmt(s)].loads;
+                let nloads = p.staged[&p.inst.ids.stmt(s)].loads;
                 let (loads, compute) = body.split_at(nloads);
                 block(cx, loads, &mut Pending::default(), out);
                 block(cx, compute, &mut Pending::default(), out);
@@ -228,7 +227,7 @@ fn block(cx: &Cx, stmts: &[Stmt], pending: &mut Pending, out: &mut BTreeSet<Stmt
             }
             StmtKind::Reduce { .. } if exchanges(p, s) => {
                 *pending = Pending::default();
-                pending.reads.insert(Res::Scratch(p.ids.stmt(s)));
+                pending.reads.insert(Res::Scratch(p.inst.ids.stmt(s)));
             }
             _ => pending.add(&r, &w),
         }
@@ -247,16 +246,16 @@ enum Res {
 /// it stands (a deferred one only folds registers there).
 fn exchanges(p: &Plan, s: &Stmt) -> bool {
     p.reduces
-        .get(&p.ids.stmt(s))
+        .get(&p.inst.ids.stmt(s))
         .is_some_and(|r| r.scratch.is_some())
-        && p.deferral_of_reduce(p.ids.stmt(s)).is_none()
+        && p.deferral_of_reduce(p.inst.ids.stmt(s)).is_none()
 }
 
 /// The exchange areas of the reductions that loop `s` carries and finishes after its last
 /// iteration ([`super::defer`]).
 fn finished_after(p: &Plan, s: &Stmt) -> Vec<Res> {
     p.deferred
-        .get(&p.ids.stmt(s))
+        .get(&p.inst.ids.stmt(s))
         .into_iter()
         .flatten()
         .filter(|d| p.reduces[&d.reduce].scratch.is_some())
@@ -346,7 +345,7 @@ fn effects(cx: &Cx, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
                 }
             }
             StmtKind::Reduce { src, .. } if exchanges(p, s) => {
-                w.insert(Res::Scratch(p.ids.stmt(s)));
+                w.insert(Res::Scratch(p.inst.ids.stmt(s)));
                 if let Some(x) = res(Target::Buffer(*src)) {
                     r.insert(x);
                 }

@@ -50,7 +50,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
     if p.target.matrix != MatrixUnit::Wgmma {
         return out;
     }
-    walk(&p.k.body, &mut |s| {
+    walk(&p.inst.k.body, &mut |s| {
         let StmtKind::For {
             kind: LoopKind::Pipelined { .. },
             body,
@@ -62,7 +62,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let Some(&Staging {
             loads: nloads,
             stages,
-        }) = p.staged.get(&p.ids.stmt(s))
+        }) = p.staged.get(&p.inst.ids.stmt(s))
         else {
             return;
         };
@@ -92,7 +92,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
         let barriers = out.shared_bytes.div_ceil(8) * 8;
         out.shared_bytes = barriers + 16 * stages;
         out.loops.insert(
-            p.ids.stmt(s),
+            p.inst.ids.stmt(s),
             TmaLoop {
                 maps,
                 bytes,
@@ -110,7 +110,7 @@ pub(super) fn plan_tma(p: &Plan) -> TmaPlan {
     out.specialized = specialize(p, &out);
     // The rotated tiles' second copies lie after the mbarriers.
     if let Some(&(b, at)) = out.specialized.as_ref().and_then(|w| w.rotated.last()) {
-        out.shared_bytes = at + stage_bytes(p.k, b, p.vals);
+        out.shared_bytes = at + p.inst.stage_bytes(b);
     }
     plan_store(p, &mut out);
     out
@@ -149,15 +149,16 @@ fn plan_store(p: &Plan, out: &mut TmaPlan) {
         return;
     }
     let map = out.map_index(map);
-    let last = p.k.body.last().expect("a store follows the loop");
-    out.stores.insert(p.ids.stmt(last), TmaStore { map, stage });
+    let last = p.inst.k.body.last().expect("a store follows the loop");
+    out.stores
+        .insert(p.inst.ids.stmt(last), TmaStore { map, stage });
     out.shared_bytes = end;
 }
 
 /// The tensor map of [`plan_store`]'s TMA store and the accumulator's warps (of 16 rows each),
 /// when the kernel's last statement, after the pipelined loop at `at`, qualifies.
 fn store_copy(p: &Plan, at: usize) -> Option<(TmaMap, usize)> {
-    let k = p.k;
+    let k = p.inst.k;
     let (last, _) = k.body.split_last()?;
     if k.body.len() <= at + 1 {
         return None;
@@ -185,14 +186,14 @@ fn store_copy(p: &Plan, at: usize) -> Option<(TmaMap, usize)> {
     };
     let rank = offsets.len();
     let ok = k.buffers[*acc].dtype == Dtype::F32
-        && buf_shape(k, *acc, p.vals) == [m, n]
+        && p.inst.buffer_shape(*acc) == [m, n]
         && wn == 1
         && m == 16 * wm
         && wm * 32 == p.threads
         && n % 64 == 0
         && matches!(tensor_dtype(k, *tensor), Dtype::F16 | Dtype::Bf16)
         && (2..=5).contains(&rank)
-        && multiple_of(k, p.vals, &offsets[rank - 1], 8);
+        && multiple_of(&p.inst, &offsets[rank - 1], 8);
     let mut boxes = vec![64, 64];
     boxes.resize(rank, 1);
     let map = TmaMap {
@@ -209,10 +210,10 @@ const RASTER_ROWS: usize = 8;
 
 /// Whether the TMA entry can be warp-specialised (see [`Specialized`]).
 fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
-    let body = &p.k.body;
+    let body = &p.inst.k.body;
     let at = body
         .iter()
-        .position(|s| t.loops.contains_key(&p.ids.stmt(s)))?;
+        .position(|s| t.loops.contains_key(&p.inst.ids.stmt(s)))?;
     // The producer's 128 threads must fit in a block beside the user's (boxes of at most 256
     // rows already keep wgmma tiles to 4 warpgroups; this keeps the rule where it belongs).
     if t.loops.len() != 1 || p.threads % 128 != 0 || p.threads + 128 > 1024 || p.explicit.is_some()
@@ -232,19 +233,19 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
     // Barriers after the prelude become the consumers' own (the producer never meets them);
     // the prelude, which both roles run, must need none. Reductions keep theirs inside tl.h,
     // over the whole block.
-    let mut prelude_barrier = p.barriers.contains(&p.ids.stmt(&body[at]));
+    let mut prelude_barrier = p.barriers.contains(&p.inst.ids.stmt(&body[at]));
     walk(&body[..at], &mut |s| {
-        prelude_barrier |= p.barriers.contains(&p.ids.stmt(s))
+        prelude_barrier |= p.barriers.contains(&p.inst.ids.stmt(s))
     });
     if !prelude_ok || prelude_barrier || !p.reduces.is_empty() || !p.deferred.is_empty() {
         return None;
     }
     let consumers = p.threads / 128;
-    let fragments = layout::thread_registers(p.k, p.vals, &p.storage);
+    let fragments = layout::thread_registers(&p.inst, &p.storage);
     let StmtKind::For { body: lbody, .. } = &body[at].kind else {
         unreachable!("TMA loops are pipelined loops")
     };
-    let nloads = p.staged.get(&p.ids.stmt(&body[at]))?.loads;
+    let nloads = p.staged.get(&p.inst.ids.stmt(&body[at]))?.loads;
     let (loads, compute) = lbody.split_at(nloads);
     let top_barrier = sync::back_edge(p, &[compute]);
     // A tile's epilogue, then the next tile's loop (whose first barrier, with `top_barrier`,
@@ -274,7 +275,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
                 let align = if p.swizzled[b] == ATOMS { 1024 } else { 16 };
                 bytes = bytes.div_ceil(align) * align;
                 rotated.push((b, bytes));
-                bytes += stage_bytes(p.k, b, p.vals);
+                bytes += p.inst.stage_bytes(b);
             }
             if bytes <= p.target.max_shared {
                 (Some(g), rotated)
@@ -341,14 +342,14 @@ fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(StmtId, Ve
             continue;
         }
         // Touched anywhere but in `rest` and the gemm: its copies would disagree.
-        let (elsewhere, here) = (touching(&p.k.body, x), touching(compute, x));
+        let (elsewhere, here) = (touching(&p.inst.k.body, x), touching(compute, x));
         let fresh = rest.iter().any(|s| overwrites(p, s, x));
         if elsewhere != here || !fresh || !matches!(p.storage[x], Storage::Shared { .. }) {
             return None;
         }
         computed.push(x);
     }
-    Some((p.ids.stmt(g), computed))
+    Some((p.inst.ids.stmt(g), computed))
 }
 
 /// Whether `s` writes every element of buffer `b` whenever it runs: a copy into it or a fill
@@ -369,12 +370,12 @@ fn overwrites(p: &Plan, s: &Stmt, b: BufId) -> bool {
         } => {
             let Some(ext) = extents
                 .iter()
-                .map(|e| eval_const(e, p.vals).and_then(|v| usize::try_from(v).ok()))
+                .map(|e| eval_const(e, p.inst.vals).and_then(|v| usize::try_from(v).ok()))
                 .collect::<Option<Vec<usize>>>()
             else {
                 return false;
             };
-            let shape = buf_shape(p.k, b, p.vals);
+            let shape = p.inst.buffer_shape(b);
             let elems: usize = shape.iter().product();
             let iters: usize = ext.iter().product();
             let stores: Vec<&Access> = body
@@ -400,7 +401,7 @@ fn overwrites(p: &Plan, s: &Stmt, b: BufId) -> bool {
                 for a in &stores {
                     let mut lin: usize = 0;
                     for (d, e) in a.index.iter().enumerate() {
-                        match eval_at(e, p.vals, vars, &bind) {
+                        match eval_at(e, p.inst.vals, vars, &bind) {
                             Some(i) if i >= 0 && (i as usize) < shape[d] => {
                                 lin = lin * shape[d] + i as usize
                             }
@@ -425,8 +426,8 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
     else {
         return None;
     };
-    let (k, vals) = (p.k, p.vals);
-    let shape = buf_shape(k, *b, vals);
+    let (k, inst) = (p.inst.k, &p.inst);
+    let shape = inst.buffer_shape(*b);
     let elem = k.buffers[*b].dtype.size_bytes();
     let rank = offsets.len();
     let atoms = p.swizzled[*b] == ATOMS;
@@ -435,7 +436,7 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
     let Storage::Shared { offset } = p.storage[*b] else {
         return None;
     };
-    let aligned = offset % 128 == 0 && stage_bytes(k, *b, vals) % 128 == 0;
+    let aligned = offset % 128 == 0 && inst.stage_bytes(*b) % 128 == 0;
     let plain = p.swizzled[*b] == 0 && shape.len() == 2 && shape[1] * elem % 16 == 0 && aligned;
     let dtype = k.buffers[*b].dtype;
     let ok = (atoms || plain)
@@ -445,7 +446,7 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
         && shape[1] <= 256
         && tensor_dtype(k, *tensor) == k.buffers[*b].dtype
         && (2..=5).contains(&rank)
-        && multiple_of(k, vals, &offsets[rank - 1], 16 / elem as i128);
+        && multiple_of(inst, &offsets[rank - 1], 16 / elem as i128);
     if !ok {
         return None;
     }
@@ -465,27 +466,29 @@ fn tma_copy(p: &Plan, s: &Stmt) -> Option<(TmaMap, usize)> {
 /// expressions that are, sums of such, and products with such a factor; a variable only through a `let`
 /// of the kernel's top level, never assigned, whose value is (loop variables and block
 /// indices are not).
-pub(crate) fn multiple_of(k: &Kernel, vals: &[u64], e: &Expr, m: i128) -> bool {
-    if let Some(v) = eval_const(e, vals) {
+pub(crate) fn multiple_of(inst: &Instance, e: &Expr, m: i128) -> bool {
+    if let Some(v) = eval_const(e, inst.vals) {
         return v % m == 0;
     }
     match &e.kind {
-        ExprKind::Int(_) | ExprKind::Const(_) => eval_const(e, vals).is_some_and(|v| v % m == 0),
+        ExprKind::Int(_) | ExprKind::Const(_) => {
+            eval_const(e, inst.vals).is_some_and(|v| v % m == 0)
+        }
         ExprKind::Binary(BinOp::Add | BinOp::Sub, x, y) if e.ty.is_int() => {
-            multiple_of(k, vals, x, m) && multiple_of(k, vals, y, m)
+            multiple_of(inst, x, m) && multiple_of(inst, y, m)
         }
         ExprKind::Binary(BinOp::Mul, x, y) if e.ty.is_int() => {
-            multiple_of(k, vals, x, m) || multiple_of(k, vals, y, m)
+            multiple_of(inst, x, m) || multiple_of(inst, y, m)
         }
-        ExprKind::Cast(x) if e.ty.is_int() && x.ty.is_int() => multiple_of(k, vals, x, m),
+        ExprKind::Cast(x) if e.ty.is_int() && x.ty.is_int() => multiple_of(inst, x, m),
         ExprKind::Var(v) => {
             let mut assigned = false;
-            walk(&k.body, &mut |s| {
+            walk(&inst.k.body, &mut |s| {
                 assigned |= matches!(&s.kind, StmtKind::Assign { var, .. } if var == v);
             });
             !assigned
-                && k.body.iter().any(|s| match &s.kind {
-                    StmtKind::Let { var, init } if var == v => multiple_of(k, vals, init, m),
+                && inst.k.body.iter().any(|s| match &s.kind {
+                    StmtKind::Let { var, init } if var == v => multiple_of(inst, init, m),
                     _ => false,
                 })
         }

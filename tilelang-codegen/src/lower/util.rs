@@ -1,31 +1,7 @@
-//! What the passes share: buffer shapes and sizes, and walks over a statement's expressions,
-//! accesses and buffers.
+//! What the passes share: parameters' types, and the values of index expressions (shapes
+//! and extents are [`super::instance::Instance`]'s).
 
 use crate::ir::*;
-
-pub(crate) fn buf_len(k: &Kernel, b: BufId, vals: &[u64]) -> usize {
-    buf_shape(k, b, vals).iter().product()
-}
-
-/// The extents of a `parallel` loop under a config (validation made them constant).
-pub(crate) fn extents_of(extents: &[Expr], vals: &[u64]) -> Vec<usize> {
-    extents
-        .iter()
-        .map(|e| eval_const(e, vals).unwrap_or(1) as usize)
-        .collect()
-}
-
-pub(crate) fn buf_shape(k: &Kernel, b: BufId, vals: &[u64]) -> Vec<usize> {
-    k.buffers[b]
-        .shape
-        .iter()
-        .map(|d| eval_const(d, vals).unwrap_or(1) as usize)
-        .collect()
-}
-
-pub(crate) fn stage_bytes(k: &Kernel, b: BufId, vals: &[u64]) -> usize {
-    (buf_len(k, b, vals) * k.buffers[b].dtype.size_bytes()).div_ceil(16) * 16
-}
 
 pub(crate) fn tensor_dtype(k: &Kernel, p: ParamId) -> Dtype {
     match k.params[p].kind {

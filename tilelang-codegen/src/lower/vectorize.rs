@@ -58,23 +58,23 @@ impl Monotone {
 
 /// A plan for every `parallel` loop of the kernel, by [`StmtId`].
 pub(super) fn plan_loops(p: &Plan) -> BTreeMap<StmtId, LoopPlan> {
-    let read = tensors_read(p.k);
+    let read = tensors_read(p.inst.k);
     let mut out = BTreeMap::new();
-    walk(&p.k.body, &mut |s| {
+    walk(&p.inst.k.body, &mut |s| {
         if let StmtKind::For {
             kind: LoopKind::Parallel { extents },
             vars,
             body,
         } = &s.kind
         {
-            let ext = extents_of(extents, p.vals);
+            let ext = p.inst.extents(extents);
             let layout = loop_layout(p, body, &ext);
             let vector = vector_plan(p, vars, body, &ext, layout, &read);
             let layout = match &vector {
                 Some(v) => Layout::Chunked { unit: v.lanes },
                 None => layout,
             };
-            out.insert(p.ids.stmt(s), LoopPlan { layout, vector });
+            out.insert(p.inst.ids.stmt(s), LoopPlan { layout, vector });
         }
     });
     out
@@ -82,7 +82,7 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<StmtId, LoopPlan> {
 
 /// The layout a parallel loop iterates in ([`served::loop_layout`]).
 fn loop_layout(p: &Plan, body: &[Stmt], ext: &[usize]) -> Layout {
-    served::loop_layout(p.k, p.vals, body, ext, &|b| match p.storage[b] {
+    served::loop_layout(&p.inst, body, ext, &|b| match p.storage[b] {
         Storage::Reg { layout, .. } => Some(layout),
         _ => None,
     })
@@ -365,13 +365,13 @@ fn vector_plan(
         }
         true
     }
-    if !conditions(body, false, &b, p.vals, &mut plan.conditions) {
+    if !conditions(body, false, &b, p.inst.vals, &mut plan.conditions) {
         return None;
     }
     plan.endpoints = plan
         .conditions
         .iter()
-        .all(|c| b.monotone(c, p.vals).is_some());
+        .all(|c| b.monotone(c, p.inst.vals).is_some());
     // Stores that fill whole vectors together; a free loop takes their lanes.
     let (interleaved, groups) = interleaves(p, &b, body, e_in, (!free).then_some(lanes));
     plan.interleaved = interleaved;
@@ -394,7 +394,7 @@ fn vector_plan(
         };
         let mut conditional = BTreeSet::new();
         for_each_expr_of(s, &mut |e| {
-            conditional_loads(&p.ids, e, false, &mut conditional)
+            conditional_loads(&p.inst.ids, e, false, &mut conditional)
         });
         for_each_access(s, &mut |a| {
             let shared = match a.target {
@@ -405,9 +405,9 @@ fn vector_plan(
                 },
             };
             if matches!(a.target, Target::Tensor(_)) {
-                tensor_accesses.insert(p.ids.access(a));
+                tensor_accesses.insert(p.inst.ids.access(a));
             }
-            if plan.interleaved.contains_key(&p.ids.access(a)) {
+            if plan.interleaved.contains_key(&p.inst.ids.access(a)) {
                 return;
             }
             // (A swizzled tile is read element by element: its vectors are not contiguous.)
@@ -415,19 +415,19 @@ fn vector_plan(
             let unit = unit_stride(p, &b, a) && !swizzled;
             let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
             let own = store.is_some_and(|t| std::ptr::eq(t, a)) || atomic;
-            invariant_load |= !own && b.stride(&linear_index(p, a), p.vals) == Some(0);
-            if unit && !atomic && !conditional.contains(&p.ids.access(a)) {
-                plan.grouped.insert(p.ids.access(a));
+            invariant_load |= !own && b.stride(&linear_index(p, a), p.inst.vals) == Some(0);
+            if unit && !atomic && !conditional.contains(&p.inst.ids.access(a)) {
+                plan.grouped.insert(p.inst.ids.access(a));
                 grouped_bytes.push(match a.target {
-                    Target::Buffer(x) => p.k.buffers[x].dtype.size_bytes(),
-                    Target::Tensor(t) => tensor_dtype(p.k, t).size_bytes(),
+                    Target::Buffer(x) => p.inst.k.buffers[x].dtype.size_bytes(),
+                    Target::Tensor(t) => tensor_dtype(p.inst.k, t).size_bytes(),
                 });
                 if let (Some(st), Target::Tensor(t)) = (store, a.target) {
                     if std::ptr::eq(st, a) && !read.contains(&t) {
-                        plan.streaming.insert(p.ids.access(a));
+                        plan.streaming.insert(p.inst.ids.access(a));
                     }
                 }
-            } else if shared && b.stride(&linear_index(p, a), p.vals) != Some(0) {
+            } else if shared && b.stride(&linear_index(p, a), p.inst.vals) != Some(0) {
                 // A shared access that varies per lane but moves no vector: chunk-wise it
                 // would hit the banks CHUNK elements apart. Keep the plain mapping.
                 shared_unit = false;
@@ -446,10 +446,10 @@ fn vector_plan(
         for_each_access(s, &mut |a| {
             let shared = matches!(a.target, Target::Buffer(x) if matches!(p.storage[x], Storage::Shared { .. }));
             if shared
-                && plan.grouped.contains(&p.ids.access(a))
+                && plan.grouped.contains(&p.inst.ids.access(a))
                 && chunk_multiple(p, &b, a, plan.lanes)
             {
-                plan.aligned.insert(p.ids.access(a));
+                plan.aligned.insert(p.inst.ids.access(a));
             }
         });
     });
@@ -500,19 +500,19 @@ fn interleaves(
         let Some((last, lead)) = access.index.split_last() else {
             continue;
         };
-        if !lead.iter().all(|i| b.stride(i, p.vals) == Some(0)) {
+        if !lead.iter().all(|i| b.stride(i, p.inst.vals) == Some(0)) {
             continue;
         }
         let (x, c) = match &last.kind {
-            ExprKind::Binary(BinOp::Add, x, y) if eval_const(y, p.vals).is_some() => {
-                (&**x, eval_const(y, p.vals).unwrap_or(0))
+            ExprKind::Binary(BinOp::Add, x, y) if eval_const(y, p.inst.vals).is_some() => {
+                (&**x, eval_const(y, p.inst.vals).unwrap_or(0))
             }
             _ => (last, 0),
         };
-        match b.stride(x, p.vals) {
+        match b.stride(x, p.inst.vals) {
             Some(factor) if factor >= 2 => cands.push(Cand {
-                key: p.ids.access(access),
-                stmt: p.ids.stmt(s),
+                key: p.inst.ids.access(access),
+                stmt: p.inst.ids.stmt(s),
                 pos,
                 value,
                 buf,
@@ -548,7 +548,7 @@ fn interleaves(
         let factor = first.factor as usize;
         let mut residues: Vec<i128> = members.iter().map(|&j| cands[j].c).collect();
         residues.sort_unstable();
-        let elem = p.k.buffers[first.buf].dtype.size_bytes();
+        let elem = p.inst.k.buffers[first.buf].dtype.size_bytes();
         if residues != (0..factor as i128).collect::<Vec<_>>() || 16 % (factor * elem) != 0 {
             continue;
         }
@@ -559,7 +559,7 @@ fn interleaves(
         if bytes % 16 != 0 || (p.swizzled[first.buf] != 0 && bytes != 16) {
             continue;
         }
-        let shape = buf_shape(p.k, first.buf, p.vals);
+        let shape = p.inst.buffer_shape(first.buf);
         // The chunk's vector starts at `factor·base + y`: a multiple of `factor·n` when `y`
         // is, and the rows keep it so (swizzled tiles move whole 16-byte chunks).
         let aligned = aligned_start(p, b, first.x, (factor * n) as i128)
@@ -588,7 +588,7 @@ fn interleaves(
             }
             _ => None,
         }
-        .filter(|_| p.k.buffers[first.buf].dtype == Dtype::F16);
+        .filter(|_| p.inst.k.buffers[first.buf].dtype == Dtype::F16);
         groups.push(Interleave {
             factor,
             elem,
@@ -624,7 +624,7 @@ fn nibble<'e>(p: &Plan, e: &'e Expr) -> Option<(&'e Expr, u32, i128)> {
     if e.ty != Dtype::F16 {
         return None;
     }
-    let konst = |x: &Expr| eval_const(x, p.vals);
+    let konst = |x: &Expr| eval_const(x, p.inst.vals);
     let (x, off) = match &sum.kind {
         ExprKind::Binary(BinOp::Add, x, y) if konst(y).is_some() => (&**x, konst(y)?),
         ExprKind::Binary(BinOp::Add, y, x) if konst(y).is_some() => (&**x, konst(y)?),
@@ -662,16 +662,18 @@ fn aligned_start(p: &Plan, b: &Body, x: &Expr, m: i128) -> bool {
     let is_aj = |e: &Expr| match &e.kind {
         ExprKind::Binary(BinOp::Mul, u, v) => {
             let var = |w: &Expr| matches!(w.kind, ExprKind::Var(v) if v == b.inner);
-            (var(u) && eval_const(v, p.vals).is_some())
-                || (var(v) && eval_const(u, p.vals).is_some())
+            (var(u) && eval_const(v, p.inst.vals).is_some())
+                || (var(v) && eval_const(u, p.inst.vals).is_some())
         }
         _ => false,
     };
     match &x.kind {
         _ if is_aj(x) => true,
         ExprKind::Binary(BinOp::Add, u, v) => {
-            (is_aj(u) && b.stride(v, p.vals) == Some(0) && b.multiple(v, m, p.vals))
-                || (is_aj(v) && b.stride(u, p.vals) == Some(0) && b.multiple(u, m, p.vals))
+            (is_aj(u) && b.stride(v, p.inst.vals) == Some(0) && b.multiple(v, m, p.inst.vals))
+                || (is_aj(v)
+                    && b.stride(u, p.inst.vals) == Some(0)
+                    && b.multiple(u, m, p.inst.vals))
         }
         _ => false,
     }
@@ -698,7 +700,8 @@ fn unit_stride(p: &Plan, b: &Body, a: &Access) -> bool {
     let Some((last, lead)) = a.index.split_last() else {
         return false;
     };
-    lead.iter().all(|i| b.stride(i, p.vals) == Some(0)) && b.stride(last, p.vals) == Some(1)
+    lead.iter().all(|i| b.stride(i, p.inst.vals) == Some(0))
+        && b.stride(last, p.inst.vals) == Some(1)
 }
 
 /// Whether lane 0's element offset in `a` (a grouped access to an unswizzled shared buffer)
@@ -708,11 +711,11 @@ fn chunk_multiple(p: &Plan, b: &Body, a: &Access, m: usize) -> bool {
     let Target::Buffer(x) = a.target else {
         return false;
     };
-    let shape = buf_shape(p.k, x, p.vals);
+    let shape = p.inst.buffer_shape(x);
     let mut stride = 1;
     let mut ok = true;
     for (i, d) in a.index.iter().zip(&shape).rev() {
-        ok &= stride % m == 0 || b.multiple(i, m as i128, p.vals);
+        ok &= stride % m == 0 || b.multiple(i, m as i128, p.inst.vals);
         stride *= d;
     }
     ok && p.swizzled[x] == 0
@@ -722,20 +725,22 @@ fn chunk_multiple(p: &Plan, b: &Body, a: &Access, m: usize) -> bool {
 /// dimensions are stood in for by their own symbols or values).
 fn linear_index(p: &Plan, a: &Access) -> Expr {
     let dims: Vec<Expr> = match a.target {
-        Target::Tensor(t) => match &p.k.params[t].kind {
+        Target::Tensor(t) => match &p.inst.k.params[t].kind {
             ParamKind::Tensor { dims, .. } => dims
                 .iter()
                 .map(|d| {
                     let kind = match d {
                         DimRef::Sym(i) => ExprKind::Sym(*i),
-                        DimRef::Const(c) => ExprKind::Int(p.vals[*c] as i128),
+                        DimRef::Const(c) => ExprKind::Int(p.inst.vals[*c] as i128),
                     };
                     index_expr(kind, a)
                 })
                 .collect(),
             ParamKind::Scalar { .. } => Vec::new(),
         },
-        Target::Buffer(x) => buf_shape(p.k, x, p.vals)
+        Target::Buffer(x) => p
+            .inst
+            .buffer_shape(x)
             .iter()
             .map(|&d| index_expr(ExprKind::Int(d as i128), a))
             .collect(),

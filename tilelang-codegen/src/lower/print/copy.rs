@@ -123,9 +123,8 @@ impl Emitter<'_> {
                 }
             }
             (Tile::Buffer(a), Tile::Buffer(b)) => {
-                let n = buf_len(self.k, *a, self.vals);
-                let same_shape =
-                    buf_shape(self.k, *a, self.vals) == buf_shape(self.k, *b, self.vals);
+                let n = self.inst.buffer_len(*a);
+                let same_shape = self.inst.buffer_shape(*a) == self.inst.buffer_shape(*b);
                 match (self.storage[*a], self.storage[*b]) {
                     (Storage::Shared { .. }, Storage::Shared { .. }) => format!("{ind}tl::copy_s2s<{}, {}, {n}, {t}>({}, {});\n", ty(*a), ty(*b), self.buf(*a), self.buf(*b)),
                     (Storage::Reg { .. }, Storage::Reg { .. }) => format!(
@@ -150,7 +149,7 @@ impl Emitter<'_> {
     /// Buffer `b`'s shape padded to rank 4 with leading 1s (as a region's dims are), for the
     /// tl.h templates: `1, 1, BM, BN`.
     pub(super) fn tile4(&self, b: BufId) -> String {
-        let mut s = buf_shape(self.k, b, self.vals);
+        let mut s = self.inst.buffer_shape(b);
         while s.len() < 4 {
             s.insert(0, 1);
         }
@@ -173,7 +172,7 @@ impl Emitter<'_> {
     ) -> String {
         let ind = "  ".repeat(depth);
         let t = self.threads;
-        let total = buf_len(self.k, frag, self.vals);
+        let total = self.inst.buffer_len(frag);
         let guard = if total % (unit * t) == 0 {
             String::new()
         } else {
@@ -188,7 +187,7 @@ impl Emitter<'_> {
     pub(super) fn nreg(&self, b: BufId) -> usize {
         match self.storage[b] {
             Storage::Reg { nreg, .. } => nreg,
-            _ => buf_len(self.k, b, self.vals),
+            _ => self.inst.buffer_len(b),
         }
     }
 
@@ -218,7 +217,7 @@ impl Emitter<'_> {
         elementwise: &dyn Fn(usize, bool) -> String,
     ) -> String {
         let ind = "  ".repeat(depth);
-        let shape = buf_shape(self.k, b, self.vals);
+        let shape = self.inst.buffer_shape(b);
         let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
         // The threads the chunks are spread over, and this thread's place among them.
         let (t, tid, nreg, unit) = match self.storage[b] {
@@ -459,7 +458,7 @@ impl Emitter<'_> {
             unreachable!("TMA stores copy an accumulator to a region")
         };
         let ind = "  ".repeat(depth);
-        let n = buf_shape(self.k, *acc, self.vals)[1];
+        let n = self.inst.buffer_shape(*acc)[1];
         format!(
             "{ind}{{ {} tl::store_acc_tma<{}, {n}, {}>({}, tl_smem + {}, &__tm{}, __o); }}\n",
             self.origin(offsets),
@@ -494,7 +493,7 @@ impl Emitter<'_> {
         global: bool,
     ) -> String {
         let ind = "  ".repeat(depth);
-        let shape = buf_shape(self.k, b, self.vals);
+        let shape = self.inst.buffer_shape(b);
         let (head, coords) = match self.storage[b] {
             Storage::Reg { layout, .. } => self.mapping(layout, &shape),
             _ => return format!("{ind}#error \"tilelang: copy of a non-register buffer through the register path\"\n"),

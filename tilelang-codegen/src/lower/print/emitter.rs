@@ -12,7 +12,7 @@ pub(super) struct Emitter<'a> {
     pub(super) p: &'a Plan<'a>,
     pub(super) k: &'a Kernel,
     pub(super) target: &'a Gpu,
-    pub(super) vals: &'a [u64],
+    pub(super) inst: &'a Instance<'a>,
     pub(super) threads: usize,
     pub(super) storage: &'a [Storage],
     pub(super) swizzled: &'a [usize],

@@ -72,7 +72,7 @@ impl Emitter<'_> {
             // An integer of at most 1024 values, down to -1024, as a half: exact through its
             // bits (tl.h), without the two conversions.
             ExprKind::Cast(a) if e.ty == Dtype::F16 && a.ty.is_int() && a.ty != Dtype::Bool => {
-                match int_range(a, self.vals) {
+                match int_range(a, self.inst.vals) {
                     Some((lo, hi)) if lo.min(0) >= -1024 && hi - lo.min(0) < 1024 => format!(
                         "tl::small_int_to_half<{}>((int)({}))",
                         lo.min(0),

@@ -172,7 +172,7 @@ impl Emitter<'_> {
                 format!(
                     "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
                     self.buf(b),
-                    stage_bytes(self.k, b, self.vals)
+                    self.inst.stage_bytes(b)
                 )
             })
             .collect()
@@ -192,7 +192,7 @@ impl Emitter<'_> {
             else {
                 unreachable!("TMA loads are copies into buffers")
             };
-            let shape = buf_shape(self.k, *b, self.vals);
+            let shape = self.inst.buffer_shape(*b);
             let rank = offsets.len();
             // An atom tile takes a box per atom; a plain one, one box.
             let call = if self.swizzled[*b] == ATOMS {
@@ -226,7 +226,7 @@ impl Emitter<'_> {
         let mid = format!("__mid{depth}");
         let mut out = format!("{ind}{{\n{ind}tl::index {mid};\n{ind}{{\n{ind}  const tl::index {v} = {start};\n{ind}  tl::index __n = {end} - {v};\n");
         for c in &split.copies {
-            let copy = body.iter().find(|s| self.p.ids.stmt(s) == c.copy);
+            let copy = body.iter().find(|s| self.p.inst.ids.stmt(s) == c.copy);
             let Some(StmtKind::Copy { src, dst }) = copy.map(|s| &s.kind) else {
                 unreachable!("a split's copies are copies")
             };

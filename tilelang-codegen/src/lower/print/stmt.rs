@@ -7,7 +7,6 @@ use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use crate::lower::rows;
-use crate::lower::util::*;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -29,11 +28,11 @@ impl Emitter<'_> {
         let mut out = String::new();
         let ind = "  ".repeat(depth);
         for s in stmts {
-            if self.p.barriers.contains(&self.p.ids.stmt(s)) {
+            if self.p.barriers.contains(&self.p.inst.ids.stmt(s)) {
                 let _ = writeln!(out, "{ind}{};", self.barrier());
             }
             out.push_str(&self.line(s));
-            let carried = self.p.deferred.get(&self.p.ids.stmt(s));
+            let carried = self.p.deferred.get(&self.p.inst.ids.stmt(s));
             if let Some(d) = carried {
                 out.push_str(&self.carry_open(s, d, depth));
             }
@@ -46,9 +45,9 @@ impl Emitter<'_> {
                 if let Some(&Staging {
                     loads: nloads,
                     stages,
-                }) = self.p.staged.get(&self.p.ids.stmt(s))
+                }) = self.p.staged.get(&self.p.inst.ids.stmt(s))
                 {
-                    let text = match self.p.tma.loops.get(&self.p.ids.stmt(s)) {
+                    let text = match self.p.tma.loops.get(&self.p.inst.ids.stmt(s)) {
                         Some(t) if self.tma => {
                             self.tma_loop(vars[0], extent, stages, body, nloads, t, depth)
                         }
@@ -79,7 +78,7 @@ impl Emitter<'_> {
                         _ => unreachable!(),
                     };
                     let v = self.var(vars[0]);
-                    match self.p.splits.get(&self.p.ids.stmt(s)) {
+                    match self.p.splits.get(&self.p.inst.ids.stmt(s)) {
                         Some(split) => {
                             out.push_str(&self.split_loop(split, &v, &start, &end, body, depth))
                         }
@@ -137,7 +136,7 @@ impl Emitter<'_> {
                     }
                     Storage::Reg { nreg, .. } => format!("{ind}{ty} {name}[{nreg}];\n"),
                     Storage::Local => {
-                        format!("{ind}{ty} {name}[{}];\n", buf_len(self.k, *b, self.vals))
+                        format!("{ind}{ty} {name}[{}];\n", self.inst.buffer_len(*b))
                     }
                 }
             }
@@ -146,8 +145,8 @@ impl Emitter<'_> {
                 vars,
                 body,
             } => {
-                let ext = extents_of(extents, self.vals);
-                let plan = &self.p.loops[&self.p.ids.stmt(s)];
+                let ext = self.inst.extents(extents);
+                let plan = &self.p.loops[&self.p.inst.ids.stmt(s)];
                 let wave = self.target.wave as usize;
                 self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
                 let mut declared = BTreeSet::new();
@@ -184,11 +183,11 @@ impl Emitter<'_> {
             }
             StmtKind::Copy { src, dst } => {
                 let p = self.p;
-                if let Some(store) = p.tma.stores.get(&p.ids.stmt(s)).filter(|_| self.tma) {
+                if let Some(store) = p.tma.stores.get(&p.inst.ids.stmt(s)).filter(|_| self.tma) {
                     return self.tma_store(store, src, dst, depth);
                 }
-                self.hint = p.reuse.get(&p.ids.stmt(s)).copied();
-                self.inside = self.interior.contains(&p.ids.stmt(s));
+                self.hint = p.reuse.get(&p.inst.ids.stmt(s)).copied();
+                self.inside = self.interior.contains(&p.inst.ids.stmt(s));
                 let out = self.copy(src, dst, depth);
                 self.inside = false;
                 self.hint = None;
@@ -200,22 +199,19 @@ impl Emitter<'_> {
                 match self.storage[*buf] {
                     Storage::Shared { .. } => format!(
                         "{ind}tl::fill_shared<{ty}, {}, {t}>({name}, {v});\n",
-                        buf_len(self.k, *buf, self.vals)
+                        self.inst.buffer_len(*buf)
                     ),
                     Storage::Reg { nreg, .. } => {
                         format!("{ind}for (int __r = 0; __r < {nreg}; ++__r) {name}[__r] = {v};\n")
                     }
                     Storage::Local => format!(
                         "{ind}for (int __r = 0; __r < {}; ++__r) {name}[__r] = {v};\n",
-                        buf_len(self.k, *buf, self.vals)
+                        self.inst.buffer_len(*buf)
                     ),
                 }
             }
             StmtKind::Gemm { a, b, c } => {
-                let (sa, sb) = (
-                    buf_shape(self.k, *a, self.vals),
-                    buf_shape(self.k, *b, self.vals),
-                );
+                let (sa, sb) = (self.inst.buffer_shape(*a), self.inst.buffer_shape(*b));
                 let (m, kk, n) = (sa[0], sa[1], sb[1]);
                 let (ta, tc) = (
                     ctype(self.k.buffers[*a].dtype),
@@ -235,7 +231,7 @@ impl Emitter<'_> {
                         // Issued only, in the warp-specialised loop that keeps it in flight.
                         let issue_only = self.tma
                             && self.p.tma.specialized.as_ref().and_then(|w| w.in_flight)
-                                == Some(self.p.ids.stmt(s));
+                                == Some(self.p.inst.ids.stmt(s));
                         format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn, issue_only))
                     }
                     Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
@@ -243,12 +239,12 @@ impl Emitter<'_> {
                 }
             }
             StmtKind::Reduce { op, src, dst, .. }
-                if self.p.reduces.contains_key(&self.p.ids.stmt(s)) =>
+                if self.p.reduces.contains_key(&self.p.inst.ids.stmt(s)) =>
             {
-                self.reduce_rows_call(*op, *src, *dst, self.p.ids.stmt(s), false, depth)
+                self.reduce_rows_call(*op, *src, *dst, self.p.inst.ids.stmt(s), false, depth)
             }
             StmtKind::Reduce { op, src, dst, dim } => {
-                let shape = buf_shape(self.k, *src, self.vals);
+                let shape = self.inst.buffer_shape(*src);
                 let outer: usize = shape[..*dim].iter().product();
                 let len = shape[*dim];
                 let inner: usize = shape[dim + 1..].iter().product();
@@ -316,7 +312,7 @@ impl Emitter<'_> {
             None => format!("{ind}{}\n", call(&self.buf(src))),
             Some(l) => {
                 // This thread's elements of the shared tile, in the order the rows need.
-                let (head, _) = self.mapping(l, &buf_shape(self.k, src, self.vals));
+                let (head, _) = self.mapping(l, &self.inst.buffer_shape(src));
                 let head = head.replace('\n', &format!("\n{ind}"));
                 format!(
                     "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
@@ -427,7 +423,7 @@ impl Emitter<'_> {
                 } => format!("{}[__r % {nreg}]", self.buf(b)),
                 Storage::Reg { .. } => format!("{}[__r]", self.buf(b)),
                 Storage::Shared { .. } if self.swizzled[b] != 0 => {
-                    let shape = buf_shape(self.k, b, self.vals);
+                    let shape = self.inst.buffer_shape(b);
                     let (rows, cols) = (shape[0], shape[1]);
                     let sw = match self.swizzled[b] {
                         ATOMS => format!("tl::ATOMS, {cols}, {rows}"),
@@ -441,7 +437,9 @@ impl Emitter<'_> {
                     )
                 }
                 _ => {
-                    let dims: Vec<String> = buf_shape(self.k, b, self.vals)
+                    let dims: Vec<String> = self
+                        .inst
+                        .buffer_shape(b)
                         .iter()
                         .map(|d| d.to_string())
                         .collect();
@@ -464,7 +462,7 @@ impl Emitter<'_> {
                 .iter()
                 .map(|d| match d {
                     DimRef::Sym(i) => self.sym(*i),
-                    DimRef::Const(c) => format!("((tl::index){})", self.vals[*c]),
+                    DimRef::Const(c) => format!("((tl::index){})", self.inst.vals[*c]),
                 })
                 .collect(),
             ParamKind::Scalar { .. } => Vec::new(),

@@ -32,7 +32,7 @@ impl<'a> Emitter<'a> {
     /// A grouped load already in a lane array.
     pub(super) fn lane_load(&self, a: &Access) -> Option<String> {
         let l = self.lane.as_ref()?;
-        let name = l.loads.get(&self.p.ids.access(a))?;
+        let name = l.loads.get(&self.p.inst.ids.access(a))?;
         Some(format!("{name}[{}]", l.idx))
     }
 
@@ -82,12 +82,12 @@ impl<'a> Emitter<'a> {
         let plan = self.lane.as_ref().expect("in a chunk").plan;
         let loads: Vec<&Access> = statement_loads(s)
             .into_iter()
-            .filter(|a| plan.grouped.contains(&self.p.ids.access(a)))
+            .filter(|a| plan.grouped.contains(&self.p.inst.ids.access(a)))
             .collect();
         let mut out = String::new();
         // Nested loads (in another's index) first: `statement_loads` lists outermost first.
         for a in loads.into_iter().rev() {
-            let key = self.p.ids.access(a);
+            let key = self.p.inst.ids.access(a);
             if self
                 .lane
                 .as_ref()
@@ -148,7 +148,7 @@ impl<'a> Emitter<'a> {
                 let plan = self.lane.as_ref().expect("in a chunk").plan;
                 let e = self.at(value, "__l");
                 let pl = self.place_at(access, "__l");
-                if let Some(&(g, c)) = plan.interleaved.get(&self.p.ids.access(access)) {
+                if let Some(&(g, c)) = plan.interleaved.get(&self.p.inst.ids.access(access)) {
                     // Gathered into the chunk's vector, stored whole after the group's last.
                     let group = &plan.groups[g];
                     let (a, n) = (group.factor, self.nlanes());
@@ -186,7 +186,7 @@ impl<'a> Emitter<'a> {
                             &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n"),
                         ));
                     }
-                    if self.p.ids.stmt(s) == group.last {
+                    if self.p.inst.ids.stmt(s) == group.last {
                         let p0 = base
                             .as_deref()
                             .expect("every residue is stored by the last");
@@ -199,8 +199,8 @@ impl<'a> Emitter<'a> {
                     if let Some(l) = &mut self.lane {
                         l.gathers.insert(g, (name, base));
                     }
-                } else if plan.grouped.contains(&self.p.ids.access(access)) {
-                    let stream = plan.streaming.contains(&self.p.ids.access(access));
+                } else if plan.grouped.contains(&self.p.inst.ids.access(access)) {
+                    let stream = plan.streaming.contains(&self.p.inst.ids.access(access));
                     let name = format!("__v{}", self.temps);
                     self.temps += 1;
                     let ty = self.elem_type(access);
@@ -209,7 +209,7 @@ impl<'a> Emitter<'a> {
                     let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
                     out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
                     let sh = matches!(access.target, Target::Buffer(_));
-                    if plan.aligned.contains(&self.p.ids.access(access)) {
+                    if plan.aligned.contains(&self.p.inst.ids.access(access)) {
                         let _ =
                             writeln!(out, "{ind}tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});");
                     } else {
