@@ -13,14 +13,15 @@
 //! depending on the one before (the order the launches would have run in), and its other stream
 //! operations are refused; launches of other threads run as usual.
 
-use crate::gpu::{KernelArg, Object};
-use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
-use crate::tma::{Encoding, TmaElem};
-use crate::{Backend, Error, GpuBackend, Result};
+use crate::error::{Backend, Error, GpuBackend, Result};
+use crate::object::{KernelArg, Object, TmaElem, TmaMap};
+use crate::runtime::{what, GpuRuntime, Limits, ModuleCache};
+use crate::tma::Encoding;
 use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::fmt;
+use std::panic::RefUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::ThreadId;
@@ -116,6 +117,11 @@ pub(crate) struct CudaDevice {
     tensor_maps: Mutex<HashMap<Encoding, [u64; 16]>>,
 }
 
+/// Device memory a graph keeps allocated while it can run: a tensor's buffer, as the enum over
+/// the backends (`gpu_device.rs`, which is above this module) owns it. `RefUnwindSafe` as the
+/// buffers are, so that a `Graph` stays unwind-safe.
+pub(crate) type Kept = Arc<dyn Send + Sync + RefUnwindSafe>;
+
 /// A graph under construction by one thread.
 struct Recording {
     thread: ThreadId,
@@ -124,7 +130,7 @@ struct Recording {
     last: Option<sys::CUgraphNode>,
     launches: usize,
     /// The device memory the recorded launches use, kept allocated for the graph's life.
-    keep: Vec<Arc<crate::gpu_common::DeviceBuffer>>,
+    keep: Vec<Kept>,
 }
 
 // SAFETY: the graph and node handles are plain driver handles, used only under the mutex with
@@ -250,14 +256,21 @@ impl CudaDevice {
 
     /// Keeps `buf` allocated for the life of the graph the calling thread records; `false` when
     /// it records none.
-    pub(crate) fn keep_for_graph(&self, buf: &Arc<crate::gpu_common::DeviceBuffer>) -> bool {
+    pub(crate) fn keep_for_graph<B: Send + Sync + RefUnwindSafe + 'static>(
+        &self,
+        buf: &Arc<B>,
+    ) -> bool {
         if !self.recording.load(Ordering::Acquire) {
             return false;
         }
         let mut slot = self.graph.lock().unwrap_or_else(PoisonError::into_inner);
         match slot.as_mut() {
             Some(r) if r.thread == std::thread::current().id() => {
-                if !r.keep.iter().any(|k| Arc::ptr_eq(k, buf)) {
+                if !r
+                    .keep
+                    .iter()
+                    .any(|k| std::ptr::addr_eq(Arc::as_ptr(k), Arc::as_ptr(buf)))
+                {
                     r.keep.push(buf.clone());
                 }
                 true
@@ -367,7 +380,7 @@ impl CudaDevice {
     pub(crate) fn tma_args(
         &self,
         kernel: &'static str,
-        maps: &[crate::tma::TmaMap],
+        maps: &[TmaMap],
         args: &[KernelArg],
     ) -> Result<Option<Vec<KernelArg>>> {
         let Some(encodings) = maps
@@ -760,7 +773,7 @@ unsafe impl GpuRuntime for CudaDevice {
 pub(crate) struct RecordedGraph {
     pub(crate) graph: CudaGraph,
     pub(crate) launches: usize,
-    pub(crate) keep: Vec<Arc<crate::gpu_common::DeviceBuffer>>,
+    pub(crate) keep: Vec<Kept>,
 }
 
 /// A graph and its executable form (null until instantiated); both destroyed on drop.

@@ -2,7 +2,10 @@
 //! benchmark drivers, bindings): the dtype of each tensor is checked at launch instead of by the
 //! Rust type system, and a mismatch is [`Error::DtypeMismatch`].
 
-use crate::{bf16, f16, Dtype, Element, Error, Result, Tensor};
+use crate::element::{Dtype, Element};
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use half::{bf16, f16};
 
 /// A tensor of any element type.
 #[derive(Debug)]

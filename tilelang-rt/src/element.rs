@@ -60,7 +60,7 @@ mod sealed {
 /// these types byte for byte, which is sound only for plain numbers without padding, for which
 /// every bit pattern is a valid value.
 pub trait Element:
-    sealed::Sealed + crate::cpu::Scalar + crate::cpu::Arith + Default + Send + Sync + 'static
+    sealed::Sealed + crate::scalar::Scalar + crate::scalar::Arith + Default + Send + Sync + 'static
 {
     const DTYPE: Dtype;
     /// The value fresh CPU buffers and poisoned tensors hold: NaN for floats, a recognisable

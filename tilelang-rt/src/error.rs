@@ -1,5 +1,7 @@
-//! The runtime's one error type. Every launch-time check returns one of these; nothing panics.
+//! The runtime's one error type, and the backends it names. Every launch-time check returns one
+//! of these; nothing panics.
 
+use crate::element::Dtype;
 use std::fmt;
 
 /// Errors from devices, tensors and kernel launches.
@@ -163,6 +165,28 @@ pub enum Error {
     External(String),
 }
 
+/// Which kind of machine runs kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Blocks run one after another on the host; the reference semantics.
+    Cpu,
+    /// An NVIDIA GPU, through the CUDA driver API.
+    Cuda,
+    /// An AMD GPU, through the HIP runtime (`libamdhip64`).
+    Hip,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cpu => "CPU",
+            Backend::Cuda => "CUDA",
+            Backend::Hip => "HIP",
+        })
+    }
+}
+
 /// The GPU API an [`Error::Driver`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -261,9 +285,6 @@ pub(crate) fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
-use crate::Backend;
-pub use crate::Dtype;
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -357,8 +378,8 @@ impl fmt::Display for Error {
                         "; rebuild with `{arch}` in TILELANG_TARGETS and nvcc installed ($NVCC, $CUDA_HOME/bin or PATH)"
                     )?;
                     // Cubins of an earlier minor of the same major run here too (gpu.rs).
-                    match crate::gpu::sm_version(arch) {
-                        Some((major, minor)) if minor > 0 && !crate::gpu::is_tegra(arch) => write!(
+                    match crate::arch::sm_version(arch) {
+                        Some((major, minor)) if minor > 0 && !crate::arch::is_tegra(arch) => write!(
                             f,
                             "; where tilelang has no `{arch}` target, a target sm_{major}y with y < {minor} also runs on this GPU"
                         ),

@@ -5,84 +5,12 @@
 //! the device's arch and the chosen config ([`select_object`]), loads it once per device, and
 //! queues it on the device's stream.
 
-use crate::gpu_common::GpuDevice;
-use crate::{bf16, f16, Device, Error, Result};
-use std::ffi::c_void;
-use std::fmt;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::gpu_device::GpuDevice;
 
-/// One compiled kernel: a device image for one config on one target arch.
-#[derive(Clone, Copy)]
-pub struct Object {
-    /// The target arch, compared with [`Device::arch`]: `"sm_90"`, `"gfx1100"`, ...
-    pub arch: &'static str,
-    /// The config name, one of the kernel's `CONFIGS`.
-    pub config: &'static str,
-    /// The symbol of the `extern "C"` kernel function in the image.
-    pub entry: &'static str,
-    /// Threads per block (the block is `threads x 1 x 1`).
-    pub threads: u32,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-    /// The image: a cubin (or fatbin) on NVIDIA; on AMD an ELF code object for `arch` (what
-    /// `clang --offload-device-only --no-gpu-bundle-output` or `hipcc --genco` writes, not a
-    /// clang offload bundle), loaded with `hipModuleLoadData`.
-    pub image: &'static [u8],
-    /// The image's second entry whose loads run on TMA, and the tensor maps it takes (NVIDIA
-    /// sm_90a; see [`crate::tma`]).
-    pub tma: Option<&'static crate::tma::Tma>,
-}
-
-impl fmt::Debug for Object {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Object")
-            .field("arch", &self.arch)
-            .field("config", &self.config)
-            .field("entry", &self.entry)
-            .field("threads", &self.threads)
-            .field("shared_bytes", &self.shared_bytes)
-            .field("image", &format_args!("[{} bytes]", self.image.len()))
-            .field("tma", &self.tma.map(|t| t.object.entry))
-            .finish()
-    }
-}
-
-/// One kernel argument, in the kernel's parameter order. Each is passed by value with exactly
-/// the size of its payload: `Ptr` is a 64-bit device address, `F16`/`Bf16` are 2 bytes, and so on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KernelArg {
-    /// A device address (see [`crate::Tensor::device_ptr`]).
-    Ptr(u64),
-    F16(f16),
-    Bf16(bf16),
-    F32(f32),
-    F64(f64),
-    I32(i32),
-    U32(u32),
-    U8(u8),
-    I64(i64),
-    /// A tensor map (`CUtensorMap`, 128 bytes) for a TMA entry, passed by value.
-    TensorMap([u64; 16]),
-}
-
-impl KernelArg {
-    /// The address of the value, as `cuLaunchKernel` and `hipModuleLaunchKernel` want each entry
-    /// of `kernelParams`. Valid
-    /// while `self` is borrowed; the driver only reads through it.
-    pub(crate) fn param_ptr(&self) -> *mut c_void {
-        match self {
-            KernelArg::Ptr(v) => v as *const u64 as *mut c_void,
-            KernelArg::F16(v) => v as *const f16 as *mut c_void,
-            KernelArg::Bf16(v) => v as *const bf16 as *mut c_void,
-            KernelArg::F32(v) => v as *const f32 as *mut c_void,
-            KernelArg::F64(v) => v as *const f64 as *mut c_void,
-            KernelArg::I32(v) => v as *const i32 as *mut c_void,
-            KernelArg::U32(v) => v as *const u32 as *mut c_void,
-            KernelArg::U8(v) => v as *const u8 as *mut c_void,
-            KernelArg::I64(v) => v as *const i64 as *mut c_void,
-            KernelArg::TensorMap(v) => v.as_ptr() as *mut c_void,
-        }
-    }
-}
+pub use crate::arch::{compatible_cubin_arch, sm_version};
+pub use crate::object::{KernelArg, Object};
 
 /// Picks the object for `arch` and `config`.
 ///
@@ -140,61 +68,6 @@ pub fn select_object<'a>(
                 .map(|o| o.config)
                 .collect(),
         })
-}
-
-/// The compute capability `(major, minor)` of an NVIDIA arch name as the CUDA backend reports
-/// it (`sm_{major}{minor}`: `sm_86` is 8.6, `sm_120` is 12.0). `None` for anything else,
-/// including arch-specific names such as `sm_90a`.
-pub fn sm_version(arch: &str) -> Option<(u32, u32)> {
-    let digits = arch.strip_prefix("sm_")?;
-    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (major, minor) = digits.split_at(digits.len() - 1);
-    Some((major.parse().ok()?, minor.parse().ok()?))
-}
-
-/// Compute capabilities of NVIDIA's Tegra (Jetson, DRIVE) GPUs: 5.3, 6.2, 7.2, 8.7, 10.1, 11.0.
-const TEGRA: &[&str] = &["sm_53", "sm_62", "sm_72", "sm_87", "sm_101", "sm_110"];
-
-/// Whether `arch` is a Tegra GPU's, where cubins of other minors do not run.
-pub(crate) fn is_tegra(arch: &str) -> bool {
-    TEGRA.contains(&arch)
-}
-
-/// Among `compiled` archs, the one whose cubins run on a device of arch `device` that has no
-/// objects of its own: the highest `sm_XY` with the device's major `X` and `Y` at most the
-/// device's minor. `None` when there is none, for non-NVIDIA archs and for Tegra devices.
-///
-/// NVIDIA's rule, CUDA C++ Programming Guide, "Binary Compatibility"
-/// (<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility>):
-/// "Binary compatibility is guaranteed from one minor revision to the next one, but not from one
-/// minor revision to the previous one or across major revisions. In other words, a cubin object
-/// generated for compute capability X.y will only execute on devices of compute capability X.z
-/// where z≥y." The same section: binary compatibility "is supported only for the desktop. It is
-/// not supported for Tegra", hence no fallback on a Tegra device (such as 8.7, Jetson Orin).
-/// Arch-specific `sm_XYa` cubins (the `-gencode=arch=compute_XYa,code=sm_XYa` form) run on
-/// capability X.Y alone; the rule does not cover them and [`sm_version`] does not parse them,
-/// so they are never a fallback here ([`select_object`] takes them on their own capability).
-///
-/// A fallback object may ask for more shared memory than the device has (sm_80 allows 163 KB
-/// per block, sm_86 99 KB): loading it then fails with the driver's error naming the kernel,
-/// config and the object's arch, never silently.
-pub fn compatible_cubin_arch<'a>(
-    compiled: impl IntoIterator<Item = &'a str>,
-    device: &str,
-) -> Option<&'a str> {
-    let (major, minor) = sm_version(device)?;
-    if is_tegra(device) {
-        return None;
-    }
-    compiled
-        .into_iter()
-        .filter(|a| !is_tegra(a))
-        .filter_map(|a| Some((sm_version(a)?, a)))
-        .filter(|&((ma, mi), _)| ma == major && mi <= minor)
-        .max_by_key(|&(v, _)| v)
-        .map(|(_, a)| a)
 }
 
 /// The launch grid as the driver takes it; `None` for an empty grid (nothing to launch).
@@ -321,45 +194,6 @@ mod tests {
         assert_eq!((o.arch, o.config), ("sm_90", "big"));
         let o = select_object("k", &OBJECTS, "sm_80", "small").unwrap();
         assert_eq!((o.arch, o.config), ("sm_80", "small"));
-    }
-
-    #[test]
-    fn reads_nvidia_arch_names() {
-        assert_eq!(sm_version("sm_80"), Some((8, 0)));
-        assert_eq!(sm_version("sm_86"), Some((8, 6)));
-        assert_eq!(sm_version("sm_120"), Some((12, 0)));
-        for not in ["sm_90a", "sm_9", "sm_", "gfx1100", "cpu", "sm_8x"] {
-            assert_eq!(sm_version(not), None, "{not}");
-        }
-    }
-
-    #[test]
-    fn cubins_run_on_later_minors_of_their_major() {
-        let all = ["sm_80", "sm_86", "sm_89", "sm_90"];
-        let pick = |compiled: &[&'static str], device| {
-            compatible_cubin_arch(compiled.iter().copied(), device)
-        };
-        // The highest minor not above the device's.
-        assert_eq!(
-            pick(&all, "sm_87"),
-            None,
-            "Tegra (Jetson Orin): no binary compatibility"
-        );
-        assert_eq!(pick(&["sm_80"], "sm_86"), Some("sm_80"));
-        assert_eq!(pick(&["sm_80", "sm_86"], "sm_89"), Some("sm_86"));
-        assert_eq!(
-            pick(&["sm_86", "sm_80"], "sm_89"),
-            Some("sm_86"),
-            "order does not matter"
-        );
-        assert_eq!(pick(&all, "sm_88"), Some("sm_86"));
-        // Never a later minor, never another major, never for other vendors.
-        assert_eq!(pick(&["sm_86", "sm_89"], "sm_80"), None);
-        assert_eq!(pick(&["sm_80", "sm_86", "sm_89"], "sm_90"), None);
-        assert_eq!(pick(&["sm_90"], "sm_100"), None);
-        assert_eq!(pick(&["sm_90"], "sm_120"), None);
-        assert_eq!(pick(&["gfx1100"], "gfx1101"), None);
-        assert_eq!(pick(&["sm_90a"], "sm_90"), None);
     }
 
     #[test]
@@ -556,24 +390,6 @@ mod tests {
             matches!(&e, Error::UnknownConfig { available, .. } if available == &["small"]),
             "{e}"
         );
-    }
-
-    #[test]
-    fn param_ptrs_point_at_the_payload() {
-        let args = [
-            KernelArg::Ptr(0xdead_beef),
-            KernelArg::F16(f16::from_f32(1.5)),
-            KernelArg::U8(7),
-        ];
-        // SAFETY: each pointer points at the payload of the matching variant, in `args`.
-        unsafe {
-            assert_eq!(*(args[0].param_ptr() as *const u64), 0xdead_beef);
-            assert_eq!(
-                *(args[1].param_ptr() as *const u16),
-                f16::from_f32(1.5).to_bits()
-            );
-            assert_eq!(*(args[2].param_ptr() as *const u8), 7);
-        }
     }
 
     #[test]

@@ -24,10 +24,11 @@
 //! Graphs exist on CUDA devices. The HIP backend queues work on the null stream and has no graph
 //! support here yet, and the CPU backend runs launches at once; both refuse to record.
 
-use crate::gpu_common::{DeviceBuffer, GpuDevice};
-use crate::{cuda, Device, Error, Result};
+use crate::cuda;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::gpu_device::GpuDevice;
 use std::fmt;
-use std::sync::Arc;
 
 /// Kernel launches recorded by [`Device::record_graph`], replayed by [`Graph::launch`].
 pub struct Graph {
@@ -35,7 +36,7 @@ pub struct Graph {
     graph: cuda::CudaGraph,
     launches: usize,
     /// The device memory the launches use, kept allocated while the graph can run.
-    _keep: Vec<Arc<DeviceBuffer>>,
+    _keep: Vec<cuda::Kept>,
 }
 
 impl fmt::Debug for Graph {

@@ -22,9 +22,9 @@
 //! here sets it first ([`HipDevice::bind`]), as the CUDA backend makes its context current.
 
 use crate::dylib::{self, LoadError, SearchOrder, Spec};
-use crate::gpu::Object;
-use crate::gpu_common::{what, GpuRuntime, Limits, ModuleCache};
-use crate::{Backend, Error, GpuBackend, Result};
+use crate::error::{Backend, Error, GpuBackend, Result};
+use crate::object::Object;
+use crate::runtime::{what, GpuRuntime, Limits, ModuleCache};
 use std::ffi::{c_char, c_float, c_int, c_uint, c_void, CStr, CString, OsStr};
 use std::fmt;
 use std::path::PathBuf;
@@ -89,7 +89,8 @@ mod props {
     const _: () = assert!(GCN_ARCH_NAME + GCN_ARCH_NAME_LEN <= SIZE && SIZE < BUFFER_BYTES);
 }
 
-crate::dylib_api! {
+// `dylib_api!` is in scope through `#[macro_use]` on `mod dylib` (lib.rs).
+dylib_api! {
     /// The HIP runtime functions this backend calls, resolved from `libamdhip64`.
     struct Api {
         /// `hipError_t hipInit(unsigned int flags)`

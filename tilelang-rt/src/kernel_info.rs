@@ -4,9 +4,10 @@
 //! it, so code that handles many kernels (a list of them, a tuner, a benchmark) can take a
 //! `&KernelInfo` instead of several consts named after each kernel.
 
+use crate::device::Device;
 use crate::dynamic::Arg;
-use crate::gpu::Object;
-use crate::{Device, Result};
+use crate::error::{Error, Result};
+use crate::object::Object;
 
 /// A kernel's launcher with type-erased arguments (its `launch_dyn`).
 pub type LaunchDyn = for<'a> fn(&Device, &str, Vec<Arg<'a>>) -> Result<()>;
@@ -57,7 +58,7 @@ pub trait KernelConfig: Copy + Eq + std::fmt::Debug + std::fmt::Display + 'stati
             .iter()
             .copied()
             .find(|c| c.name() == name)
-            .ok_or_else(|| crate::Error::UnknownConfig {
+            .ok_or_else(|| Error::UnknownConfig {
                 kernel: Self::KERNEL.name,
                 config: name.to_string(),
                 available: Self::KERNEL.config_names.to_vec(),
@@ -89,8 +90,20 @@ impl KernelInfo {
 
     /// The config a launch on `arch` uses by default.
     pub fn default_config(&self, arch: &str) -> &'static str {
-        crate::launch::default_config(self.defaults, self.config_names, arch)
+        default_config(self.defaults, self.config_names, arch)
     }
+}
+
+/// Chooses a config: the one named for `arch` in the kernel's `defaults`, else the first.
+pub fn default_config(
+    defaults: &[(&'static str, &'static str)],
+    configs: &[&'static str],
+    arch: &str,
+) -> &'static str {
+    defaults
+        .iter()
+        .find(|(a, _)| *a == arch)
+        .map_or(configs[0], |(_, c)| c)
 }
 
 impl std::fmt::Debug for KernelInfo {

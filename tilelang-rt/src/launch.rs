@@ -1,7 +1,14 @@
 //! Launch-time checks, called by the launchers `#[tile_kernel]` generates. They run before any
 //! work is queued, so a failed check leaves every tensor untouched.
 
-use crate::{Device, Element, Error, Result, Tensor};
+use crate::device::Device;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_info::KernelConfig;
+use crate::tensor::Tensor;
+
+pub use crate::kernel_info::default_config;
+pub use crate::tensor::{check_aliasing, ArgRange};
 
 /// How one dimension of a kernel parameter is constrained.
 #[derive(Debug, Clone, Copy)]
@@ -109,32 +116,6 @@ impl Binder {
     }
 }
 
-/// One tensor argument, for the aliasing check.
-pub struct ArgRange {
-    pub name: &'static str,
-    pub range: (usize, usize),
-    pub written: bool,
-}
-
-/// Refuses a launch where an output overlaps any other argument.
-pub fn check_aliasing(kernel: &'static str, args: &[ArgRange]) -> Result<()> {
-    for (i, a) in args.iter().enumerate() {
-        if !a.written || a.range.0 == a.range.1 {
-            continue;
-        }
-        for (j, b) in args.iter().enumerate() {
-            if i != j && b.range.0 < a.range.1 && a.range.0 < b.range.1 {
-                return Err(Error::Aliasing {
-                    kernel,
-                    output: a.name,
-                    other: b.name,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Validates the launch grid: each dimension in `0..=2^31-1`.
 pub fn check_grid(kernel: &'static str, grid: [i64; 3]) -> Result<[i64; 3]> {
     if grid.iter().any(|&g| !(0..=i32::MAX as i64).contains(&g)) {
@@ -146,24 +127,12 @@ pub fn check_grid(kernel: &'static str, grid: [i64; 3]) -> Result<[i64; 3]> {
     Ok(grid)
 }
 
-/// Chooses a config: the one named for `arch` in the kernel's `defaults`, else the first.
-pub fn default_config(
-    defaults: &[(&'static str, &'static str)],
-    configs: &[&'static str],
-    arch: &str,
-) -> &'static str {
-    defaults
-        .iter()
-        .find(|(a, _)| *a == arch)
-        .map_or(configs[0], |(_, c)| c)
-}
-
 /// The generated `launch_auto`: tries `launch` with the config the tuning cache records for the
 /// kernel, `arch` and `shape` (the shape symbols' values), then `arch`'s default, then every
 /// config in the attribute's order, each once, and returns the first that launches. Errors
 /// another config could avoid ([`Error::is_config_specific`]) move on to the next; any other
 /// is returned at once; when none holds, [`Error::NoConfigFits`] with each config's reason.
-pub fn launch_auto<C: crate::KernelConfig>(
+pub fn launch_auto<C: KernelConfig>(
     arch: &str,
     shape: &[usize],
     mut launch: impl FnMut(C) -> Result<()>,

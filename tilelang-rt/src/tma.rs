@@ -12,8 +12,10 @@
 //! as many blocks as the device holds at once, each walking tiles of the kernel's grid
 //! ([`persistent_grid`]; `TILELANG_PERSISTENT_BLOCKS` overrides the count, [`persistent_blocks`]).
 
-use crate::gpu::{KernelArg, Object};
+use crate::object::KernelArg;
 use std::sync::OnceLock;
+
+pub use crate::object::{Tma, TmaDim, TmaElem, TmaMap};
 
 /// Whether TMA entries may run: not when `TILELANG_TMA=off` (read once), which makes every
 /// launch take the plain entry, to compare the two or to rule TMA out when chasing a bug.
@@ -33,56 +35,6 @@ pub fn persistent_blocks() -> Option<u32> {
             .and_then(|v| v.parse().ok())
             .filter(|&n| n > 0)
     })
-}
-
-/// Where a tensor dimension's extent comes from at launch: a shape argument (an `I64` in the
-/// argument list) or a constant of the kernel's signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TmaDim {
-    Arg(usize),
-    Const(u64),
-}
-
-/// The element type of a mapped tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TmaElem {
-    F16,
-    Bf16,
-    U8,
-}
-
-impl TmaElem {
-    /// Its size in bytes.
-    pub fn bytes(self) -> u64 {
-        match self {
-            TmaElem::F16 | TmaElem::Bf16 => 2,
-            TmaElem::U8 => 1,
-        }
-    }
-}
-
-/// One tensor map an entry takes: the tensor's argument (a `Ptr`), its dimensions (outermost
-/// first, as the kernel declares them; the tensor is row-major and contiguous), its element
-/// type, the box (innermost first, as the driver takes it) and the swizzle in bytes (128, 64
-/// or 32).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TmaMap {
-    pub arg: usize,
-    pub dims: &'static [TmaDim],
-    pub elem: TmaElem,
-    pub boxes: &'static [u32],
-    pub swizzle: u32,
-}
-
-/// The TMA entry of an object: the same image with its own entry and shared memory, and the
-/// maps it takes.
-#[derive(Debug, Clone, Copy)]
-pub struct Tma {
-    pub object: Object,
-    pub maps: &'static [TmaMap],
-    /// The entry walks the grid's tiles itself: it is launched with at most as many blocks
-    /// as the device holds at once ([`persistent_grid`]).
-    pub persistent: bool,
 }
 
 /// The grid of a persistent entry: the kernel's `grid` as one dimension of at most `resident`

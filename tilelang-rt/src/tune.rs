@@ -32,9 +32,12 @@
 //!
 //! (`kernels/src/tune_tests.rs` runs this on chapter 02's kernel.)
 
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel_info::KernelConfig;
+use crate::tensor::Tensor;
 use crate::tuning::write_entry;
 pub use crate::tuning::{bucket, default_cache_path, read_cache, Key};
-use crate::{Device, Error, KernelConfig, Result, Tensor};
 use std::path::{Path, PathBuf};
 
 /// The outcome of [`Tuner::tune`].

@@ -354,7 +354,7 @@ pub fn missing_entry_is_a_driver_error(fix: &Fixture) {
 }
 
 /// Views, reshapes, device-to-device copies and downloads into a caller's buffer
-/// (`tilelang_rt::device::check_views_and_copies`, which the CPU runs too).
+/// (`check_views_and_copies` of `src/tensor.rs`, which the CPU runs too).
 pub fn views_and_device_copies(fix: &Fixture) {
     tilelang_rt::check_views_and_copies(&gpu(fix));
 }

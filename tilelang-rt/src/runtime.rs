@@ -1,23 +1,22 @@
-//! What the GPU backends share: the [`GpuRuntime`] trait both implement (the device model and
-//! the safety contracts of its operations, written once, and the behaviour both share), the
-//! enums a [`crate::Device`] holds its GPU state and device memory in (dispatching to `cuda.rs`
-//! or `hip.rs`), the per-device cache of loaded modules, and the preparation of an [`Object`]'s
-//! image, entry name and parameters for the driver.
+//! What the GPU backends share, beneath both: the [`GpuRuntime`] trait they implement (the
+//! device model and the safety contracts of its operations, written once, and the behaviour both
+//! share), the per-device cache of loaded modules, and the preparation of an [`Object`]'s image,
+//! entry name and parameters for the driver. `cuda.rs` and `hip.rs` implement it; the enums over
+//! them are in `gpu_device.rs`.
 
-use crate::cuda::{self, CudaDevice};
-use crate::gpu::{KernelArg, Object};
-use crate::hip::{self, HipDevice};
-use crate::{Error, Resource, Result};
+use crate::error::{Error, Resource, Result};
+use crate::object::{KernelArg, Object};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a GPU backend provides, with the safety contracts of its operations stated once here
-/// for both: CUDA (`CudaDevice`, `cuda.rs`) and HIP (`HipDevice`, `hip.rs`). [`GpuDevice`]
-/// dispatches to it. Each backend implements the *required* methods (one driver call or a few
-/// each); the *provided* ones are the behaviour both share: the one-byte minimum allocation and
-/// its fill, the empty-copy shortcut and the wait after a host copy, and the module cache, the
-/// per-block limit checks (at every launch) and the parameter array of a launch.
+/// for both: CUDA (`CudaDevice`, `cuda.rs`) and HIP (`HipDevice`, `hip.rs`).
+/// [`GpuDevice`](crate::gpu_device::GpuDevice) dispatches to it. Each backend implements the
+/// *required* methods (one driver call or a few each); the *provided* ones are the behaviour both
+/// share: the one-byte minimum allocation and its fill, the empty-copy shortcut and the wait
+/// after a host copy, and the module cache, the per-block limit checks (at every launch) and the
+/// parameter array of a launch.
 ///
 /// # The device model
 ///
@@ -41,7 +40,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 ///
 /// # Safety
 /// Implementing the trait promises that the required methods do what their docs say, which the
-/// provided methods and `device.rs` rely on for soundness: [`GpuRuntime::alloc_raw`] returns
+/// provided methods and `tensor.rs` rely on for soundness: [`GpuRuntime::alloc_raw`] returns
 /// memory of this device valid for at least the bytes asked, until the buffer is dropped, and
 /// frees it only after the work queued before the drop; every `*_async` method and
 /// [`GpuRuntime::launch_loaded`] queues on the device's one queue (or, for a launch, records into
@@ -143,7 +142,7 @@ pub(crate) unsafe trait GpuRuntime {
     ) -> Result<()>;
 
     /// Whether the calling thread records a graph on this device, when only launches may be
-    /// queued ([`GpuDevice::not_recording`]). Never, by default.
+    /// queued ([`crate::gpu_device::GpuDevice::not_recording`]). Never, by default.
     fn recording_here(&self) -> bool {
         false
     }
@@ -307,146 +306,6 @@ pub(crate) struct Limits {
     /// The most dynamic shared memory (LDS) a block can have, in bytes, beside the function's
     /// static shared memory.
     pub(crate) max_dynamic_shared: i64,
-}
-
-/// `match` over the backends of a [`GpuDevice`], binding the backend's state to `$d`.
-macro_rules! on_backend {
-    ($gpu:expr, $d:ident => $body:expr) => {
-        match $gpu {
-            GpuDevice::Cuda($d) => $body,
-            GpuDevice::Hip($d) => $body,
-        }
-    };
-}
-
-/// The GPU state of a [`crate::Device`]: one per backend. Every method goes to the backend's
-/// [`GpuRuntime`] and has the contract documented there; the only thing added here is the
-/// refusal of non-launch operations while the calling thread records a graph.
-pub(crate) enum GpuDevice {
-    Cuda(CudaDevice),
-    Hip(HipDevice),
-}
-
-/// Device memory owned by a tensor; freed on drop.
-pub(crate) enum DeviceBuffer {
-    Cuda(cuda::DeviceBuffer),
-    Hip(hip::DeviceBuffer),
-}
-
-impl From<cuda::DeviceBuffer> for DeviceBuffer {
-    fn from(b: cuda::DeviceBuffer) -> Self {
-        DeviceBuffer::Cuda(b)
-    }
-}
-
-impl From<hip::DeviceBuffer> for DeviceBuffer {
-    fn from(b: hip::DeviceBuffer) -> Self {
-        DeviceBuffer::Hip(b)
-    }
-}
-
-impl DeviceBuffer {
-    pub(crate) fn ptr(&self) -> u64 {
-        match self {
-            DeviceBuffer::Cuda(b) => CudaDevice::address(b),
-            DeviceBuffer::Hip(b) => HipDevice::address(b),
-        }
-    }
-}
-
-impl GpuDevice {
-    /// [`GpuRuntime::alloc`].
-    pub(crate) fn alloc(&self, bytes: usize, fill: Option<u8>) -> Result<DeviceBuffer> {
-        on_backend!(self, d => d.alloc(bytes, fill).map(DeviceBuffer::from))
-    }
-
-    /// Refuses an operation other than a launch while the calling thread records a graph: it
-    /// would run now, out of order with the recorded launches, which run when the graph does.
-    pub(crate) fn not_recording(&self, what: &str) -> Result<()> {
-        if on_backend!(self, d => d.recording_here()) {
-            return Err(Error::Graph(format!(
-                "{what} while recording a graph: only kernel launches can be recorded, and \
-                 everything else would run now, before the recorded launches; do it before \
-                 `record_graph` or after it returns"
-            )));
-        }
-        Ok(())
-    }
-
-    /// [`GpuRuntime::memset`].
-    ///
-    /// # Safety
-    /// As [`GpuRuntime::memset_async`].
-    pub(crate) unsafe fn memset(&self, ptr: u64, byte: u8, bytes: usize) -> Result<()> {
-        self.not_recording("filling device memory")?;
-        // SAFETY: the caller's contract.
-        on_backend!(self, d => unsafe { d.memset(ptr, byte, bytes) })
-    }
-
-    /// [`GpuRuntime::htod`].
-    ///
-    /// # Safety
-    /// As [`GpuRuntime::htod`].
-    pub(crate) unsafe fn htod<T>(&self, ptr: u64, src: &[T]) -> Result<()> {
-        self.not_recording("copying to the device")?;
-        // SAFETY: the caller's contract.
-        on_backend!(self, d => unsafe { d.htod(ptr, src) })
-    }
-
-    /// [`GpuRuntime::dtoh`].
-    ///
-    /// # Safety
-    /// As [`GpuRuntime::dtoh`].
-    pub(crate) unsafe fn dtoh<T>(&self, dst: &mut [T], ptr: u64) -> Result<()> {
-        self.not_recording("copying from the device")?;
-        // SAFETY: the caller's contract.
-        on_backend!(self, d => unsafe { d.dtoh(dst, ptr) })
-    }
-
-    /// [`GpuRuntime::dtod_async`], queued after all earlier work (nothing for zero bytes).
-    ///
-    /// # Safety
-    /// As [`GpuRuntime::dtod_async`].
-    pub(crate) unsafe fn dtod(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        self.not_recording("copying device memory")?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        // SAFETY: the caller's contract.
-        on_backend!(self, d => unsafe { d.dtod_async(dst, src, bytes) })
-    }
-
-    /// [`GpuRuntime::synchronize`].
-    pub(crate) fn synchronize(&self) -> Result<()> {
-        self.not_recording("synchronizing")?;
-        on_backend!(self, d => d.synchronize())
-    }
-
-    /// [`GpuRuntime::time_ms`].
-    pub(crate) fn time_ms(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        self.not_recording("timing")?;
-        on_backend!(self, d => d.time_ms(f))
-    }
-
-    /// [`GpuRuntime::resident`].
-    pub(crate) fn resident(&self, kernel: &'static str, object: &'static Object) -> Result<u32> {
-        on_backend!(self, d => d.resident(kernel, object))
-    }
-
-    /// [`GpuRuntime::launch`].
-    ///
-    /// # Safety
-    /// As [`GpuRuntime::launch`] (the contract of [`crate::Device::launch_gpu`]).
-    pub(crate) unsafe fn launch(
-        &self,
-        kernel: &'static str,
-        object: &'static Object,
-        grid: [u32; 3],
-        args: &[KernelArg],
-    ) -> Result<()> {
-        // SAFETY: the caller's contract.
-        on_backend!(self, d => unsafe { d.launch(kernel, object, grid, args) })
-    }
 }
 
 /// The modules a device has loaded, one per object (image and entry), each loaded on first use
