@@ -148,32 +148,10 @@ pub enum MathFn {
 }
 
 impl MathFn {
-    /// Every function, in the order `docs/language.md` lists them.
-    pub const ALL: [MathFn; 17] = [
-        MathFn::Exp,
-        MathFn::Exp2,
-        MathFn::Log,
-        MathFn::Sqrt,
-        MathFn::Rsqrt,
-        MathFn::Abs,
-        MathFn::Max,
-        MathFn::Min,
-        MathFn::Tanh,
-        MathFn::Erf,
-        MathFn::Sigmoid,
-        MathFn::Pow,
-        MathFn::Sin,
-        MathFn::Cos,
-        MathFn::Floor,
-        MathFn::Ceil,
-        MathFn::Fma,
-    ];
-    pub fn from_name(s: &str) -> Option<MathFn> {
-        MathFn::ALL.into_iter().find(|f| f.name() == s)
-    }
     /// The name in a kernel, which is also the name of the CPU backend's function and of
-    /// tl.h's template.
-    pub fn name(self) -> &'static str {
+    /// tl.h's template. The checker's table of builtins reads it; its arity and dtypes are
+    /// there (`validate/builtins.rs`).
+    pub const fn name(self) -> &'static str {
         match self {
             MathFn::Exp => "exp",
             MathFn::Exp2 => "exp2",
@@ -193,17 +171,6 @@ impl MathFn {
             MathFn::Ceil => "ceil",
             MathFn::Fma => "fma",
         }
-    }
-    pub fn arity(self) -> usize {
-        match self {
-            MathFn::Max | MathFn::Min | MathFn::Pow => 2,
-            MathFn::Fma => 3,
-            _ => 1,
-        }
-    }
-    /// Functions defined on floats only.
-    pub fn float_only(self) -> bool {
-        !matches!(self, MathFn::Abs | MathFn::Max | MathFn::Min)
     }
 }
 

@@ -1,188 +1,193 @@
-//! Calls of functions as values: the math library, `if_then_else` and `block_idx`; the arity
-//! check every call shares; the list of functions named in hints.
+//! Every builtin a kernel may call, in one table: its name, what it is, how many arguments it
+//! takes, how a call is written (the hint of a wrong call) and the dtypes it accepts. The
+//! checker looks a called name up here and dispatches on what it finds (`tile_ops` for the
+//! primitives, `functions` for the functions); the lists of names in hints are read from the
+//! table, in its order. A leaf: the checker's modules import it, it imports none of them.
 
-use super::expr::is_untyped_literal;
-use super::scope::{Checker, PRIMITIVES};
-use crate::ast::{self, Dtype};
-use crate::ctxt::{count, Range};
-use crate::ir::*;
-use syn::Ident;
+use crate::ast::Dtype;
+use crate::ir::MathFn;
+use crate::ir::ReduceOp::{self, Max, Sum};
+use Dtypes::{Any, Float, Numeric};
+
+/// What a builtin is, and so how a call of it is checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    /// A tile primitive: a statement that works on whole tiles with all the block's threads.
+    Primitive(Primitive),
+    /// A function: an expression with a value.
+    Function(Function),
+    /// A loop iterator (`for i in parallel(..)`): the parser reads loop headers, so a call
+    /// anywhere else is a mistake.
+    Iterator,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Primitive {
+    Copy,
+    Fill,
+    Clear,
+    Gemm,
+    Reduce(ReduceOp),
+    AtomicAdd,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Function {
+    Math(MathFn),
+    IfThenElse,
+    BlockIdx,
+}
+
+/// The dtypes a builtin's operands may have.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dtypes {
+    Any,
+    /// Every dtype but bool.
+    Numeric,
+    /// Floating-point dtypes only.
+    Float,
+}
+
+impl Dtypes {
+    pub(super) fn allows(self, ty: Dtype) -> bool {
+        match self {
+            Dtypes::Any => true,
+            Dtypes::Numeric => ty != Dtype::Bool,
+            Dtypes::Float => ty.is_float(),
+        }
+    }
+}
+
+pub(super) struct Builtin {
+    pub(super) name: &'static str,
+    pub(super) op: Op,
+    /// The number of arguments (not checked for iterators: the parser reads their arguments).
+    pub(super) arity: usize,
+    /// The arguments as a call writes them, `(src, &mut dst)`.
+    pub(super) params: &'static str,
+    pub(super) dtypes: Dtypes,
+}
+
+impl Builtin {
+    /// How a call is written, `copy(src, &mut dst)`: the hint of a call with the wrong number
+    /// of arguments.
+    pub(super) fn usage(&self) -> String {
+        format!("{}{}", self.name, self.params)
+    }
+}
+
+const fn primitive(
+    name: &'static str,
+    p: Primitive,
+    arity: usize,
+    params: &'static str,
+    dtypes: Dtypes,
+) -> Builtin {
+    Builtin {
+        name,
+        op: Op::Primitive(p),
+        arity,
+        params,
+        dtypes,
+    }
+}
+
+const fn function(name: &'static str, f: Function, arity: usize, params: &'static str) -> Builtin {
+    Builtin {
+        name,
+        op: Op::Function(f),
+        arity,
+        params,
+        dtypes: Dtypes::Any,
+    }
+}
+
+/// A math function: its name is the one the backends print (`MathFn::name`).
+const fn math(f: MathFn, arity: usize, dtypes: Dtypes) -> Builtin {
+    Builtin {
+        name: f.name(),
+        op: Op::Function(Function::Math(f)),
+        arity,
+        params: ["()", "(x)", "(a, b)", "(a, b, c)"][arity],
+        dtypes,
+    }
+}
+
+const fn iterator(name: &'static str) -> Builtin {
+    Builtin {
+        name,
+        op: Op::Iterator,
+        arity: 0,
+        params: "(..)",
+        dtypes: Dtypes::Any,
+    }
+}
+
+/// Every builtin: the primitives, then the functions (the math library first, in the order
+/// `docs/language.md` lists it), then the loop iterators. Hints list them in this order.
+// One row a line, in columns: rustfmt would spread the longer rows over several lines.
+#[rustfmt::skip]
+const BUILTINS: &[Builtin] = &[
+    primitive("copy",       Primitive::Copy,        2, "(src, &mut dst)",         Any),
+    primitive("fill",       Primitive::Fill,        2, "(&mut tile, value)",      Any),
+    primitive("clear",      Primitive::Clear,       1, "(&mut tile)",             Any),
+    primitive("gemm",       Primitive::Gemm,        3, "(&a, &b, &mut acc)",      Float),
+    primitive("reduce_sum", Primitive::Reduce(Sum), 3, "(&src, &mut dst, dim)",   Any),
+    primitive("reduce_max", Primitive::Reduce(Max), 3, "(&src, &mut dst, dim)",   Any),
+    primitive("atomic_add", Primitive::AtomicAdd,   2, "(&mut c[(i, j)], value)", Any),
+    math(MathFn::Exp,     1, Float),
+    math(MathFn::Exp2,    1, Float),
+    math(MathFn::Log,     1, Float),
+    math(MathFn::Sqrt,    1, Float),
+    math(MathFn::Rsqrt,   1, Float),
+    math(MathFn::Abs,     1, Numeric),
+    math(MathFn::Max,     2, Numeric),
+    math(MathFn::Min,     2, Numeric),
+    math(MathFn::Tanh,    1, Float),
+    math(MathFn::Erf,     1, Float),
+    math(MathFn::Sigmoid, 1, Float),
+    math(MathFn::Pow,     2, Float),
+    math(MathFn::Sin,     1, Float),
+    math(MathFn::Cos,     1, Float),
+    math(MathFn::Floor,   1, Float),
+    math(MathFn::Ceil,    1, Float),
+    math(MathFn::Fma,     3, Float),
+    function("if_then_else", Function::IfThenElse, 3, "(cond, a, b)"),
+    function("block_idx",    Function::BlockIdx,   1, "(0)"),
+    iterator("parallel"),
+    iterator("serial"),
+    iterator("pipelined"),
+];
+
+/// The builtin called `name`.
+pub(super) fn lookup(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// The names of the builtins `op` picks, for a hint: `copy, fill, ..`.
+fn names(pick: impl Fn(Op) -> bool) -> String {
+    let picked = BUILTINS.iter().filter(|b| pick(b.op));
+    picked.map(|b| b.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The tile primitives, as listed in hints.
+pub(super) fn primitives() -> String {
+    names(|op| matches!(op, Op::Primitive(_)))
+}
 
 /// The functions a kernel may call, as listed in hints: the math library, then the rest.
 pub(super) fn functions() -> String {
-    let math = MathFn::ALL.iter().map(|f| f.name());
-    math.chain(["if_then_else", "block_idx"])
-        .collect::<Vec<_>>()
-        .join(", ")
+    names(|op| matches!(op, Op::Function(_)))
 }
-const ORDINALS: [&str; 3] = ["first", "second", "third"];
 
-impl Checker<'_> {
-    pub(super) fn arity(
-        &mut self,
-        func: &Ident,
-        args: &[ast::Expr],
-        n: usize,
-        usage: &str,
-        span: Range,
-    ) -> bool {
-        if args.len() != n {
-            self.cx.error_hint(
-                span,
-                format!(
-                    "`{func}` takes {}, found {}",
-                    count(n, "argument"),
-                    args.len()
-                ),
-                format!("write `{usage}`"),
-            );
-            return false;
-        }
-        true
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    pub(super) fn call_expr(
-        &mut self,
-        func: &Ident,
-        args: &[ast::Expr],
-        expect: Option<Dtype>,
-        span: Range,
-    ) -> Option<Expr> {
-        let name = func.to_string();
-        if let Some(f) = MathFn::from_name(&name) {
-            let usage = match f.arity() {
-                1 => format!("{name}(x)"),
-                n => format!("{name}({})", ["a", "b", "c"][..n].join(", ")),
-            };
-            if !self.arity(func, args, f.arity(), &usage, span) {
-                return None;
-            }
-            // The arguments share one type: that of the first one that is not an untyped
-            // literal (`pow(2.0, x)` with `x: f16` is an f16 `pow`), else the first one's.
-            let lead = args
-                .iter()
-                .position(|a| !is_untyped_literal(a))
-                .unwrap_or(0);
-            let first = self.expr(&args[lead], expect)?;
-            let ty = first.ty;
-            let mut a0 = Vec::with_capacity(args.len());
-            for (i, a) in args.iter().enumerate() {
-                if i == lead {
-                    a0.push(first.clone());
-                } else {
-                    a0.push(self.expr_as(
-                        a,
-                        ty,
-                        &format!("the {} argument of `{name}`", ORDINALS[i]),
-                    )?);
-                }
-            }
-            let ty = a0[0].ty;
-            if f.float_only() && !ty.is_float() {
-                self.cx.error_hint(
-                    span,
-                    format!("`{name}` is defined on floating-point values, found {ty}"),
-                    match f.arity() {
-                        1 => format!("cast first: `{name}(x as f32)`"),
-                        _ => format!("cast the arguments first: `{name}(a as f32, ..)`"),
-                    },
-                );
-                return None;
-            }
-            if ty == Dtype::Bool {
-                self.cx.error_hint(
-                    span,
-                    format!("`{name}` cannot be applied to bool"),
-                    "use `&&` / `||` on booleans",
-                );
-                return None;
-            }
-            return Some(Expr {
-                kind: ExprKind::Math(f, a0),
-                ty,
-                span,
-            });
-        }
-        match name.as_str() {
-            "if_then_else" => {
-                if !self.arity(func, args, 3, "if_then_else(cond, a, b)", span) {
-                    return None;
-                }
-                let c = self.expr_as(&args[0], Dtype::Bool, "the condition of `if_then_else`");
-                let (a, b) = if is_untyped_literal(&args[1]) && !is_untyped_literal(&args[2]) {
-                    let b = self.expr(&args[2], expect)?;
-                    let a = self.expr_as(&args[1], b.ty, "both branches of `if_then_else`")?;
-                    (a, b)
-                } else {
-                    let a = self.expr(&args[1], expect)?;
-                    let b = self.expr_as(&args[2], a.ty, "both branches of `if_then_else`")?;
-                    (a, b)
-                };
-                let ty = a.ty;
-                Some(Expr {
-                    kind: ExprKind::Select(Box::new(c?), Box::new(a), Box::new(b)),
-                    ty,
-                    span,
-                })
-            }
-            "block_idx" => {
-                if !self.arity(func, args, 1, "block_idx(0)", span) {
-                    return None;
-                }
-                let d = match args[0].kind {
-                    ast::ExprKind::Int(v, _) => v,
-                    _ => {
-                        self.cx.error_hint(
-                            args[0].span,
-                            "`block_idx` takes a literal dimension",
-                            "write `block_idx(0)`, `block_idx(1)` or `block_idx(2)`",
-                        );
-                        return None;
-                    }
-                };
-                let rank = self.grid_rank.unwrap_or(3);
-                if d as usize >= rank {
-                    self.cx.error_hint(
-                        args[0].span,
-                        format!(
-                            "the grid has {rank} dimension{}; there is no `block_idx({d})`",
-                            if rank == 1 { "" } else { "s" }
-                        ),
-                        "add a grid dimension in the attribute: `grid = [X, Y]`",
-                    );
-                    return None;
-                }
-                Some(Expr {
-                    kind: ExprKind::BlockIdx(d as u8),
-                    ty: Dtype::Index,
-                    span,
-                })
-            }
-            _ if PRIMITIVES.contains(&name.as_str()) => {
-                self.cx.error_hint(
-                    span,
-                    format!("`{name}` is a statement and has no value"),
-                    format!("call it on its own line: `{name}(..);`"),
-                );
-                None
-            }
-            "parallel" | "serial" | "pipelined" => {
-                self.cx.error_hint(
-                    span,
-                    format!("`{name}` is only meaningful as a loop iterator"),
-                    format!("write `for i in {name}(..) {{ .. }}`"),
-                );
-                None
-            }
-            _ if self.poisoned(func) => None,
-            _ => {
-                self.cx.error_hint(
-                    func.span(),
-                    format!("unknown function `{name}`"),
-                    format!("the functions are {}", functions()),
-                );
-                None
-            }
+    #[test]
+    fn names_are_unique() {
+        for (i, b) in BUILTINS.iter().enumerate() {
+            assert!(BUILTINS[..i].iter().all(|a| a.name != b.name), "{}", b.name);
         }
     }
 }

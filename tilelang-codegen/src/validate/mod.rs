@@ -7,9 +7,10 @@
 //! launch geometry and occupancy of the attribute, the configs and defaults; then it checks the
 //! body and hands the IR to the per-config checks. The rest is by concept: `scope` (the
 //! checker's state, bindings and name lookup), `stmt` (statements and loops), `access`
-//! (element accesses), `expr` (expressions and dtypes), `tile_ops` (the tile primitives),
-//! `builtins` (calls of functions), `config` (per-config checks) and `text` (the source text of
-//! `requires` conditions).
+//! (element accesses), `expr` (expressions and dtypes), `builtins` (the table of builtins:
+//! primitives, functions, loop iterators), `tile_ops` (the tile primitives), `functions` (calls
+//! of functions), `config` (per-config checks) and `text` (the source text of `requires`
+//! conditions).
 
 use crate::ast::{self, Dtype};
 use crate::attr::KernelAttr;
@@ -23,6 +24,7 @@ mod access;
 mod builtins;
 mod config;
 mod expr;
+mod functions;
 mod scope;
 mod stmt;
 mod text;

@@ -1,22 +1,12 @@
 //! The checker's state: the scopes of names and what each is bound to, the variables and buffers
 //! declared so far, the loop context; name lookup and its "unknown name" error.
 
+use super::builtins::{self, Function, Op};
 use crate::ast::Dtype;
 use crate::ctxt::Ctxt;
 use crate::ir::{self, *};
 use std::collections::HashMap;
 use syn::Ident;
-
-/// The tile primitives: statements that work on whole tiles with all the block's threads.
-pub(super) const PRIMITIVES: &[&str] = &[
-    "copy",
-    "fill",
-    "clear",
-    "gemm",
-    "reduce_sum",
-    "reduce_max",
-    "atomic_add",
-];
 
 /// What a name in scope stands for.
 #[derive(Clone, Copy)]
@@ -79,7 +69,9 @@ impl Checker<'_> {
         }
         let hint = if s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
             "shape symbols come from tensor types (e.g. `a: &Tensor<f32, (M, N)>` defines `M` and `N`); tile sizes are const generics".to_string()
-        } else if PRIMITIVES.contains(&s.as_str()) || MathFn::from_name(&s).is_some() {
+        } else if builtins::lookup(&s)
+            .is_some_and(|b| matches!(b.op, Op::Primitive(_) | Op::Function(Function::Math(_))))
+        {
             format!("`{s}` is a function; call it")
         } else {
             "declare it with `let` before this point, or add a parameter".to_string()

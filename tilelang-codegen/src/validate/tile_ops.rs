@@ -1,8 +1,8 @@
 //! The tile primitives as statements: `copy`, `fill`, `clear`, `gemm`, `reduce_sum`,
 //! `reduce_max` and `atomic_add`, with their operands (buffers by reference, tensor regions).
 
-use super::builtins::functions;
-use super::scope::{Binding, Checker, PRIMITIVES};
+use super::builtins::{self, Op, Primitive};
+use super::scope::{Binding, Checker};
 use crate::ast::{self, Dtype};
 use crate::ctxt::{count, Range};
 use crate::ir::*;
@@ -79,8 +79,8 @@ impl Checker<'_> {
         Some(b)
     }
 
-    fn tile_arg(&mut self, e: &ast::Expr, write: bool) -> Option<Tile> {
-        let copy = Ident::new("copy", e.span.start);
+    /// An operand of `copy` (`func`): a tensor's region or a buffer.
+    fn tile_arg(&mut self, e: &ast::Expr, write: bool, func: &Ident) -> Option<Tile> {
         match &e.kind {
             ast::ExprKind::Region {
                 tensor,
@@ -176,7 +176,7 @@ impl Checker<'_> {
                 .buffer_arg(
                     e,
                     write,
-                    &copy,
+                    func,
                     if write { "a destination" } else { "a source" },
                 )
                 .map(Tile::Buffer),
@@ -190,7 +190,34 @@ impl Checker<'_> {
         span: Range,
     ) -> Option<Stmt> {
         let name = func.to_string();
-        if self.parallel_depth > 0 && name != "atomic_add" && PRIMITIVES.contains(&name.as_str()) {
+        let (builtin, p) = match builtins::lookup(&name).map(|b| (b, b.op)) {
+            Some((b, Op::Primitive(p))) => (b, p),
+            Some((_, Op::Function(_))) => {
+                self.cx.error_hint(
+                    span,
+                    format!("the value of `{name}(..)` is unused"),
+                    format!("bind it: `let x = {name}(..);`"),
+                );
+                return None;
+            }
+            Some((_, Op::Iterator)) | None => {
+                if !self.poisoned(func) {
+                    self.cx.error_hint(
+                        func.span(),
+                        format!("unknown primitive `{name}`"),
+                        format!(
+                            "the primitives are {}; the functions are {}",
+                            builtins::primitives(),
+                            builtins::functions()
+                        ),
+                    );
+                }
+                return None;
+            }
+        };
+        // `atomic_add` is the one primitive on a single element, which each thread of a
+        // `parallel` loop may call.
+        if self.parallel_depth > 0 && p != Primitive::AtomicAdd {
             self.cx.error_hint(
                 func.span(),
                 format!("`{name}` works on whole tiles with all the block's threads and cannot be used inside a `parallel` loop"),
@@ -198,13 +225,13 @@ impl Checker<'_> {
             );
             return None;
         }
-        let kind = match name.as_str() {
-            "copy" => {
-                if !self.arity(func, args, 2, "copy(src, &mut dst)", span) {
-                    return None;
-                }
-                let src = self.tile_arg(&args[0], false);
-                let dst = self.tile_arg(&args[1], true);
+        if !self.arity(func, args, builtin, span) {
+            return None;
+        }
+        let kind = match p {
+            Primitive::Copy => {
+                let src = self.tile_arg(&args[0], false, func);
+                let dst = self.tile_arg(&args[1], true, func);
                 let (src, dst) = (src?, dst?);
                 if let (Tile::Buffer(a), Tile::Buffer(b)) = (&src, &dst) {
                     if a == b {
@@ -258,18 +285,12 @@ impl Checker<'_> {
                 }
                 StmtKind::Copy { src, dst }
             }
-            "fill" => {
-                if !self.arity(func, args, 2, "fill(&mut tile, value)", span) {
-                    return None;
-                }
+            Primitive::Fill => {
                 let buf = self.buffer_arg(&args[0], true, func, "a buffer")?;
                 let value = self.expr_as(&args[1], self.buffers[buf].dtype, "the fill value")?;
                 StmtKind::Fill { buf, value }
             }
-            "clear" => {
-                if !self.arity(func, args, 1, "clear(&mut tile)", span) {
-                    return None;
-                }
+            Primitive::Clear => {
                 let buf = self.buffer_arg(&args[0], true, func, "a buffer")?;
                 let ty = self.buffers[buf].dtype;
                 let zero = if ty.is_float() {
@@ -286,10 +307,7 @@ impl Checker<'_> {
                     },
                 }
             }
-            "gemm" => {
-                if !self.arity(func, args, 3, "gemm(&a, &b, &mut acc)", span) {
-                    return None;
-                }
+            Primitive::Gemm => {
                 let a = self.buffer_arg(&args[0], false, func, "the A tile");
                 let b = self.buffer_arg(&args[1], false, func, "the B tile");
                 let c = self.buffer_arg(&args[2], true, func, "the accumulator");
@@ -342,7 +360,7 @@ impl Checker<'_> {
                         "convert one operand into a buffer of the other's dtype first",
                     );
                 }
-                if !ba.dtype.is_float() || !bc.dtype.is_float() {
+                if !builtin.dtypes.allows(ba.dtype) || !builtin.dtypes.allows(bc.dtype) {
                     self.cx.error_hint(
                         span,
                         "`gemm` works on floating-point tiles",
@@ -364,10 +382,7 @@ impl Checker<'_> {
                 }
                 StmtKind::Gemm { a, b, c }
             }
-            "reduce_sum" | "reduce_max" => {
-                if !self.arity(func, args, 3, &format!("{name}(&src, &mut dst, dim)"), span) {
-                    return None;
-                }
+            Primitive::Reduce(op) => {
                 let src = self.buffer_arg(&args[0], false, func, "the source tile");
                 let dst = self.buffer_arg(&args[1], true, func, "the destination");
                 let dim = match &args[2].kind {
@@ -438,21 +453,9 @@ impl Checker<'_> {
                         "use shared or fragment buffers",
                     );
                 }
-                StmtKind::Reduce {
-                    op: if name == "reduce_sum" {
-                        ReduceOp::Sum
-                    } else {
-                        ReduceOp::Max
-                    },
-                    src,
-                    dst,
-                    dim,
-                }
+                StmtKind::Reduce { op, src, dst, dim }
             }
-            "atomic_add" => {
-                if !self.arity(func, args, 2, "atomic_add(&mut c[(i, j)], value)", span) {
-                    return None;
-                }
+            Primitive::AtomicAdd => {
                 let (base, index) = match &args[0].kind {
                     ast::ExprKind::ElemRef(b, i) => (b, i),
                     _ => {
@@ -477,29 +480,6 @@ impl Checker<'_> {
                 let ty = self.target_dtype(access.target);
                 let value = self.expr_as(&args[1], ty, "the added value")?;
                 StmtKind::AtomicAdd { access, value }
-            }
-            _ => {
-                if MathFn::from_name(&name).is_some()
-                    || name == "if_then_else"
-                    || name == "block_idx"
-                {
-                    self.cx.error_hint(
-                        span,
-                        format!("the value of `{name}(..)` is unused"),
-                        format!("bind it: `let x = {name}(..);`"),
-                    );
-                } else if !self.poisoned(func) {
-                    self.cx.error_hint(
-                        func.span(),
-                        format!("unknown primitive `{name}`"),
-                        format!(
-                            "the primitives are {}; the functions are {}",
-                            PRIMITIVES.join(", "),
-                            functions()
-                        ),
-                    );
-                }
-                return None;
             }
         };
         Some(Stmt { kind, span })
