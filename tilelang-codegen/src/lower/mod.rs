@@ -235,6 +235,7 @@ pub(crate) fn plan<'a>(
         staged,
         shared_bytes,
         loops: BTreeMap::new(),
+        store_strides: Vec::new(),
         write_once: Vec::new(),
         barriers: BTreeSet::new(),
         reduces,
@@ -247,6 +248,7 @@ pub(crate) fn plan<'a>(
     };
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
+    plan.store_strides = vectorize::store_strides(&plan);
     // The printer reads each register buffer as its layout says: an access the layout does
     // not serve would read another thread's element. The layout pass demoted every such
     // buffer; this is the backstop that turns a gap in it into an error, not a wrong result.

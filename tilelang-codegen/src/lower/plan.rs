@@ -30,6 +30,10 @@ pub(crate) struct Plan<'a> {
     pub shared_bytes: usize,
     /// Per `parallel` loop (by [`StmtId`]): its thread mapping ([`super::vectorize`]).
     pub loops: BTreeMap<StmtId, LoopPlan>,
+    /// Per buffer held in chunks: the distance between a thread's chunks in a copy's region
+    /// when it is fixed, as (dimension, rows), which stores out of it use
+    /// ([`super::vectorize::store_strides`]).
+    pub store_strides: Vec<Option<(usize, usize)>>,
     /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
     /// (evict-first: nothing will read the lines again in this kernel).
     pub write_once: Vec<bool>,

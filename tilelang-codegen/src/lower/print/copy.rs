@@ -334,17 +334,12 @@ impl Emitter<'_> {
                 )
             }
         };
-        // The interior path (inside and aligned: no test per chunk). For stores whose chunks
-        // lie a fixed distance apart ([`chunk_stride`]), chunk 0's address is computed once
-        // and the others are offsets from it: the conv1d multi store's index arithmetic fell
-        // from about 100 instructions a thread to about 30, 0.2030 -> 0.2007 ms on an H100
-        // (`__L` unsigned did the same but cost the whole-row softmax 27 registers). Loads
-        // keep their own address each: in the flash attention's row loops the offset form
-        // left ptxas fewer loads in flight (106 -> 72 registers) and ran 0.76-0.84x.
+        // The interior path (inside and aligned: no test per chunk). Stores whose chunks lie a
+        // fixed distance apart (`Plan::store_strides`) address them from chunk 0's.
         let bumped = if to_regs {
             None
         } else {
-            chunk_stride(&shape, unit * t, nreg / unit)
+            self.p.store_strides[b]
         };
         let interior = match bumped {
             Some((d, rows)) => {

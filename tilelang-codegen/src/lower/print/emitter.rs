@@ -137,26 +137,6 @@ pub(super) fn region_row(r: usize) -> (String, String) {
     (conds.join(" && "), lin)
 }
 
-/// Where a thread's chunks of a chunked copy lie one fixed distance apart in the tensor: the
-/// chunk step `step` (tile elements) is a whole number `rows` of tile dimension `d`'s rows (the
-/// outermost dimension whose stride divides it), and `n` chunks never carry into an outer
-/// dimension (`rows · n ≤` its extent), so chunk `k` is chunk 0 moved `k · rows` along `d`.
-/// Returns `(d, rows)`; `None` for one chunk or a step that wraps.
-pub(super) fn chunk_stride(ext: &[usize], step: usize, n: usize) -> Option<(usize, usize)> {
-    if n < 2 {
-        return None;
-    }
-    let mut stride: usize = ext.iter().product();
-    for (d, &e) in ext.iter().enumerate() {
-        stride /= e;
-        if step % stride == 0 {
-            let rows = step / stride;
-            return (rows * n <= e).then_some((d, rows));
-        }
-    }
-    None
-}
-
 /// The tl.h operator of a reduction.
 pub(super) fn reduce_op(op: ReduceOp) -> &'static str {
     match op {
@@ -239,26 +219,5 @@ impl Emitter<'_> {
             Some(f) if line > 0 => format!("#line {line} \"{}\"\n", f.replace('\\', "/")),
             _ => String::new(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::chunk_stride;
-
-    #[test]
-    fn chunks_one_distance_apart_only_where_no_step_carries() {
-        // conv1d multi's (1, 128, 32) tile, 128 threads × 8: four chunks 32 rows apart.
-        assert_eq!(chunk_stride(&[1, 128, 32], 1024, 4), Some((1, 32)));
-        // Rows of 256, two chunks 2 rows apart; a step inside a row moves along the row.
-        assert_eq!(chunk_stride(&[4, 256], 512, 2), Some((0, 2)));
-        assert_eq!(chunk_stride(&[4, 256], 128, 2), Some((1, 128)));
-        // A step of whole planes moves along the outer dimension.
-        assert_eq!(chunk_stride(&[2, 8, 32], 256, 2), Some((0, 1)));
-        // 2 × 4 rows overrun 6 rows: the second chunk would carry into the next plane.
-        assert_eq!(chunk_stride(&[3, 6, 32], 128, 2), None);
-        assert_eq!(chunk_stride(&[4, 256], 128, 3), None);
-        // One chunk needs no distance.
-        assert_eq!(chunk_stride(&[1, 128, 32], 4096, 1), None);
     }
 }
