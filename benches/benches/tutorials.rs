@@ -88,13 +88,12 @@ fn main() -> ExitCode {
     };
     let header = runner.header();
     benches::suite::run_all(&mut runner);
-    let mut records = vec![header];
-    records.append(&mut runner.records);
+    let records = std::mem::take(&mut runner.records);
     let write = std::path::Path::new(&json_path)
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&json_path, record::to_json_lines(&records)));
+        .and_then(|()| std::fs::write(&json_path, bench_record::to_json_lines(&header, &records)));
     let notes = std::mem::take(&mut runner.notes);
     let failures = std::mem::take(&mut runner.failures);
     drop(runner);
@@ -109,8 +108,8 @@ fn main() -> ExitCode {
     if let Err(e) = &write {
         eprintln!("tilelang benches: cannot write {json_path}: {e}");
     }
-    let results = records.len() - 1;
-    let passed = records.iter().filter(|r| r["passed"] == true).count();
+    let results = records.len();
+    let passed = records.iter().filter(|r| r.passed == Some(true)).count();
     println!(
         "bench summary: {results} records ({passed} passed), {} failures, {} notes; JSON: {json_path}",
         failures.len(),

@@ -38,11 +38,15 @@ mod tests {
         let mut r = Runner::new(Device::cpu(), Options::smoke(seed), None, tuner).unwrap();
         crate::suite::run_all(&mut r);
         assert!(r.failures.is_empty(), "seed {seed}: {:#?}", r.failures);
-        let header = r.header();
+        let header = serde_json::to_value(r.header()).unwrap();
         assert_eq!(header["record"], "header");
         assert_eq!(header["arch"], "cpu");
 
-        let results: Vec<&Value> = r.records.iter().collect();
+        let results: Vec<Value> = r
+            .records
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap())
+            .collect();
         for rec in &results {
             for k in [
                 "chapter",

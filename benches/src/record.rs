@@ -1,8 +1,9 @@
-//! The JSON the benches write: one record per measurement in the schema the peers' script
-//! (`peers/bench.py`) also writes, plus a header record. See the crate's README for the fields.
+//! What the benches measure and how it becomes a record of the JSON (the record types are the
+//! `bench-record` crate's, shared with `cargo xtask report`). See the crate's README for the
+//! fields.
 
+use bench_record::{Measurement, Shape};
 use kernels::check::Comparison;
-use serde_json::{json, Map, Value};
 
 /// Which problem sizes a record belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,13 +136,9 @@ pub struct Spec {
     pub work: Work,
 }
 
-/// JSON numbers cannot be NaN or infinite: those become `null`.
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
+/// JSON numbers cannot be NaN or infinite: those become `None` (`null`).
+fn num(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 /// One result record.
@@ -152,33 +149,35 @@ pub fn result(
     role: &str,
     stats: &Stats,
     verdict: &Verdict,
-) -> Value {
-    let mut r = Map::new();
-    r.insert("record".into(), json!("result"));
-    r.insert("chapter".into(), json!(spec.chapter));
-    r.insert("title".into(), json!(spec.title));
-    r.insert("variant".into(), json!(spec.variant));
-    r.insert("impl".into(), json!(imp));
-    r.insert("size_set".into(), json!(spec.size_set.name()));
-    r.insert("shape".into(), json!(spec.shape));
-    r.insert("dtype".into(), json!(spec.dtype));
-    r.insert("config".into(), json!(config));
-    r.insert("config_role".into(), json!(role));
-    r.insert("median_ms".into(), num(stats.median_ms));
-    r.insert("min_ms".into(), num(stats.min_ms));
-    r.insert("max_ms".into(), num(stats.max_ms));
-    r.insert("reps".into(), json!(stats.reps));
-    match spec.work {
-        Work::Bytes(b) => r.insert("bytes".into(), num(b)),
-        Work::Flops(f) => r.insert("flops".into(), num(f)),
+) -> Measurement {
+    let (bytes, flops) = match spec.work {
+        Work::Bytes(b) => (Some(b), None),
+        Work::Flops(f) => (None, Some(f)),
     };
-    r.insert("max_rel_err".into(), num(verdict.max_rel_err));
-    r.insert("passed".into(), json!(verdict.passed));
-    r.insert("check".into(), json!(verdict.method));
-    if !verdict.detail.is_empty() {
-        r.insert("error".into(), json!(verdict.detail));
+    Measurement {
+        record: "result".into(),
+        chapter: spec.chapter.into(),
+        title: spec.title.into(),
+        variant: spec.variant.clone(),
+        imp: imp.into(),
+        size_set: spec.size_set.name().into(),
+        shape: Shape::Dims(spec.shape.clone()),
+        dtype: spec.dtype.into(),
+        config: config.into(),
+        config_role: role.into(),
+        median_ms: num(stats.median_ms),
+        min_ms: num(stats.min_ms),
+        max_ms: num(stats.max_ms),
+        reps: stats.reps,
+        // Finite by construction; written as they are (a non-finite one as `null`).
+        bytes,
+        flops,
+        max_rel_err: num(verdict.max_rel_err),
+        passed: Some(verdict.passed),
+        check: verdict.method.clone(),
+        error: verdict.detail.clone(),
+        ..Measurement::default()
     }
-    Value::Object(r)
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
@@ -204,20 +203,10 @@ pub fn civil_date(days: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Writes the records as a JSON array, one record per line (greppable, diff-friendly).
-pub fn to_json_lines(records: &[Value]) -> String {
-    let mut s = String::from("[\n");
-    for (i, r) in records.iter().enumerate() {
-        s.push_str(&r.to_string());
-        s.push_str(if i + 1 < records.len() { ",\n" } else { "\n" });
-    }
-    s.push_str("]\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     #[test]
     fn dates() {
@@ -255,7 +244,8 @@ mod tests {
             method: "x".into(),
             detail: String::new(),
         };
-        let r = result(&spec, "tilelang", "t128", "default", &stats, &v);
+        let m = result(&spec, "tilelang", "t128", "default", &stats, &v);
+        let r = serde_json::to_value(&m).unwrap();
         for k in [
             "chapter",
             "variant",
@@ -275,8 +265,8 @@ mod tests {
         }
         assert_eq!(r["max_rel_err"], Value::Null);
         assert_eq!(r["median_ms"], json!(1.6));
-        let text = to_json_lines(&[r.clone(), r]);
-        let back: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.as_array().unwrap().len(), 2);
+        assert!(r.get("bytes").is_none() && r.get("error").is_none());
+        let back: Measurement = serde_json::from_value(r).unwrap();
+        assert_eq!(back, m);
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::record::{self, SizeSet, Spec, Stats, Verdict, Work};
 use crate::vendor::{self, Blas, BlasLt, Dnn};
+use bench_record::{Header, Measurement};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
-use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tilelang::tune::Tuner;
@@ -120,7 +120,7 @@ pub struct Runner<'c> {
     rocblas: Option<std::result::Result<Rc<crate::rocm::RocBlas>, String>>,
     #[cfg(feature = "rocm")]
     miopen: Option<std::result::Result<Rc<crate::rocm::MiOpen>, String>>,
-    pub records: Vec<Value>,
+    pub records: Vec<Measurement>,
     /// One line per failed check, launch or chapter.
     pub failures: Vec<String>,
     /// Things not measured and why (a missing library, ...).
@@ -262,7 +262,7 @@ impl<'c> Runner<'c> {
 
     /// The header record: machine, date, commit, method, the vendor libraries' versions
     /// (loading them; `null` for one that is missing).
-    pub fn header(&mut self) -> Value {
+    pub fn header(&mut self) -> Header {
         let gpu = self.is_cuda();
         #[cfg(feature = "rocm")]
         let (rocblas_version, miopen_version) = if self.is_hip() {
@@ -293,30 +293,32 @@ impl<'c> Runner<'c> {
         let driver = std::env::var("TILELANG_GPU_DRIVER")
             .ok()
             .or_else(|| vendor::driver_version(&self.dev).map(|v| format!("CUDA {v}")));
-        json!({
-            "record": "header",
-            "impl": "tilelang",
-            "gpu": self.dev.name(),
-            "arch": self.dev.arch(),
-            "backend": format!("{:?}", self.dev.backend()),
-            "driver": driver,
-            "cublas_version": blas_version,
-            "cublaslt_version": blaslt_version,
-            "cudnn_version": cudnn_version,
-            "rocblas_version": rocblas_version,
-            "miopen_version": miopen_version,
-            "date": record::utc_date(),
-            "commit": std::env::var("TILELANG_COMMIT").ok(),
-            "seed": self.opts.seed,
-            "size_sets": self.opts.sizes.iter().map(|s| s.name()).collect::<Vec<_>>(),
-            "flush_bytes": self.opts.flush_bytes,
-            "sustain_ms": self.opts.sustain_ms,
-            "timing": "device events around each launch (CUDA events; wall time on the CPU backend), \
-                       after a warm-up (FLOP-counted rows: sustain_ms of back-to-back launches \
-                       first, so they run at sustained clocks); the flush buffer is written before each timed launch, \
-                       outside the timed region; median over every timed launch",
-            "harness": if self.criterion.is_some() { "criterion iter_custom (device time)" } else { "plain loop" },
-        })
+        Header {
+            record: "header".into(),
+            imp: "tilelang".into(),
+            gpu: self.dev.name().to_string(),
+            arch: self.dev.arch().to_string(),
+            backend: format!("{:?}", self.dev.backend()),
+            driver,
+            cublas_version: blas_version,
+            cublaslt_version: blaslt_version,
+            cudnn_version,
+            rocblas_version,
+            miopen_version,
+            date: record::utc_date(),
+            commit: std::env::var("TILELANG_COMMIT").ok(),
+            seed: self.opts.seed,
+            size_sets: self.opts.sizes.iter().map(|s| s.name().to_string()).collect(),
+            flush_bytes: self.opts.flush_bytes,
+            sustain_ms: Some(self.opts.sustain_ms),
+            timing: "device events around each launch (CUDA events; wall time on the CPU backend), \
+                     after a warm-up (FLOP-counted rows: sustain_ms of back-to-back launches \
+                     first, so they run at sustained clocks); the flush buffer is written before each timed launch, \
+                     outside the timed region; median over every timed launch"
+                .into(),
+            harness: if self.criterion.is_some() { "criterion iter_custom (device time)" } else { "plain loop" }
+                .into(),
+        }
     }
 
     /// Poisons `out`, launches once, downloads and checks. `Err` only for a failed launch.
@@ -405,18 +407,20 @@ impl<'c> Runner<'c> {
         }
     }
 
-    fn push(&mut self, rec: Value) {
-        if rec["passed"] == json!(false) {
+    fn push(&mut self, rec: Measurement) {
+        if rec.passed == Some(false) {
             self.failures.push(format!(
                 "{} {} [{} {}] {}: {}",
-                rec["chapter"].as_str().unwrap_or(""),
-                rec["variant"].as_str().unwrap_or(""),
-                rec["impl"].as_str().unwrap_or(""),
-                rec["config"].as_str().unwrap_or(""),
-                rec["size_set"].as_str().unwrap_or(""),
-                rec.get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("check failed"),
+                rec.chapter,
+                rec.variant,
+                rec.imp,
+                rec.config,
+                rec.size_set,
+                if rec.error.is_empty() {
+                    "check failed"
+                } else {
+                    &rec.error
+                },
             ));
         }
         self.records.push(rec);
@@ -510,8 +514,8 @@ impl<'c> Runner<'c> {
 
         let mut tuned_rec = if tuned_config == default {
             let mut r = rec;
-            r["config_role"] = json!("tuned");
-            r["same_as_default"] = json!(true);
+            r.config_role = "tuned".into();
+            r.same_as_default = Some(true);
             r
         } else {
             let v = match self.check_once(out, check, &mut |o| launch(tuned_config, o)) {
@@ -530,13 +534,9 @@ impl<'c> Runner<'c> {
             }
         };
         if let Some(t) = &tuned {
-            tuned_rec["tuned_from_cache"] = json!(t.from_cache);
-            let timings: serde_json::Map<String, Value> = t
-                .timings
-                .iter()
-                .map(|(c, ms)| (c.to_string(), json!(ms)))
-                .collect();
-            tuned_rec["tuning_ms"] = Value::Object(timings);
+            tuned_rec.tuned_from_cache = Some(t.from_cache);
+            let timings = t.timings.iter().map(|(c, ms)| (c.to_string(), *ms));
+            tuned_rec.tuning_ms = Some(timings.collect());
         }
         self.push(tuned_rec);
     }
@@ -642,11 +642,12 @@ impl<'c> Runner<'c> {
             detail: String::new(),
         };
         let mut rec = record::result(spec, "tilelang", config, "default", &stats, &v);
-        rec["us_per_launch"] = json!(stats.median_ms * 1e3);
-        rec["launches_per_round"] = json!(n);
-        rec["kernels_per_call"] = json!(kernels_per_call);
-        rec["timing"] = json!(
+        rec.us_per_launch = Some(stats.median_ms * 1e3);
+        rec.launches_per_round = Some(n);
+        rec.kernels_per_call = Some(kernels_per_call);
+        rec.timing = Some(
             "host wall time of back-to-back launches plus one synchronize, divided by the count"
+                .into(),
         );
         self.push(rec);
     }

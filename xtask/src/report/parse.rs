@@ -1,5 +1,7 @@
 //! Reading the benches' and the peers' JSON into records.
 
+use bench_record::{text, Measurement};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -46,26 +48,8 @@ impl Doc {
     }
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join("x"),
-        other => other.to_string(),
-    }
-}
-
-fn get<'a>(o: &'a Value, keys: &[&str]) -> Option<&'a Value> {
-    keys.iter().find_map(|k| o.get(*k)).filter(|v| !v.is_null())
-}
-
-fn number(o: &Value, keys: &[&str]) -> Option<f64> {
-    get(o, keys).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()))
-}
-
-/// `"8"`, `8`, `"08 GEMM"` → `"08"`; other names lowercased.
-pub fn chapter(v: &Value) -> String {
-    let s = text(v);
+/// `"8"`, `8`, `"08 GEMM"` → `"08"`; other names lowercased (a number reads as its text).
+pub fn chapter(s: &str) -> String {
     let digits: String = s.trim().chars().take_while(char::is_ascii_digit).collect();
     match digits.parse::<u32>() {
         Ok(n) => format!("{n:02}"),
@@ -93,25 +77,27 @@ fn is_header(o: &Value) -> bool {
         || (o.get("chapter").is_none() && o.get("median_ms").is_none())
 }
 
+/// The record's measurement in the benches' record type (which reads the peers' spellings
+/// too), normalised for matching; `None` for a record without a chapter or an implementation.
 fn rec(o: &Value) -> Option<Rec> {
+    let m = Measurement::deserialize(o).ok()?;
     Some(Rec {
-        chapter: chapter(get(o, &["chapter"])?),
-        variant: text(get(o, &["variant", "kernel"]).unwrap_or(&Value::Null)),
-        imp: normalize_impl(&text(get(o, &["impl", "implementation", "library"])?)),
-        size_set: text(get(o, &["size_set", "sizes", "size"]).unwrap_or(&Value::Null))
-            .to_ascii_lowercase(),
-        shape: text(get(o, &["shape"]).unwrap_or(&Value::Null)),
-        config: text(get(o, &["config"]).unwrap_or(&Value::Null)),
-        role: text(get(o, &["config_role", "role"]).unwrap_or(&Value::Null)),
-        median_ms: number(o, &["median_ms", "ms"]),
-        bytes: number(o, &["bytes"]),
-        flops: number(o, &["flops"]),
-        passed: get(o, &["passed"]).and_then(Value::as_bool),
-        max_rel_err: number(o, &["max_rel_err"]),
-        us_per_launch: number(o, &["us_per_launch"]),
-        mode: text(get(o, &["mode"]).unwrap_or(&Value::Null)),
-        mode_requested: text(get(o, &["mode_requested"]).unwrap_or(&Value::Null)),
-        error: text(get(o, &["error"]).unwrap_or(&Value::Null)),
+        chapter: chapter(&m.chapter),
+        variant: m.variant,
+        imp: normalize_impl(&m.imp),
+        size_set: m.size_set.to_ascii_lowercase(),
+        shape: m.shape.to_string(),
+        config: m.config,
+        role: m.config_role,
+        median_ms: m.median_ms,
+        bytes: m.bytes,
+        flops: m.flops,
+        passed: m.passed,
+        max_rel_err: m.max_rel_err,
+        us_per_launch: m.us_per_launch,
+        mode: m.mode,
+        mode_requested: m.mode_requested,
+        error: m.error,
     })
 }
 
