@@ -53,6 +53,11 @@ pub struct Header {
 /// One measurement: the benches' `"record": "result"`, the peers' `"kernel"` and `"launch"`.
 /// Times, errors and rates that are not finite are `None` (JSON `null`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+// Each optional field says `default` itself rather than the struct: a container-level
+// `#[serde(default)]` writes the same bytes but would also fill a missing `chapter` or `impl`,
+// and a record without them must fail to read (the report drops it). A `deserialize_with`
+// field needs its `default` (serde calls no reader for a missing field), and the
+// `skip_serializing_if`s keep the keys the benches have always written (the committed files).
 pub struct Measurement {
     /// `"result"` (ours), `"kernel"` or `"launch"` (the peers').
     #[serde(default, deserialize_with = "loose::text_or_empty")]
