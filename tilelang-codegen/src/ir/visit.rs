@@ -6,7 +6,7 @@ use super::*;
 use std::collections::{BTreeSet, HashMap};
 
 /// Visits every statement, depth first.
-pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
+pub fn walk<'k>(stmts: &'k [Stmt], f: &mut impl FnMut(&'k Stmt)) {
     for s in stmts {
         f(s);
         match &s.kind {
@@ -20,7 +20,7 @@ pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
     }
 }
 
-pub fn each_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+pub fn each_expr<'k>(e: &'k Expr, f: &mut impl FnMut(&'k Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Load(a) => a.index.iter().for_each(|i| each_expr(i, f)),
@@ -48,45 +48,54 @@ pub fn expr_vars(e: &Expr, out: &mut BTreeSet<VarId>) {
     });
 }
 
-/// Calls `f` on each element access made directly by `s` (not inside nested statements).
-pub fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
-    fn expr(e: &Expr, f: &mut impl FnMut(&Access)) {
-        each_expr(e, &mut |x| {
-            if let ExprKind::Load(a) = &x.kind {
-                f(a)
-            }
-        });
-    }
+/// Calls `f` on each expression written directly in `s` (not inside nested statements): an
+/// initialiser or value, a store's indices, a condition, a loop's bounds, a region's offsets.
+/// Their subexpressions are [`each_expr`]'s.
+pub fn each_stmt_expr<'k>(s: &'k Stmt, f: &mut impl FnMut(&'k Expr)) {
     match &s.kind {
-        StmtKind::Let { init, .. } => expr(init, f),
-        StmtKind::Assign { value, .. } => expr(value, f),
+        StmtKind::Let { init, .. } => f(init),
+        StmtKind::Assign { value, .. } => f(value),
         StmtKind::Store { access, value } | StmtKind::AtomicAdd { access, value } => {
-            f(access);
-            access.index.iter().for_each(|i| expr(i, f));
-            expr(value, f);
+            access.index.iter().for_each(&mut *f);
+            f(value);
         }
-        StmtKind::If { cond, .. } => expr(cond, f),
+        StmtKind::If { cond, .. } => f(cond),
         StmtKind::For { kind, .. } => match kind {
-            LoopKind::Parallel { extents } => extents.iter().for_each(|e| expr(e, f)),
+            LoopKind::Parallel { extents } => extents.iter().for_each(f),
             LoopKind::Serial { start, end } => {
-                expr(start, f);
-                expr(end, f);
+                f(start);
+                f(end);
             }
             LoopKind::Pipelined { extent, stages } => {
-                expr(extent, f);
-                expr(stages, f);
+                f(extent);
+                f(stages);
             }
         },
         StmtKind::Copy { src, dst } => {
             for t in [src, dst] {
                 if let Tile::Region { offsets, .. } = t {
-                    offsets.iter().for_each(|o| expr(o, f));
+                    offsets.iter().for_each(&mut *f);
                 }
             }
         }
-        StmtKind::Fill { value, .. } => expr(value, f),
+        StmtKind::Fill { value, .. } => f(value),
         _ => {}
     }
+}
+
+/// Calls `f` on each element access made directly by `s` (not inside nested statements): a
+/// store's own access first, then the loads of its expressions in [`each_stmt_expr`]'s order.
+pub fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
+    if let StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } = &s.kind {
+        f(access);
+    }
+    each_stmt_expr(s, &mut |e| {
+        each_expr(e, &mut |x| {
+            if let ExprKind::Load(a) = &x.kind {
+                f(a)
+            }
+        })
+    });
 }
 
 pub fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {
@@ -120,34 +129,49 @@ pub struct StmtId(pub usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AccessId(pub usize);
 
-/// The ids of one kernel's statements and accesses, numbered once in one walk.
+/// An expression's identity within one kernel: its place among the expressions and
+/// subexpressions that [`each_stmt_expr`] and [`each_expr`] pass, statement by statement in
+/// [`walk`]'s order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExprId(pub usize);
+
+/// The ids of one kernel's statements, accesses and expressions, numbered once in one walk.
 ///
-/// A statement or an access is looked up by its address, which is fixed while the kernel is
-/// borrowed (`'k`): the ids themselves say nothing of memory, so what is keyed by them
-/// iterates in program order. Looking up a statement or an access that is not the kernel's
-/// own (a copy of one, say) is a bug, and panics.
+/// A statement, an access or an expression is looked up by its address, which is fixed while
+/// the kernel is borrowed (`'k`): the ids themselves say nothing of memory, so what is keyed
+/// by them iterates in program order. Looking up one that is not the kernel's own (a copy of
+/// one, say) is a bug, and panics: a decision that names an expression records its id.
 #[derive(Debug)]
 pub struct Ids<'k> {
     stmts: HashMap<*const Stmt, StmtId>,
     accesses: HashMap<*const Access, AccessId>,
-    kernel: std::marker::PhantomData<&'k [Stmt]>,
+    exprs: HashMap<*const Expr, ExprId>,
+    by_id: Vec<&'k Expr>,
 }
 
 impl<'k> Ids<'k> {
-    /// Numbers the statements and accesses of `body` (a kernel's body).
+    /// Numbers the statements, accesses and expressions of `body` (a kernel's body).
     pub fn number(body: &'k [Stmt]) -> Ids<'k> {
-        let (mut stmts, mut accesses) = (HashMap::new(), HashMap::new());
+        let (mut stmts, mut accesses, mut exprs) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let mut by_id = Vec::new();
         walk(body, &mut |s| {
             stmts.insert(std::ptr::from_ref(s), StmtId(stmts.len()));
             for_each_access(s, &mut |a| {
                 let id = AccessId(accesses.len());
                 accesses.entry(std::ptr::from_ref(a)).or_insert(id);
             });
+            each_stmt_expr(s, &mut |e| {
+                each_expr(e, &mut |x| {
+                    exprs.insert(std::ptr::from_ref(x), ExprId(by_id.len()));
+                    by_id.push(x);
+                })
+            });
         });
         Ids {
             stmts,
             accesses,
-            kernel: std::marker::PhantomData,
+            exprs,
+            by_id,
         }
     }
 
@@ -165,5 +189,19 @@ impl<'k> Ids<'k> {
             .accesses
             .get(&std::ptr::from_ref(a))
             .expect("an access of the numbered kernel")
+    }
+
+    /// The id of `e`, an expression (or a subexpression) of a statement of the numbered body.
+    pub fn expr(&self, e: &Expr) -> ExprId {
+        *self
+            .exprs
+            .get(&std::ptr::from_ref(e))
+            .expect("an expression of the numbered kernel")
+    }
+
+    /// The expression numbered `id`, for a decision that names one (a condition the
+    /// vectoriser checks per chunk, say) to be printed as written.
+    pub fn expr_at(&self, id: ExprId) -> &'k Expr {
+        self.by_id[id.0]
     }
 }

@@ -21,6 +21,7 @@
 //!    picks the reductions a loop carries across its iterations (one exchange after the loop
 //!    instead of one per tile).
 //! 4. `vectorize`: per `parallel` loop, the thread mapping and vector width of its accesses;
+//!    `guards`: the tail guards on tile coordinates compared in 32 bits;
 //!    `reuse`: the L2 hints of copies that read what the block reads again; `interior`: the
 //!    sequential loops split into the iterations whose copies need no edge tests and the rest.
 //! 5. `sync`: where block barriers go.
@@ -39,6 +40,7 @@ mod affine;
 mod check;
 mod cols;
 mod defer;
+mod guards;
 mod instance;
 mod interior;
 mod layout;
@@ -236,6 +238,7 @@ pub(crate) fn plan<'a>(
         shared_bytes,
         loops: BTreeMap::new(),
         store_strides: Vec::new(),
+        guards: BTreeMap::new(),
         write_once: Vec::new(),
         barriers: BTreeSet::new(),
         reduces,
@@ -249,6 +252,7 @@ pub(crate) fn plan<'a>(
     plan.write_once = vectorize::write_once(k);
     plan.loops = vectorize::plan_loops(&plan);
     plan.store_strides = vectorize::store_strides(&plan);
+    plan.guards = guards::plan_guards(&plan.inst);
     // The printer reads each register buffer as its layout says: an access the layout does
     // not serve would read another thread's element. The layout pass demoted every such
     // buffer; this is the backstop that turns a gap in it into an error, not a wrong result.

@@ -3,7 +3,7 @@
 //! every pass and the printer import it; it imports no pass.
 
 pub(crate) use super::instance::Instance;
-pub(crate) use crate::ir::visit::{AccessId, StmtId};
+pub(crate) use crate::ir::visit::{AccessId, ExprId, StmtId};
 use crate::ir::*;
 use crate::target::{MatrixUnit, Target as Gpu};
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +34,9 @@ pub(crate) struct Plan<'a> {
     /// when it is fixed, as (dimension, rows), which stores out of it use
     /// ([`super::vectorize::store_strides`]).
     pub store_strides: Vec<Option<(usize, usize)>>,
+    /// The tail guards on tile coordinates printed in 32 bits, by the comparison's id: the
+    /// position of the coordinate among the summands of its left side ([`super::guards`]).
+    pub guards: BTreeMap<ExprId, usize>,
     /// Per parameter: a tensor the kernel writes and never reads, whose stores stream
     /// (evict-first: nothing will read the lines again in this kernel).
     pub write_once: Vec<bool>,
@@ -350,10 +353,10 @@ pub(crate) struct VectorPlan {
     /// Variables the body declares: one value per lane.
     pub lane_vars: BTreeSet<VarId>,
     /// The body's conditions (outside nested loops), which must agree across a chunk's lanes.
-    pub conditions: Vec<Expr>,
+    pub conditions: Vec<ExprId>,
     /// The body's `let`s that read no memory and are never reassigned, which the uniformity
     /// check evaluates inline.
-    pub pure_lets: BTreeMap<VarId, Expr>,
+    pub pure_lets: BTreeMap<VarId, ExprId>,
     /// Every condition changes its value at most once over a chunk's consecutive lanes (tail
     /// guards `base + j < N` and their conjunctions): the lanes all agree exactly when the
     /// first and the last do, so the uniformity check tests those two, not every lane.
@@ -391,7 +394,7 @@ pub(crate) struct Interleave {
 #[derive(Debug, Clone)]
 pub(crate) struct Nibbles {
     /// The byte `x`.
-    pub byte: Expr,
+    pub byte: ExprId,
     /// The nibble stored first is the high one (`s_0 = 4`).
     pub high_first: bool,
     /// The integer `off` added to each nibble, in [-1024, 1024].

@@ -359,18 +359,18 @@ fn vector_plan(
             .lets
             .iter()
             .filter(|(v, init)| !b.assigned.contains(v) && b.pure(init))
-            .map(|(v, init)| (*v, (*init).clone()))
+            .map(|(v, init)| (*v, p.inst.ids.expr(init)))
             .collect(),
         endpoints: false,
     };
     // Conditions: pure ones at the top level (checked per chunk); inside serial loops they
     // must be the same in every lane outright.
-    fn conditions(
-        stmts: &[Stmt],
+    fn conditions<'k>(
+        stmts: &'k [Stmt],
         nested: bool,
         b: &Body,
         vals: &[u64],
-        out: &mut Vec<Expr>,
+        out: &mut Vec<&'k Expr>,
     ) -> bool {
         for s in stmts {
             match &s.kind {
@@ -386,7 +386,7 @@ fn vector_plan(
                         return false;
                     }
                     if !nested {
-                        out.push(cond.clone());
+                        out.push(cond);
                     }
                     if !conditions(then, nested, b, vals, out)
                         || !conditions(els, nested, b, vals, out)
@@ -412,13 +412,12 @@ fn vector_plan(
         }
         true
     }
-    if !conditions(body, false, &b, p.inst.vals, &mut plan.conditions) {
+    let mut conds = Vec::new();
+    if !conditions(body, false, &b, p.inst.vals, &mut conds) {
         return None;
     }
-    plan.endpoints = plan
-        .conditions
-        .iter()
-        .all(|c| b.monotone(c, p.inst.vals).is_some());
+    plan.endpoints = conds.iter().all(|c| b.monotone(c, p.inst.vals).is_some());
+    plan.conditions = conds.iter().map(|c| p.inst.ids.expr(c)).collect();
     // Stores that fill whole vectors together; a free loop takes their lanes.
     let (interleaved, groups) = interleaves(p, &b, body, e_in, (!free).then_some(lanes));
     plan.interleaved = interleaved;
@@ -655,7 +654,7 @@ fn nibble_pair(p: &Plan, first: &Expr, second: &Expr) -> Option<Nibbles> {
     let (x0, s0, off0) = nibble(p, first)?;
     let (x1, s1, off1) = nibble(p, second)?;
     (same(x0, x1) && s0 != s1 && off0 == off1).then(|| Nibbles {
-        byte: x0.clone(),
+        byte: p.inst.ids.expr(x0),
         high_first: s0 == 4,
         off: off0,
     })

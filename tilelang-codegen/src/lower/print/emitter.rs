@@ -29,9 +29,6 @@ pub(super) struct Emitter<'a> {
     /// Inside a loop over a strided or chunked tile: its rank and the divisor from its
     /// register index to that of the row fragments it reads ([`super::rows::rows_of`]).
     pub(super) bcast: Option<(usize, usize)>,
-    /// Inside a parallel loop: its variables (tile coordinates, small and non-negative) and
-    /// the variables its body declares ([`Self::coord_compare`]).
-    pub(super) coords: Option<(Vec<VarId>, BTreeSet<VarId>)>,
     /// Printing the statements that finish a loop's deferred reductions after it
     /// ([`super::defer`]): their combine statements print here, not in the loop.
     pub(super) finishing: bool,

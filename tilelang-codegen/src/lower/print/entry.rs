@@ -53,7 +53,6 @@ pub(super) fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         temps: 0,
         lead: None,
         bcast: None,
-        coords: None,
     };
     let threads = p.threads;
     let mut entry = entry_name(k, p.inst.config);

@@ -1,7 +1,7 @@
 //! Expressions, and the 32-bit form of a tail guard on a tile coordinate.
 
 use super::emitter::*;
-use crate::ir::visit::*;
+use crate::lower::guards::terms;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::util::*;
@@ -61,9 +61,10 @@ impl Emitter<'_> {
                     BinOp::BitXor => format!("(({ot})({x} ^ {y}))"),
                     BinOp::And => format!("({x} && {y})"),
                     BinOp::Or => format!("({x} || {y})"),
-                    cmp => self.coord_compare(*cmp, a, b).unwrap_or_else(|| {
-                        format!("(tl::cmpv({x}) {} tl::cmpv({y}))", cmp.symbol())
-                    }),
+                    cmp => match self.p.guards.get(&self.p.inst.ids.expr(e)) {
+                        Some(&at) => self.coordinate_guard(*cmp, a, b, at),
+                        None => format!("(tl::cmpv({x}) {} tl::cmpv({y}))", cmp.symbol()),
+                    },
                 }
             }
             ExprKind::Unary(UnOp::Neg, a) => format!("tl::neg<{t}>({})", self.expr(a)),
@@ -95,56 +96,19 @@ impl Emitter<'_> {
         }
     }
 
-    /// A tail guard `c + j < n` inside a parallel loop, where `j` is one of the loop's
-    /// variables (a tile coordinate: non-negative and below its extent) and `c`, `n` do not
-    /// change across the loop's iterations, as the 32-bit `j < clamp32(n - c)`. The same value,
-    /// but the bound is one register for the whole loop instead of a 64-bit comparison per
-    /// element, which ptxas otherwise keeps one threshold per unrolled element for.
-    pub(super) fn coord_compare(&self, op: BinOp, a: &Expr, b: &Expr) -> Option<String> {
-        let (vars, declared) = self.coords.as_ref()?;
-        if !matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
-            || a.ty != Dtype::Index
-            || b.ty != Dtype::Index
-        {
-            return None;
-        }
-        fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-            match &e.kind {
-                ExprKind::Binary(BinOp::Add, x, y) if e.ty == Dtype::Index => {
-                    terms(x, out);
-                    terms(y, out);
-                }
-                _ => out.push(e),
-            }
-        }
-        let invariant = |e: &Expr| {
-            let mut ok = true;
-            each_expr(e, &mut |x| match &x.kind {
-                ExprKind::Load(_) => ok = false,
-                ExprKind::Var(v) if vars.contains(v) || declared.contains(v) => ok = false,
-                _ => {}
-            });
-            ok
-        };
-        let mut ts = Vec::new();
-        terms(a, &mut ts);
-        let at = ts
-            .iter()
-            .position(|t| matches!(t.kind, ExprKind::Var(v) if vars.contains(&v)))?;
+    /// A tail guard on a tile coordinate ([`crate::lower::guards`]) `c + j < n`, the
+    /// coordinate `j` the `at`-th summand on the left, as the 32-bit `j < clamp32(n - c)`.
+    fn coordinate_guard(&self, op: BinOp, a: &Expr, b: &Expr, at: usize) -> String {
+        let mut ts = terms(a);
         let j = ts.remove(at);
-        // (`j < n` alone stays as it is: measured, ptxas then gives the whole-row softmax 100
-        // registers instead of 64.)
-        if ts.is_empty() || !ts.iter().all(|t| invariant(t)) || !invariant(b) {
-            return None;
-        }
         let mut bound = self.expr(b);
         for t in ts {
             bound = format!("tl::sub<tl::index>({bound}, {})", self.expr(t));
         }
-        Some(format!(
+        format!(
             "(((int){}) {} tl::clamp32({bound}))",
             self.expr(j),
             op.symbol()
-        ))
+        )
     }
 }

@@ -7,7 +7,6 @@ use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use crate::lower::rows;
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 impl Emitter<'_> {
@@ -149,18 +148,9 @@ impl Emitter<'_> {
                 let plan = &self.p.loops[&self.p.inst.ids.stmt(s)];
                 let wave = self.target.wave as usize;
                 self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
-                let mut declared = BTreeSet::new();
-                walk(body, &mut |st| match &st.kind {
-                    StmtKind::Let { var, .. } => {
-                        declared.insert(*var);
-                    }
-                    StmtKind::For { vars, .. } => declared.extend(vars.iter().copied()),
-                    _ => {}
-                });
-                self.coords = Some((vars.clone(), declared));
                 if let Some(v) = &plan.vector {
                     let out = self.vector_loop(v, vars, body, &ext, depth);
-                    (self.bcast, self.coords) = (None, None);
+                    self.bcast = None;
                     return out;
                 }
                 self.lead = lead(plan.layout);
@@ -178,7 +168,7 @@ impl Emitter<'_> {
                     inner.push_str(&self.line(st));
                     inner.push_str(&self.thread_stmt(st, depth + 2));
                 }
-                (self.lead, self.bcast, self.coords) = (None, None, None);
+                (self.lead, self.bcast) = (None, None);
                 format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
             }
             StmtKind::Copy { src, dst } => {

@@ -21,7 +21,7 @@ impl<'a> Emitter<'a> {
         }
         if l.inline {
             let init = l.plan.pure_lets.get(&v)?;
-            return Some(format!("({})", self.expr(init)));
+            return Some(format!("({})", self.expr(self.p.inst.ids.expr_at(*init))));
         }
         l.plan
             .lane_vars
@@ -165,7 +165,7 @@ impl<'a> Emitter<'a> {
                                 // The whole pair at its first store (they are adjacent).
                                 let bytes = format!("__v{}", self.temps);
                                 self.temps += 1;
-                                let x = self.at(&nb.byte, "__l");
+                                let x = self.at(self.p.inst.ids.expr_at(nb.byte), "__l");
                                 let _ = writeln!(out, "{ind}unsigned char {bytes}[{n}];");
                                 out.push_str(
                                     &self.lanes(&ind, &format!("{in_lane}  {bytes}[__l] = {x};\n")),
@@ -333,7 +333,8 @@ impl<'a> Emitter<'a> {
         let checks: Vec<String> = plan
             .conditions
             .iter()
-            .map(|c| {
+            .map(|&c| {
+                let c = self.p.inst.ids.expr_at(c);
                 let (cl, c0) = (self.at(c, other), self.at(c, "0"));
                 format!("({cl}) == ({c0})")
             })
