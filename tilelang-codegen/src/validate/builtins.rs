@@ -61,8 +61,9 @@ impl Dtypes {
 pub(super) struct Builtin {
     pub(super) name: &'static str,
     pub(super) op: Op,
-    /// The number of arguments (not checked for iterators: the parser reads their arguments).
-    pub(super) arity: usize,
+    /// The number of arguments; `None` for the loop iterators, whose arguments the parser
+    /// reads with the loop header (a call elsewhere is an error before any counting).
+    pub(super) arity: Option<usize>,
     /// The arguments as a call writes them, `(src, &mut dst)`.
     pub(super) params: &'static str,
     pub(super) dtypes: Dtypes,
@@ -86,7 +87,7 @@ const fn primitive(
     Builtin {
         name,
         op: Op::Primitive(p),
-        arity,
+        arity: Some(arity),
         params,
         dtypes,
     }
@@ -96,7 +97,7 @@ const fn function(name: &'static str, f: Function, arity: usize, params: &'stati
     Builtin {
         name,
         op: Op::Function(f),
-        arity,
+        arity: Some(arity),
         params,
         dtypes: Dtypes::Any,
     }
@@ -107,7 +108,7 @@ const fn math(f: MathFn, arity: usize, dtypes: Dtypes) -> Builtin {
     Builtin {
         name: f.name(),
         op: Op::Function(Function::Math(f)),
-        arity,
+        arity: Some(arity),
         params: ["()", "(x)", "(a, b)", "(a, b, c)"][arity],
         dtypes,
     }
@@ -117,7 +118,7 @@ const fn iterator(name: &'static str) -> Builtin {
     Builtin {
         name,
         op: Op::Iterator,
-        arity: 0,
+        arity: None,
         params: "(..)",
         dtypes: Dtypes::Any,
     }

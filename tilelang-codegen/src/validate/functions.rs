@@ -12,7 +12,8 @@ use syn::Ident;
 const ORDINALS: [&str; 3] = ["first", "second", "third"];
 
 impl Checker<'_> {
-    /// Whether the call of `b` has as many arguments as `b` takes; an error if not.
+    /// Whether the call of `b` has as many arguments as `b` takes; an error if not. An
+    /// iterator's arguments are not counted here (the parser reads them with the loop header).
     pub(super) fn arity(
         &mut self,
         func: &Ident,
@@ -20,12 +21,13 @@ impl Checker<'_> {
         b: &Builtin,
         span: Range,
     ) -> bool {
-        if args.len() != b.arity {
+        let Some(n) = b.arity else { return true };
+        if args.len() != n {
             self.cx.error_hint(
                 span,
                 format!(
                     "`{func}` takes {}, found {}",
-                    count(b.arity, "argument"),
+                    count(n, "argument"),
                     args.len()
                 ),
                 format!("write `{}`", b.usage()),
@@ -165,7 +167,7 @@ impl Checker<'_> {
                     span,
                     format!("`{name}` is defined on floating-point values, found {ty}"),
                     match b.arity {
-                        1 => format!("cast first: `{name}(x as f32)`"),
+                        Some(1) => format!("cast first: `{name}(x as f32)`"),
                         _ => format!("cast the arguments first: `{name}(a as f32, ..)`"),
                     },
                 );
