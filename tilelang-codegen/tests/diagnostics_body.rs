@@ -695,7 +695,12 @@ fn k(c: &mut Tensor<f32, (N,)>) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Frontend bugs found while writing these tests: the behaviour we want. Each fails today.
+// Regressions: frontend bugs found while writing the tests above, fixed since; each test keeps
+// its fix. Overflowing constants, names the generated code reserves and allocations under a
+// runtime condition are diagnosed (never a panic, nor generated code that does not compile);
+// valid literals and rank-dropping copies are accepted; one root cause gives one diagnostic
+// while independent errors (a config's) are all reported; the fallback expansion of an erring
+// `r#` kernel parses; hints do not mislead.
 
 #[test]
 fn regression_overflowing_constants_panic() {
