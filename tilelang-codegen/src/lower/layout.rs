@@ -30,6 +30,7 @@
 //!   (`chunk_conflicts`; a shared row read as whole vectors, `w_s[j]`, does not count).
 
 use super::plan::*;
+use super::served::Indexing;
 use super::util::*;
 use super::{cols, rows, served};
 use crate::ir::visit::*;
@@ -226,40 +227,18 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                 if !w.regs[b] {
                     return;
                 }
-                let shape = w.inst.buffer_shape(b);
-                let is_vars = |vars: &[VarId]| {
-                    a.index.len() == vars.len()
-                        && a.index
-                            .iter()
-                            .zip(vars)
-                            .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
-                };
                 let Some((vars, ext, full)) = ploop else {
                     demoted[b] = true;
                     return;
                 };
-                if ext == shape.as_slice() && is_vars(vars) {
-                    uses.owned.insert(b);
-                    return;
-                }
-                // A read of the loop's leading variables: a row broadcast.
-                let r = a.index.len();
-                if store != Some(std::ptr::from_ref(a))
-                    && r + 1 == vars.len()
-                    && shape == ext[..r]
-                    && is_vars(&vars[..r])
-                {
-                    uses.broadcasts.push((b, ext.to_vec(), full.to_vec()));
-                } else if store != Some(std::ptr::from_ref(a))
-                    && r == 1
-                    && vars.len() >= 2
-                    && shape == ext[ext.len() - 1..]
-                    && is_vars(&vars[vars.len() - 1..])
-                {
-                    // A read of the loop's last variable: a column broadcast.
-                    uses.columns.push((b, ext.to_vec(), full.to_vec()));
-                } else {
-                    demoted[b] = true;
+                let read = store != Some(std::ptr::from_ref(a));
+                match served::indexing(&w.inst.buffer_shape(b), a, read, vars, ext) {
+                    Indexing::Owner => {
+                        uses.owned.insert(b);
+                    }
+                    Indexing::Row => uses.broadcasts.push((b, ext.to_vec(), full.to_vec())),
+                    Indexing::Column => uses.columns.push((b, ext.to_vec(), full.to_vec())),
+                    Indexing::Other => demoted[b] = true,
                 }
             };
             for_each_access(s, &mut check_access);

@@ -187,29 +187,64 @@ impl Check<'_> {
         let Some((vars, ext, l)) = ploop else {
             return false;
         };
-        let shape = self.inst.buffer_shape(b);
-        let by = |vars: &[VarId]| {
-            a.index.len() == vars.len()
-                && a.index
-                    .iter()
-                    .zip(vars)
-                    .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
-        };
-        let r = a.index.len();
-        if shape == ext && by(vars) {
-            lb == l
-        } else if read && r + 1 == vars.len() && shape == ext[..r] && by(&vars[..r]) {
-            rows::rows_of(l, ext, self.threads, self.wave).map(|(rl, _)| rl) == Some(lb)
-        } else if read
-            && r == 1
-            && vars.len() >= 2
-            && shape == ext[ext.len() - 1..]
-            && by(&vars[vars.len() - 1..])
-        {
-            cols::cols_of(l, ext, self.threads) == Some(lb)
-        } else {
-            false
+        match indexing(&self.inst.buffer_shape(b), a, read, vars, ext) {
+            Indexing::Owner => lb == l,
+            Indexing::Row => {
+                rows::rows_of(l, ext, self.threads, self.wave).map(|(rl, _)| rl) == Some(lb)
+            }
+            Indexing::Column => cols::cols_of(l, ext, self.threads) == Some(lb),
+            Indexing::Other => false,
         }
+    }
+}
+
+/// How an element access is indexed relative to the `parallel` loop around it: the one
+/// classification that the layout pass lays register buffers out by and this pass checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Indexing {
+    /// By the loop's variables, to a buffer of the loop's shape (owner-only).
+    Owner,
+    /// A read by the loop's leading variables, to a buffer of their extents (a row
+    /// broadcast, `m[i]` in a loop over `(i, j)`).
+    Row,
+    /// A read by the loop's last variable, to a `(W,)` buffer of its extent (a column
+    /// broadcast, `w[j]`).
+    Column,
+    /// Anything else (and no access outside `parallel` loops is any of these).
+    Other,
+}
+
+/// How access `a` (a read unless `read` is false: a store's own access), to a buffer of
+/// `shape`, is indexed relative to the enclosing `parallel` loop's variables `vars` over
+/// extents `ext`.
+pub(crate) fn indexing(
+    shape: &[usize],
+    a: &Access,
+    read: bool,
+    vars: &[VarId],
+    ext: &[usize],
+) -> Indexing {
+    let by = |vars: &[VarId]| {
+        a.index.len() == vars.len()
+            && a.index
+                .iter()
+                .zip(vars)
+                .all(|(i, v)| matches!(i.kind, ExprKind::Var(x) if x == *v))
+    };
+    let r = a.index.len();
+    if shape == ext && by(vars) {
+        Indexing::Owner
+    } else if read && r + 1 == vars.len() && shape == &ext[..r] && by(&vars[..r]) {
+        Indexing::Row
+    } else if read
+        && r == 1
+        && vars.len() >= 2
+        && shape == &ext[ext.len() - 1..]
+        && by(&vars[vars.len() - 1..])
+    {
+        Indexing::Column
+    } else {
+        Indexing::Other
     }
 }
 
