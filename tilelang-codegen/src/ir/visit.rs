@@ -83,12 +83,18 @@ pub fn each_stmt_expr<'k>(s: &'k Stmt, f: &mut impl FnMut(&'k Expr)) {
     }
 }
 
-/// Calls `f` on each element access made directly by `s` (not inside nested statements): a
-/// store's own access first, then the loads of its expressions in [`each_stmt_expr`]'s order.
-pub fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
-    if let StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } = &s.kind {
-        f(access);
+/// The element access `s` writes: a store's or an atomic add's own access (`None` for other
+/// statements; nested statements are not looked into).
+pub fn stored_access(s: &Stmt) -> Option<&Access> {
+    match &s.kind {
+        StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => Some(access),
+        _ => None,
     }
+}
+
+/// Calls `f` on each load made directly by `s` (not inside nested statements), in
+/// [`each_stmt_expr`]'s order: every element access but [`stored_access`].
+pub fn for_each_load(s: &Stmt, f: &mut impl FnMut(&Access)) {
     each_stmt_expr(s, &mut |e| {
         each_expr(e, &mut |x| {
             if let ExprKind::Load(a) = &x.kind {
@@ -96,6 +102,15 @@ pub fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
             }
         })
     });
+}
+
+/// Calls `f` on each element access made directly by `s` (not inside nested statements): its
+/// [`stored_access`] first, then its loads ([`for_each_load`]).
+pub fn for_each_access(s: &Stmt, f: &mut impl FnMut(&Access)) {
+    if let Some(a) = stored_access(s) {
+        f(a);
+    }
+    for_each_load(s, f);
 }
 
 pub fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {

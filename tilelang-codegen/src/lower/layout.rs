@@ -216,13 +216,7 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
     ) {
         let k = w.inst.k;
         for s in stmts {
-            let store = match &s.kind {
-                StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                    Some(std::ptr::from_ref(access))
-                }
-                _ => None,
-            };
-            let mut check_access = |a: &Access| {
+            let mut check_access = |a: &Access, read: bool| {
                 let Target::Buffer(b) = a.target else { return };
                 if !w.regs[b] {
                     return;
@@ -231,7 +225,6 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                     demoted[b] = true;
                     return;
                 };
-                let read = store != Some(std::ptr::from_ref(a));
                 match served::indexing(&w.inst.buffer_shape(b), a, read, vars, ext) {
                     Indexing::Owner => {
                         uses.owned.insert(b);
@@ -241,7 +234,10 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                     Indexing::Other => demoted[b] = true,
                 }
             };
-            for_each_access(s, &mut check_access);
+            if let Some(a) = stored_access(s) {
+                check_access(a, false);
+            }
+            for_each_load(s, &mut |a| check_access(a, true));
             match &s.kind {
                 StmtKind::For {
                     kind: LoopKind::Parallel { extents },
@@ -497,16 +493,10 @@ fn chunk_conflicts(inst: &Instance, regs: &[bool], demoted: &[bool]) -> Vec<bool
             // Direct statements of the body, and those in nested serial loops.
             fn visit(stmts: &[Stmt], nested: bool, f: &mut impl FnMut(&Access, bool, bool)) {
                 for s in stmts {
-                    let target = match &s.kind {
-                        StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                            Some(access)
-                        }
-                        _ => None,
-                    };
-                    for_each_access(s, &mut |a| {
-                        let store = target.is_some_and(|t| std::ptr::eq(t, a));
-                        f(a, store, nested)
-                    });
+                    if let Some(a) = stored_access(s) {
+                        f(a, true, nested);
+                    }
+                    for_each_load(s, &mut |a| f(a, false, nested));
                     match &s.kind {
                         StmtKind::For { body, .. } => visit(body, true, f),
                         StmtKind::If { then, els, .. } => {

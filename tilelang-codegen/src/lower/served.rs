@@ -106,20 +106,17 @@ struct Check<'a> {
 impl Check<'_> {
     fn stmts(&self, stmts: &[Stmt], ploop: Ploop, out: &mut Vec<Unserved>) {
         for s in stmts {
-            let store = match &s.kind {
-                StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                    Some(std::ptr::from_ref(access))
-                }
-                _ => None,
-            };
-            for_each_access(s, &mut |a| {
+            let mut access = |a: &Access, read: bool| {
                 if let Target::Buffer(b) = a.target {
-                    let read = store != Some(std::ptr::from_ref(a));
                     if !self.access_served(b, a, read, ploop) {
                         out.push((b, s.span));
                     }
                 }
-            });
+            };
+            if let Some(a) = stored_access(s) {
+                access(a, false);
+            }
+            for_each_load(s, &mut |a| access(a, true));
             let mut need = |b: BufId, ok: bool| {
                 if !ok {
                     out.push((b, s.span));

@@ -72,17 +72,19 @@ fn written_apart(p: &Plan) -> BTreeSet<ParamId> {
                 let e = writes.entry(t).or_insert((true, 0));
                 *e = (e.0 && ok, e.1 + 1);
             };
-            match &s.kind {
-                StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                    if let Target::Tensor(t) = access.target {
-                        note(t, false);
-                    }
-                }
-                StmtKind::Copy {
-                    src: Tile::Buffer(b),
-                    dst: Tile::Region { tensor, offsets },
-                } => note(*tensor, moves_apart(p, *b, offsets, loops)),
-                _ => {}
+            if let Some(Access {
+                target: Target::Tensor(t),
+                ..
+            }) = stored_access(s)
+            {
+                note(*t, false);
+            }
+            if let StmtKind::Copy {
+                src: Tile::Buffer(b),
+                dst: Tile::Region { tensor, offsets },
+            } = &s.kind
+            {
+                note(*tensor, moves_apart(p, *b, offsets, loops));
             }
             match &s.kind {
                 StmtKind::For {
@@ -302,17 +304,13 @@ fn effects(cx: &Cx, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
     walk(std::slice::from_ref(s), &mut |s| {
         // A loop finishing a deferred reduction writes its exchange area after the loop.
         w.extend(finished_after(p, s));
-        // Loads anywhere in the statement are reads.
+        // Loads anywhere in the statement are reads; what it stores to is a write.
         let mut loads = Vec::new();
-        for_each_access(s, &mut |a| loads.push(a.target));
+        for_each_load(s, &mut |a| loads.push(a.target));
+        if let Some(x) = stored_access(s).and_then(|a| res(a.target)) {
+            w.insert(x);
+        }
         match &s.kind {
-            StmtKind::Store { access, .. } | StmtKind::AtomicAdd { access, .. } => {
-                if let Some(x) = res(access.target) {
-                    w.insert(x);
-                }
-                // The first access reported is the store target itself; count the others.
-                loads.remove(0);
-            }
             StmtKind::Copy { src, dst } => {
                 for (t, write) in [(src, false), (dst, true)] {
                     let x = match t {

@@ -151,18 +151,16 @@ pub(super) fn write_once(k: &Kernel) -> Vec<bool> {
 fn tensors_read(k: &Kernel) -> BTreeSet<ParamId> {
     let mut read = BTreeSet::new();
     walk(&k.body, &mut |s| {
-        let target = match &s.kind {
-            StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
-            _ => None,
-        };
-        for_each_access(s, &mut |a| {
+        let mut note = |a: &Access| {
             if let Target::Tensor(t) = a.target {
-                // A store's own target is not a read (an atomic add is).
-                if target != Some(std::ptr::from_ref(a)) {
-                    read.insert(t);
-                }
+                read.insert(t);
             }
-        });
+        };
+        // A store's own target is not a read (an atomic add is).
+        if let (StmtKind::AtomicAdd { .. }, Some(a)) = (&s.kind, stored_access(s)) {
+            note(a);
+        }
+        for_each_load(s, &mut note);
         if let StmtKind::Copy {
             src: Tile::Region { tensor, .. },
             ..
@@ -430,19 +428,13 @@ fn vector_plan(
     let mut grouped_bytes: Vec<usize> = Vec::new();
     let mut tensor_accesses: BTreeSet<AccessId> = BTreeSet::new();
     walk(body, &mut |s| {
-        let store = match &s.kind {
-            StmtKind::Store { access, .. } => Some(std::ptr::from_ref(access)),
-            _ => None,
-        };
-        let atomic = match &s.kind {
-            StmtKind::AtomicAdd { access, .. } => Some(std::ptr::from_ref(access)),
-            _ => None,
-        };
+        let atomic_add = matches!(s.kind, StmtKind::AtomicAdd { .. });
         let mut conditional = BTreeSet::new();
         for_each_expr_of(s, &mut |e| {
             conditional_loads(&p.inst.ids, e, false, &mut conditional)
         });
-        for_each_access(s, &mut |a| {
+        // `own`: the statement's stored access.
+        let mut access = |a: &Access, own: bool| {
             let shared = match a.target {
                 Target::Tensor(_) => false,
                 Target::Buffer(x) => match p.storage[x] {
@@ -459,8 +451,7 @@ fn vector_plan(
             // (A swizzled tile is read element by element: its vectors are not contiguous.)
             let swizzled = matches!(a.target, Target::Buffer(x) if p.swizzled[x] != 0);
             let unit = unit_stride(p, &b, a) && !swizzled;
-            let atomic = atomic.is_some_and(|t| std::ptr::eq(t, a));
-            let own = store.is_some_and(|t| std::ptr::eq(t, a)) || atomic;
+            let atomic = own && atomic_add;
             invariant_load |= !own && b.stride(&linear_index(p, a), p.inst.vals) == Some(0);
             if unit && !atomic && !conditional.contains(&p.inst.ids.access(a)) {
                 plan.grouped.insert(p.inst.ids.access(a));
@@ -468,8 +459,9 @@ fn vector_plan(
                     Target::Buffer(x) => p.inst.k.buffers[x].dtype.size_bytes(),
                     Target::Tensor(t) => tensor_dtype(p.inst.k, t).size_bytes(),
                 });
-                if let (Some(st), Target::Tensor(t)) = (store, a.target) {
-                    if std::ptr::eq(st, a) && !read.contains(&t) {
+                // (A store's, not an atomic add's: that is the branch's condition.)
+                if let (true, Target::Tensor(t)) = (own, a.target) {
+                    if !read.contains(&t) {
                         plan.streaming.insert(p.inst.ids.access(a));
                     }
                 }
@@ -478,7 +470,11 @@ fn vector_plan(
                 // would hit the banks CHUNK elements apart. Keep the plain mapping.
                 shared_unit = false;
             }
-        });
+        };
+        if let Some(a) = stored_access(s) {
+            access(a, true);
+        }
+        for_each_load(s, &mut |a| access(a, false));
     });
     if free {
         let widest = grouped_bytes.iter().max().copied().unwrap_or(1);
