@@ -20,6 +20,59 @@ pub fn walk<'k>(stmts: &'k [Stmt], f: &mut impl FnMut(&'k Stmt)) {
     }
 }
 
+/// A `parallel` loop statement with its parts, as [`walk_parallel`] passes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Parallel<'k> {
+    pub stmt: &'k Stmt,
+    pub vars: &'k [VarId],
+    pub extents: &'k [Expr],
+    pub body: &'k [Stmt],
+}
+
+/// Visits every statement depth first, like [`walk`], with what `enter` made of the innermost
+/// `parallel` loop around it: `None` outside parallel loops, and a parallel loop statement
+/// itself gets the loop around it. `enter` runs once per parallel loop, before its body: the
+/// passes that judge an access by the loop it runs in (its variables, extents, layout)
+/// compute that there once.
+pub fn walk_parallel<'k, C>(
+    stmts: &'k [Stmt],
+    enter: &mut impl FnMut(Parallel<'k>) -> C,
+    f: &mut impl FnMut(&'k Stmt, Option<&C>),
+) {
+    fn go<'k, C>(
+        stmts: &'k [Stmt],
+        around: Option<&C>,
+        enter: &mut impl FnMut(Parallel<'k>) -> C,
+        f: &mut impl FnMut(&'k Stmt, Option<&C>),
+    ) {
+        for s in stmts {
+            f(s, around);
+            match &s.kind {
+                StmtKind::For {
+                    kind: LoopKind::Parallel { extents },
+                    vars,
+                    body,
+                } => {
+                    let c = enter(Parallel {
+                        stmt: s,
+                        vars,
+                        extents,
+                        body,
+                    });
+                    go(body, Some(&c), enter, f);
+                }
+                StmtKind::For { body, .. } => go(body, around, enter, f),
+                StmtKind::If { then, els, .. } => {
+                    go(then, around, enter, f);
+                    go(els, around, enter, f);
+                }
+                _ => {}
+            }
+        }
+    }
+    go(stmts, None, enter, f)
+}
+
 pub fn each_expr<'k>(e: &'k Expr, f: &mut impl FnMut(&'k Expr)) {
     f(e);
     match &e.kind {

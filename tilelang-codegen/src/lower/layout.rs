@@ -198,39 +198,31 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
     }
     // Owner-only access analysis; row-fragment uses are gathered for `rows::assign`.
     let mut uses = rows::Uses::default();
-    struct Walk<'a> {
-        inst: &'a Instance<'a>,
-        threads: usize,
-        target: &'a Gpu,
-        regs: &'a [bool],
-    }
-    /// The enclosing parallel loop: its variables, extents and fragments of its own shape.
-    type Ploop<'p> = Option<(&'p [VarId], &'p [usize], &'p [BufId])>;
-    fn visit(
-        w: &Walk,
-        stmts: &[Stmt],
-        ploop: Ploop,
-        demoted: &mut [bool],
-        mma: &mut [Option<Option<Layout>>],
-        uses: &mut rows::Uses,
-    ) {
-        let k = w.inst.k;
-        for s in stmts {
+    let k = inst.k;
+    walk_parallel(
+        &k.body,
+        // The enclosing parallel loop: its variables, extents and fragments of its own shape.
+        &mut |l| {
+            let ext = inst.extents(l.extents);
+            let full = rows::full_shape(inst, regs, l.body, &ext);
+            (l.vars, ext, full)
+        },
+        &mut |s, ploop| {
             let mut check_access = |a: &Access, read: bool| {
                 let Target::Buffer(b) = a.target else { return };
-                if !w.regs[b] {
+                if !regs[b] {
                     return;
                 }
                 let Some((vars, ext, full)) = ploop else {
                     demoted[b] = true;
                     return;
                 };
-                match served::indexing(&w.inst.buffer_shape(b), a, read, vars, ext) {
+                match served::indexing(&inst.buffer_shape(b), a, read, vars, ext) {
                     Indexing::Owner => {
                         uses.owned.insert(b);
                     }
-                    Indexing::Row => uses.broadcasts.push((b, ext.to_vec(), full.to_vec())),
-                    Indexing::Column => uses.columns.push((b, ext.to_vec(), full.to_vec())),
+                    Indexing::Row => uses.broadcasts.push((b, ext.clone(), full.clone())),
+                    Indexing::Column => uses.columns.push((b, ext.clone(), full.clone())),
                     Indexing::Other => demoted[b] = true,
                 }
             };
@@ -239,33 +231,19 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
             }
             for_each_load(s, &mut |a| check_access(a, true));
             match &s.kind {
-                StmtKind::For {
-                    kind: LoopKind::Parallel { extents },
-                    vars,
-                    body,
-                } => {
-                    let ext = w.inst.extents(extents);
-                    let full = rows::full_shape(w.inst, w.regs, body, &ext);
-                    visit(w, body, Some((vars, &ext, &full)), demoted, mma, uses);
-                }
-                StmtKind::For { body, .. } => visit(w, body, ploop, demoted, mma, uses),
-                StmtKind::If { then, els, .. } => {
-                    visit(w, then, ploop, demoted, mma, uses);
-                    visit(w, els, ploop, demoted, mma, uses);
-                }
                 StmtKind::Gemm { a, b, c } => {
                     for x in [a, b] {
                         demoted[*x] = true;
                     }
-                    let l = matrix_layout(w.inst, *a, *b, *c, w.threads, w.target);
+                    let l = matrix_layout(inst, *a, *b, *c, threads, target);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
                         _ => Some(l),
                     };
                 }
                 StmtKind::Reduce { src, dst, dim, .. } => {
-                    let (ss, ds) = (w.inst.buffer_shape(*src), w.inst.buffer_shape(*dst));
-                    let frag = |b: BufId| w.regs[b];
+                    let (ss, ds) = (inst.buffer_shape(*src), inst.buffer_shape(*dst));
+                    let frag = |b: BufId| regs[b];
                     let memory = |b: BufId| frag(b) || k.buffers[b].scope == Scope::Shared;
                     if memory(*src)
                         && frag(*dst)
@@ -281,15 +259,8 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                 }
                 _ => {}
             }
-        }
-    }
-    let w = Walk {
-        inst,
-        threads,
-        target,
-        regs,
-    };
-    visit(&w, &inst.k.body, None, &mut demoted, &mut mma, &mut uses);
+        },
+    );
     // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
     // register fragments whose rows are whole chunks are chunked, unless a loop over them
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).

@@ -85,10 +85,19 @@ pub(crate) fn unserved(
         threads,
         wave,
         layout_of,
-        loop_layout,
     };
     let mut out = Vec::new();
-    c.stmts(&inst.k.body, None, &mut out);
+    walk_parallel(
+        &inst.k.body,
+        &mut |l| (l.vars, inst.extents(l.extents), loop_layout(l.stmt)),
+        &mut |s, ploop| {
+            c.stmt(
+                s,
+                ploop.map(|(vars, ext, l)| (*vars, &ext[..], *l)),
+                &mut out,
+            )
+        },
+    );
     out
 }
 
@@ -100,78 +109,61 @@ struct Check<'a> {
     threads: usize,
     wave: usize,
     layout_of: &'a dyn Fn(BufId) -> Option<Layout>,
-    loop_layout: &'a dyn Fn(&Stmt) -> Layout,
 }
 
 impl Check<'_> {
-    fn stmts(&self, stmts: &[Stmt], ploop: Ploop, out: &mut Vec<Unserved>) {
-        for s in stmts {
-            let mut access = |a: &Access, read: bool| {
-                if let Target::Buffer(b) = a.target {
-                    if !self.access_served(b, a, read, ploop) {
-                        out.push((b, s.span));
-                    }
-                }
-            };
-            if let Some(a) = stored_access(s) {
-                access(a, false);
-            }
-            for_each_load(s, &mut |a| access(a, true));
-            let mut need = |b: BufId, ok: bool| {
-                if !ok {
+    /// Records what `s` itself (not its nested statements) accesses that is not served.
+    fn stmt(&self, s: &Stmt, ploop: Ploop, out: &mut Vec<Unserved>) {
+        let mut access = |a: &Access, read: bool| {
+            if let Target::Buffer(b) = a.target {
+                if !self.access_served(b, a, read, ploop) {
                     out.push((b, s.span));
                 }
-            };
-            match &s.kind {
-                StmtKind::For {
-                    kind: LoopKind::Parallel { extents },
-                    vars,
-                    body,
-                } => {
-                    let ext = self.inst.extents(extents);
-                    let l = (self.loop_layout)(s);
-                    self.stmts(body, Some((vars, &ext, l)), out);
-                }
-                StmtKind::For { body, .. } => self.stmts(body, ploop, out),
-                StmtKind::If { then, els, .. } => {
-                    self.stmts(then, ploop, out);
-                    self.stmts(els, ploop, out);
-                }
-                StmtKind::Copy {
-                    src: Tile::Buffer(a),
-                    dst: Tile::Buffer(b),
-                } => {
-                    if let (Some(la), Some(lb)) = ((self.layout_of)(*a), (self.layout_of)(*b)) {
-                        need(*a, la == lb);
-                        need(*b, la == lb);
-                    }
-                }
-                StmtKind::Reduce { src, dst, .. } => {
-                    let shape = self.inst.buffer_shape(*src);
-                    let meets = |l: Layout| {
-                        rows::rows_of(l, &shape, self.threads, self.wave).map(|(r, _)| r)
-                    };
-                    match ((self.layout_of)(*src), (self.layout_of)(*dst)) {
-                        (Some(ls), Some(ld)) => {
-                            let ok = meets(ls) == Some(ld);
-                            need(*src, ok);
-                            need(*dst, ok);
-                        }
-                        (Some(_), None) => need(*src, false),
-                        (None, Some(ld)) => need(
-                            *dst,
-                            Layout::READ_ORDERS.iter().any(|&l| meets(l) == Some(ld)),
-                        ),
-                        (None, None) => {}
-                    }
-                }
-                StmtKind::Gemm { c, .. } => {
-                    if let Some(l) = (self.layout_of)(*c) {
-                        need(*c, matches!(l, Layout::Matrix { .. } | Layout::Strided));
-                    }
-                }
-                _ => {}
             }
+        };
+        if let Some(a) = stored_access(s) {
+            access(a, false);
+        }
+        for_each_load(s, &mut |a| access(a, true));
+        let mut need = |b: BufId, ok: bool| {
+            if !ok {
+                out.push((b, s.span));
+            }
+        };
+        match &s.kind {
+            StmtKind::Copy {
+                src: Tile::Buffer(a),
+                dst: Tile::Buffer(b),
+            } => {
+                if let (Some(la), Some(lb)) = ((self.layout_of)(*a), (self.layout_of)(*b)) {
+                    need(*a, la == lb);
+                    need(*b, la == lb);
+                }
+            }
+            StmtKind::Reduce { src, dst, .. } => {
+                let shape = self.inst.buffer_shape(*src);
+                let meets =
+                    |l: Layout| rows::rows_of(l, &shape, self.threads, self.wave).map(|(r, _)| r);
+                match ((self.layout_of)(*src), (self.layout_of)(*dst)) {
+                    (Some(ls), Some(ld)) => {
+                        let ok = meets(ls) == Some(ld);
+                        need(*src, ok);
+                        need(*dst, ok);
+                    }
+                    (Some(_), None) => need(*src, false),
+                    (None, Some(ld)) => need(
+                        *dst,
+                        Layout::READ_ORDERS.iter().any(|&l| meets(l) == Some(ld)),
+                    ),
+                    (None, None) => {}
+                }
+            }
+            StmtKind::Gemm { c, .. } => {
+                if let Some(l) = (self.layout_of)(*c) {
+                    need(*c, matches!(l, Layout::Matrix { .. } | Layout::Strided));
+                }
+            }
+            _ => {}
         }
     }
 

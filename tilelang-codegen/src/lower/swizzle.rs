@@ -55,7 +55,7 @@ pub(super) fn plan_swizzle(
         })
         .collect();
     let mut uses = vec![Uses::default(); nbuf];
-    visit(inst, storage, &inst.k.body, None, &mut uses);
+    visit(inst, storage, &mut uses);
     (0..nbuf)
         .map(|b| {
             let u = &uses[b];
@@ -90,78 +90,61 @@ struct Uses<'k> {
     other: bool,
 }
 
-fn visit<'k>(
-    inst: &Instance<'k>,
-    storage: &[Storage],
-    stmts: &'k [Stmt],
-    ploop: Option<(&'k [VarId], &[usize], Option<Layout>)>,
-    uses: &mut [Uses<'k>],
-) {
-    for s in stmts {
-        if let Some((vars, ext, layout)) = ploop {
-            // Inside a parallel loop: every buffer use is an access.
-            for_each_access(s, &mut |a| {
-                if let Target::Buffer(b) = a.target {
-                    match layout {
-                        Some(l) if a.index.len() == 2 => {
-                            uses[b].elems.push((a.clone(), vars, ext.to_vec(), l));
-                        }
-                        _ => uses[b].other = true,
-                    }
-                }
-            });
-            let nested = match &s.kind {
-                StmtKind::For { body, .. } => vec![body],
-                StmtKind::If { then, els, .. } => vec![then, els],
-                _ => Vec::new(),
-            };
-            // Accesses in nested statements were reported above (for_each_access is shallow
-            // only for statements; nested bodies are visited here with the same loop).
-            for body in nested {
-                visit(inst, storage, body, ploop, uses);
-            }
-            continue;
-        }
-        match &s.kind {
-            StmtKind::For {
-                kind: LoopKind::Parallel { extents },
-                vars,
-                body,
-            } => {
-                let ext = inst.extents(extents);
-                let layout = mapping(inst, storage, body, &ext);
-                visit(inst, storage, body, Some((vars, &ext, layout)), uses);
-            }
-            StmtKind::For { body, .. } => visit(inst, storage, body, None, uses),
-            StmtKind::If { then, els, .. } => {
-                visit(inst, storage, then, None, uses);
-                visit(inst, storage, els, None, uses);
-            }
-            StmtKind::Copy {
-                src: Tile::Region { .. },
-                dst: Tile::Buffer(b),
-            } => {
-                uses[*b].copied_in = true;
-                // Offsets that load from buffers are plain uses of those.
+/// Gathers each buffer's [`Uses`]: inside a parallel loop every buffer use is an element
+/// access (nested loops and `if`s included, with the loop around them).
+fn visit<'k>(inst: &Instance<'k>, storage: &[Storage], uses: &mut [Uses<'k>]) {
+    walk_parallel(
+        &inst.k.body,
+        &mut |l| {
+            let ext = inst.extents(l.extents);
+            let layout = mapping(inst, storage, l.body, &ext);
+            (l.vars, ext, layout)
+        },
+        &mut |s, ploop| {
+            if let Some((vars, ext, layout)) = ploop {
                 for_each_access(s, &mut |a| {
-                    if let Target::Buffer(x) = a.target {
-                        uses[x].other = true;
+                    if let Target::Buffer(b) = a.target {
+                        match layout {
+                            Some(l) if a.index.len() == 2 => {
+                                uses[b].elems.push((a.clone(), vars, ext.clone(), *l));
+                            }
+                            _ => uses[b].other = true,
+                        }
                     }
                 });
+                return;
             }
-            StmtKind::Gemm { a, b, c } if storage[*c].matrix() == Some(Inst::Wgmma) => {
-                uses[*a].wgmma = true;
-                uses[*b].wgmma = true;
-                uses[*c].other = true;
+            match &s.kind {
+                // (Their bodies are visited on their own.)
+                StmtKind::For { .. } | StmtKind::If { .. } => {}
+                StmtKind::Copy {
+                    src: Tile::Region { .. },
+                    dst: Tile::Buffer(b),
+                } => {
+                    uses[*b].copied_in = true;
+                    // Offsets that load from buffers are plain uses of those.
+                    for_each_access(s, &mut |a| {
+                        if let Target::Buffer(x) = a.target {
+                            uses[x].other = true;
+                        }
+                    });
+                }
+                StmtKind::Gemm { a, b, c } if storage[*c].matrix() == Some(Inst::Wgmma) => {
+                    uses[*a].wgmma = true;
+                    uses[*b].wgmma = true;
+                    uses[*c].other = true;
+                }
+                StmtKind::Gemm { a, b, c }
+                    if a != b && storage[*c].matrix() == Some(Inst::MmaSync) =>
+                {
+                    uses[*a].mma = true;
+                    uses[*b].mma = true;
+                    uses[*c].other = true;
+                }
+                _ => each_buffer(s, &mut |b| uses[b].other = true),
             }
-            StmtKind::Gemm { a, b, c } if a != b && storage[*c].matrix() == Some(Inst::MmaSync) => {
-                uses[*a].mma = true;
-                uses[*b].mma = true;
-                uses[*c].other = true;
-            }
-            _ => each_buffer(s, &mut |b| uses[b].other = true),
-        }
-    }
+        },
+    );
 }
 
 /// The element order of a `parallel` loop the model can follow: strided or chunked, from a
