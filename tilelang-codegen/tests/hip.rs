@@ -216,9 +216,21 @@ fn tl_section(name: &str) -> &'static str {
     section_of(header, name)
 }
 
-/// The same for `tl_host.h`, the host emulation's platform layer.
+/// The same for the host emulation's platform layer: `tl_host.h` and the parts it includes.
 fn tl_host_section(name: &str) -> &'static str {
-    section_of(include_str!("../include/tl_host.h"), name)
+    const HOST_HEADERS: &[&str] = &[
+        include_str!("../include/tl_host.h"),
+        include_str!("../include/tl_host_device.h"),
+        include_str!("../include/tl_host_block.h"),
+        include_str!("../include/tl_host_types.h"),
+        include_str!("../include/tl_host_hopper.h"),
+    ];
+    let begin = format!("// BEGIN {name}\n");
+    let header = HOST_HEADERS
+        .iter()
+        .find(|text| text.contains(&begin))
+        .unwrap_or_else(|| panic!("no header of tl_host.h marks a section `{name}`"));
+    section_of(header, name)
 }
 
 fn section_of(header: &'static str, name: &str) -> &'static str {
@@ -845,7 +857,7 @@ fn float_constants_are_gcc_builtins_that_clang_compiles() {
 /// H200, shared/LOWERING.md §4): for every tile shape the lowering admits, every warpgroup and
 /// k-step, the element the model reads through the descriptor at each (row, k) of A and
 /// (k, column) of B is the one `sidx<ATOMS>` stored there (what the copies write). The model
-/// is `tl_host.h`'s, the one the sm_90a emulation (kernels/tests/emulation.rs) reads with.
+/// is `tl_host_hopper.h`'s, the one the sm_90a emulation (kernels/tests/emulation.rs) reads with.
 #[test]
 fn wgmma_descriptors_read_what_the_atom_layout_stores() {
     let section = format!("{}{}", tl_section("swizzle"), tl_section("wgmma layout"));
