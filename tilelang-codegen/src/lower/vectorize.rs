@@ -430,7 +430,7 @@ fn vector_plan(
     walk(body, &mut |s| {
         let atomic_add = matches!(s.kind, StmtKind::AtomicAdd { .. });
         let mut conditional = BTreeSet::new();
-        for_each_expr_of(s, &mut |e| {
+        each_stmt_expr(s, &mut |e| {
             conditional_loads(&p.inst.ids, e, false, &mut conditional)
         });
         // `own`: the statement's stored access.
@@ -809,32 +809,6 @@ fn index_expr(kind: ExprKind, a: &Access) -> Expr {
         kind,
         ty: Dtype::Index,
         span: a.index[0].span,
-    }
-}
-
-/// Calls `f` on each top-level expression of `s` (not inside nested statements).
-fn for_each_expr_of(s: &Stmt, f: &mut impl FnMut(&Expr)) {
-    match &s.kind {
-        StmtKind::Let { init: e, .. }
-        | StmtKind::Assign { value: e, .. }
-        | StmtKind::If { cond: e, .. }
-        | StmtKind::Fill { value: e, .. } => f(e),
-        StmtKind::Store { access, value } | StmtKind::AtomicAdd { access, value } => {
-            access.index.iter().for_each(&mut *f);
-            f(value);
-        }
-        StmtKind::For { kind, .. } => match kind {
-            LoopKind::Parallel { extents } => extents.iter().for_each(f),
-            LoopKind::Serial { start, end } => {
-                f(start);
-                f(end);
-            }
-            LoopKind::Pipelined { extent, stages } => {
-                f(extent);
-                f(stages);
-            }
-        },
-        _ => {}
     }
 }
 
