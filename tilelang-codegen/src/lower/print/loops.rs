@@ -2,13 +2,13 @@
 //! and edge iterations, reductions carried across a loop, and the thread mapping of `parallel`
 //! loops.
 
+use super::code::Code;
 use super::emitter::*;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use crate::lower::util::*;
 use std::collections::BTreeSet;
-use std::fmt::Write;
 
 impl Emitter<'_> {
     /// A `pipelined` loop whose body starts with `nloads` copies from global memory into
@@ -27,55 +27,51 @@ impl Emitter<'_> {
         nloads: usize,
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let (loads, compute) = body.split_at(nloads);
         let v = self.var(var);
         let n = format!("__n{depth}");
         let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
+        let mut c = Code::at(depth);
+        c.open("{");
+        c.line(format!("const tl::index {n} = {};", self.expr(extent)));
+        c.open(format!(
+            "for (tl::index __s{depth} = 0; __s{depth} < {}; ++__s{depth}) {{",
+            stages - 1
+        ));
+        c.open(format!("if (__s{depth} < {n}) {{"));
+        c.line(format!("const tl::index {v} = __s{depth};"));
+        c.push(&self.stage_ptrs(&bufs, &format!("__s{depth}"), c.depth()));
         self.async_copies = true;
-        let issue_prologue = self.block(loads, depth + 3);
-        let issue_steady = self.block(loads, depth + 4);
+        c.push(&self.block(loads, c.depth()));
         self.async_copies = false;
-        let compute_text = self.block(compute, depth + 3);
-        let mut out = String::new();
-        let _ = writeln!(out, "{ind}{{");
-        let _ = writeln!(out, "{ind}  const tl::index {n} = {};", self.expr(extent));
-        let _ = writeln!(
-            out,
-            "{ind}  for (tl::index __s{depth} = 0; __s{depth} < {}; ++__s{depth}) {{",
+        c.close("}");
+        c.line("tl::cp_async_commit();");
+        c.close("}");
+        c.open(format!("for (tl::index {v} = 0; {v} < {n}; ++{v}) {{"));
+        c.line(format!("tl::cp_async_wait<{}>();", stages - 2));
+        c.line(format!("{};", self.barrier()));
+        c.open("{");
+        c.line(format!(
+            "const tl::index __i{depth} = {v} + {};",
             stages - 1
-        );
-        let _ = writeln!(out, "{ind}    if (__s{depth} < {n}) {{");
-        let _ = writeln!(out, "{ind}      const tl::index {v} = __s{depth};");
-        out.push_str(&self.stage_ptrs(&bufs, &format!("__s{depth}"), depth + 3));
-        out.push_str(&issue_prologue);
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(out, "{ind}    tl::cp_async_commit();");
-        let _ = writeln!(out, "{ind}  }}");
-        let _ = writeln!(out, "{ind}  for (tl::index {v} = 0; {v} < {n}; ++{v}) {{");
-        let _ = writeln!(out, "{ind}    tl::cp_async_wait<{}>();", stages - 2);
-        let _ = writeln!(out, "{ind}    {};", self.barrier());
-        let _ = writeln!(out, "{ind}    {{");
-        let _ = writeln!(
-            out,
-            "{ind}      const tl::index __i{depth} = {v} + {};",
-            stages - 1
-        );
-        let _ = writeln!(out, "{ind}      if (__i{depth} < {n}) {{");
-        let _ = writeln!(out, "{ind}        const tl::index {v} = __i{depth};");
-        out.push_str(&self.stage_ptrs(&bufs, &format!("__i{depth} % {stages}"), depth + 4));
-        out.push_str(&issue_steady);
-        let _ = writeln!(out, "{ind}      }}");
-        let _ = writeln!(out, "{ind}      tl::cp_async_commit();");
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(out, "{ind}    {{");
-        out.push_str(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), depth + 3));
-        out.push_str(&compute_text);
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(out, "{ind}  }}");
-        let _ = writeln!(out, "{ind}  tl::cp_async_wait<0>();");
-        let _ = writeln!(out, "{ind}}}");
-        out
+        ));
+        c.open(format!("if (__i{depth} < {n}) {{"));
+        c.line(format!("const tl::index {v} = __i{depth};"));
+        c.push(&self.stage_ptrs(&bufs, &format!("__i{depth} % {stages}"), c.depth()));
+        self.async_copies = true;
+        c.push(&self.block(loads, c.depth()));
+        self.async_copies = false;
+        c.close("}");
+        c.line("tl::cp_async_commit();");
+        c.close("}");
+        c.open("{");
+        c.push(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), c.depth()));
+        c.push(&self.block(compute, c.depth()));
+        c.close("}");
+        c.close("}");
+        c.line("tl::cp_async_wait<0>();");
+        c.close("}");
+        c.finish()
     }
 
     /// A pipelined loop whose loads run on TMA ([`super::tma`]): thread 0 initialises one
@@ -96,7 +92,6 @@ impl Emitter<'_> {
         t: &TmaLoop,
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let (loads, compute) = body.split_at(nloads);
         let v = self.var(var);
         let n = format!("__n{depth}");
@@ -105,85 +100,75 @@ impl Emitter<'_> {
         let issue = |e: &Emitter, slot: &str, d: usize| {
             e.stage_ptrs(&bufs, slot, d) + &e.tma_issue(loads, t, &format!("{bar}[{slot}]"), d)
         };
-        let prologue = issue(self, &format!("__s{depth}"), depth + 3);
-        let steady = issue(self, &format!("__i{depth} % {stages}"), depth + 4);
-        let compute_text = self.block(compute, depth + 3);
-        let mut out = String::new();
-        let _ = writeln!(out, "{ind}{{");
-        let _ = writeln!(out, "{ind}  const tl::index {n} = {};", self.expr(extent));
-        let _ = writeln!(
-            out,
-            "{ind}  uint64_t* {bar} = (uint64_t*)(tl_smem + {});",
+        let mut c = Code::at(depth);
+        c.open("{");
+        c.line(format!("const tl::index {n} = {};", self.expr(extent)));
+        c.line(format!(
+            "uint64_t* {bar} = (uint64_t*)(tl_smem + {});",
             t.barriers
-        );
-        let _ = writeln!(out, "{ind}  if (TL_TID == 0) {{");
-        let _ = writeln!(
-            out,
-            "{ind}    for (int __b = 0; __b < {stages}; ++__b) tl::mbar_init(&{bar}[__b], 1);"
-        );
-        let _ = writeln!(out, "{ind}    tl::mbar_fence_init();");
-        let _ = writeln!(out, "{ind}  }}");
-        let _ = writeln!(out, "{ind}  {};", self.barrier());
-        let _ = writeln!(
-            out,
-            "{ind}  for (tl::index __s{depth} = 0; __s{depth} < {}; ++__s{depth}) {{",
+        ));
+        c.open("if (TL_TID == 0) {");
+        c.line(format!(
+            "for (int __b = 0; __b < {stages}; ++__b) tl::mbar_init(&{bar}[__b], 1);"
+        ));
+        c.line("tl::mbar_fence_init();");
+        c.close("}");
+        c.line(format!("{};", self.barrier()));
+        c.open(format!(
+            "for (tl::index __s{depth} = 0; __s{depth} < {}; ++__s{depth}) {{",
             stages - 1
-        );
-        let _ = writeln!(out, "{ind}    if (__s{depth} < {n} && TL_TID == 0) {{");
-        let _ = writeln!(out, "{ind}      const tl::index {v} = __s{depth};");
-        out.push_str(&prologue);
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(out, "{ind}  }}");
-        let _ = writeln!(out, "{ind}  for (tl::index {v} = 0; {v} < {n}; ++{v}) {{");
-        let _ = writeln!(out, "{ind}    {};", self.barrier());
-        let _ = writeln!(out, "{ind}    {{");
-        let _ = writeln!(
-            out,
-            "{ind}      const tl::index __i{depth} = {v} + {};",
+        ));
+        c.open(format!("if (__s{depth} < {n} && TL_TID == 0) {{"));
+        c.line(format!("const tl::index {v} = __s{depth};"));
+        c.push(&issue(self, &format!("__s{depth}"), c.depth()));
+        c.close("}");
+        c.close("}");
+        c.open(format!("for (tl::index {v} = 0; {v} < {n}; ++{v}) {{"));
+        c.line(format!("{};", self.barrier()));
+        c.open("{");
+        c.line(format!(
+            "const tl::index __i{depth} = {v} + {};",
             stages - 1
-        );
-        let _ = writeln!(out, "{ind}      if (__i{depth} < {n} && TL_TID == 0) {{");
-        let _ = writeln!(out, "{ind}        const tl::index {v} = __i{depth};");
-        out.push_str(&steady);
-        let _ = writeln!(out, "{ind}      }}");
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(
-            out,
-            "{ind}    tl::mbar_wait(&{bar}[{v} % {stages}], (int)(({v} / {stages}) & 1));"
-        );
-        let _ = writeln!(out, "{ind}    {{");
-        out.push_str(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), depth + 3));
-        out.push_str(&compute_text);
-        let _ = writeln!(out, "{ind}    }}");
-        let _ = writeln!(out, "{ind}  }}");
-        let _ = writeln!(out, "{ind}}}");
-        out
+        ));
+        c.open(format!("if (__i{depth} < {n} && TL_TID == 0) {{"));
+        c.line(format!("const tl::index {v} = __i{depth};"));
+        c.push(&issue(self, &format!("__i{depth} % {stages}"), c.depth()));
+        c.close("}");
+        c.close("}");
+        c.line(format!(
+            "tl::mbar_wait(&{bar}[{v} % {stages}], (int)(({v} / {stages}) & 1));"
+        ));
+        c.open("{");
+        c.push(&self.stage_ptrs(&bufs, &format!("{v} % {stages}"), c.depth()));
+        c.push(&self.block(compute, c.depth()));
+        c.close("}");
+        c.close("}");
+        c.close("}");
+        c.finish()
     }
 
     /// Pointers to the current stage (`stage`, an expression) of each pipelined buffer.
     pub(super) fn stage_ptrs(&self, bufs: &[BufId], stage: &str, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
-        bufs.iter()
-            .map(|&b| {
-                let Storage::Shared { offset } = self.storage[b] else {
-                    unreachable!("pipelined loads write shared buffers")
-                };
-                let ty = ctype(self.k.buffers[b].dtype);
-                format!(
-                    "{ind}{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});\n",
-                    self.buf(b),
-                    self.inst.stage_bytes(b)
-                )
-            })
-            .collect()
+        let mut c = Code::at(depth);
+        for &b in bufs {
+            let Storage::Shared { offset } = self.storage[b] else {
+                unreachable!("pipelined loads write shared buffers")
+            };
+            let ty = ctype(self.k.buffers[b].dtype);
+            c.line(format!(
+                "{ty}* {} = ({ty}*)(tl_smem + {offset} + ({stage}) * {});",
+                self.buf(b),
+                self.inst.stage_bytes(b)
+            ));
+        }
+        c.finish()
     }
 
     /// A TMA loop's loads as bulk tensor copies completing on mbarrier `bar` (an lvalue), which
     /// first expects the stage's bytes; one thread runs it (the caller's condition).
     pub(super) fn tma_issue(&self, loads: &[Stmt], t: &TmaLoop, bar: &str, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
-        let mut out = String::new();
-        let _ = writeln!(out, "{ind}tl::mbar_expect_tx(&{bar}, {});", t.bytes);
+        let mut c = Code::at(depth);
+        c.line(format!("tl::mbar_expect_tx(&{bar}, {});", t.bytes));
         for (s, &map) in loads.iter().zip(&t.maps) {
             let StmtKind::Copy {
                 src: Tile::Region { offsets, .. },
@@ -200,14 +185,13 @@ impl Emitter<'_> {
             } else {
                 format!("tma_box<{rank}>")
             };
-            let _ = writeln!(
-                out,
-                "{ind}{{ {} tl::{call}({}, &__tm{map}, &{bar}, __o); }}",
+            c.line(format!(
+                "{{ {} tl::{call}({}, &__tm{map}, &{bar}, __o); }}",
                 self.origin(offsets),
                 self.buf(*b)
-            );
+            ));
         }
-        out
+        c.finish()
     }
 
     /// A loop split into its interior iterations and the rest ([`super::interior`]): before
@@ -222,11 +206,16 @@ impl Emitter<'_> {
         body: &[Stmt],
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let mid = format!("__mid{depth}");
-        let mut out = format!("{ind}{{\n{ind}tl::index {mid};\n{ind}{{\n{ind}  const tl::index {v} = {start};\n{ind}  tl::index __n = {end} - {v};\n");
-        for c in &split.copies {
-            let copy = body.iter().find(|s| self.p.inst.ids.stmt(s) == c.copy);
+        // A scope for `mid`, its lines at the loops' depth (whose names the depth numbers).
+        let mut c = Code::at(depth);
+        c.line("{");
+        c.line(format!("tl::index {mid};"));
+        c.open("{");
+        c.line(format!("const tl::index {v} = {start};"));
+        c.line(format!("tl::index __n = {end} - {v};"));
+        for cp in &split.copies {
+            let copy = body.iter().find(|s| self.p.inst.ids.stmt(s) == cp.copy);
             let Some(StmtKind::Copy { src, dst }) = copy.map(|s| &s.kind) else {
                 unreachable!("a split's copies are copies")
             };
@@ -235,45 +224,51 @@ impl Emitter<'_> {
             else {
                 unreachable!("a split's copies move between a buffer and a region")
             };
-            let step = c.step.map(|s| s.to_string()).join(", ");
+            let step = cp.step.map(|s| s.to_string()).join(", ");
             let n = format!(
                 "tl::iterations_inside<{}, {step}>(__g, __n)",
                 self.tile4(*b)
             );
-            let n = match c.chunk {
+            let n = match cp.chunk {
                 Some(unit) => format!(
                     "tl::chunk_aligned<{unit}>({}, __g) ? {n} : 0",
                     self.tensor(*tensor)
                 ),
                 None => n,
             };
-            let _ = writeln!(
-                out,
-                "{ind}  {{ {} __n = {n}; }}",
+            c.line(format!(
+                "{{ {} __n = {n}; }}",
                 self.region(*tensor, offsets)
-            );
+            ));
         }
-        let _ = writeln!(out, "{ind}  {mid} = {v} + (__n > 0 ? __n : 0);\n{ind}}}");
+        c.line(format!("{mid} = {v} + (__n > 0 ? __n : 0);"));
+        c.close("}");
         let keys: BTreeSet<StmtId> = split.copies.iter().map(|c| c.copy).collect();
+        c.open(format!(
+            "for (tl::index {v} = {start}; {v} < {mid}; ++{v}) {{"
+        ));
         let saved = std::mem::replace(&mut self.interior, keys);
-        let inner = self.block(body, depth + 1);
+        c.push(&self.block(body, c.depth()));
         self.interior = saved;
-        let rest = self.block(body, depth + 1);
-        let _ = writeln!(
-            out,
-            "{ind}for (tl::index {v} = {start}; {v} < {mid}; ++{v}) {{\n{inner}{ind}}}\n{ind}for (tl::index {v} = {mid}; {v} < {end}; ++{v}) {{\n{rest}{ind}}}\n{ind}}}"
-        );
-        out
+        c.close("}");
+        c.open(format!(
+            "for (tl::index {v} = {mid}; {v} < {end}; ++{v}) {{"
+        ));
+        c.push(&self.block(body, c.depth()));
+        c.close("}");
+        c.line("}");
+        c.finish()
     }
 
     /// Before a loop that carries reductions ([`super::defer`]): a scope and, per reduction,
     /// this thread's running value of each of its rows, at the operation's identity.
     pub(super) fn carry_open(&self, s: &Stmt, carried: &[Deferred], depth: usize) -> String {
-        let ind = "  ".repeat(depth);
         let StmtKind::For { body, .. } = &s.kind else {
             unreachable!("only loops carry reductions")
         };
-        let mut out = format!("{ind}{{\n");
+        // The scope closes in `carry_close`.
+        let mut c = Code::at(depth);
+        c.line("{");
         for d in carried {
             let StmtKind::Reduce { op, src, dst, .. } = &body[d.at].kind else {
                 unreachable!("a deferral starts at a reduction")
@@ -281,20 +276,19 @@ impl Emitter<'_> {
             let r = self.p.reduces[&d.reduce];
             let ty = ctype(self.k.buffers[*src].dtype);
             let acc = self.carry(*dst);
-            let _ = writeln!(
-                out,
-                "{ind}{ty} {acc}[{n}];\n{ind}for (int __r = 0; __r < {n}; ++__r) {acc}[__r] = {}::unit<{ty}>();",
+            c.line(format!("{ty} {acc}[{n}];", n = r.nreg));
+            c.line(format!(
+                "for (int __r = 0; __r < {n}; ++__r) {acc}[__r] = {}::unit<{ty}>();",
                 reduce_op(*op),
                 n = r.nreg
-            );
+            ));
         }
-        out
+        c.finish()
     }
 
     /// After a loop that carries reductions: when it ran at least once, each reduction is
     /// finished across threads and its combine statement runs; then the scope closes.
     pub(super) fn carry_close(&mut self, s: &Stmt, carried: &[Deferred], depth: usize) -> String {
-        let ind = "  ".repeat(depth);
         let (cond, body) = match &s.kind {
             StmtKind::For {
                 kind: LoopKind::Serial { start, end },
@@ -308,18 +302,21 @@ impl Emitter<'_> {
             } => (format!("((tl::index)0) < {}", self.expr(extent)), body),
             _ => unreachable!("only serial and pipelined loops carry reductions"),
         };
-        let mut out = format!("{ind}if ({cond}) {{\n");
+        let mut c = Code::at(depth);
+        c.open(format!("if ({cond}) {{"));
         for d in carried {
             let StmtKind::Reduce { op, src, dst, .. } = &body[d.at].kind else {
                 unreachable!("a deferral starts at a reduction")
             };
-            out.push_str(&self.reduce_rows_call(*op, *src, *dst, d.reduce, true, depth + 1));
+            c.push(&self.reduce_rows_call(*op, *src, *dst, d.reduce, true, c.depth()));
             self.finishing = true;
-            out.push_str(&self.block_stmt(&body[d.at + 1], depth + 1));
+            c.push(&self.block_stmt(&body[d.at + 1], c.depth()));
             self.finishing = false;
         }
-        let _ = writeln!(out, "{ind}}}\n{ind}}}");
-        out
+        c.close("}");
+        // The scope `carry_open` opened.
+        c.line("}");
+        c.finish()
     }
 
     /// The running values of a deferred reduction into `part`, one per row of the thread.

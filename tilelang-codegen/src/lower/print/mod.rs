@@ -3,6 +3,7 @@
 //! passes' (see [`crate::lower`]). One file per construct, each extending the [`emitter`]'s
 //! state: the entry functions, statements, loops, copies, expressions and chunk-wise loops.
 
+mod code;
 mod copy;
 mod emitter;
 mod entry;

@@ -1,13 +1,13 @@
 //! Statements: block-level statements (tile operations, loops, barriers) and the statements
 //! of one thread inside a `parallel` loop, and where an element access reads or writes.
 
+use super::code::Code;
 use super::emitter::*;
 use crate::ir::visit::*;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use crate::lower::rows;
-use std::fmt::Write;
 
 impl Emitter<'_> {
     /// A block barrier: tl.h's, or with the async-proxy fence first where wgmma reads shared
@@ -24,16 +24,15 @@ impl Emitter<'_> {
 
     /// A block-level statement sequence, with the barriers [`super::sync`] placed.
     pub(super) fn block(&mut self, stmts: &[Stmt], depth: usize) -> String {
-        let mut out = String::new();
-        let ind = "  ".repeat(depth);
+        let mut out = Code::at(depth);
         for s in stmts {
             if self.p.barriers.contains(&self.p.inst.ids.stmt(s)) {
-                let _ = writeln!(out, "{ind}{};", self.barrier());
+                out.line(format!("{};", self.barrier()));
             }
-            out.push_str(&self.line(s));
+            out.push(&self.line(s));
             let carried = self.p.deferred.get(&self.p.inst.ids.stmt(s));
             if let Some(d) = carried {
-                out.push_str(&self.carry_open(s, d, depth));
+                out.push(&self.carry_open(s, d, depth));
             }
             if let StmtKind::For {
                 kind: LoopKind::Pipelined { extent, .. },
@@ -52,9 +51,9 @@ impl Emitter<'_> {
                         }
                         _ => self.pipelined_loop(vars[0], extent, stages, body, nloads, depth),
                     };
-                    out.push_str(&text);
+                    out.push(&text);
                     if let Some(d) = carried {
-                        out.push_str(&self.carry_close(s, d, depth));
+                        out.push(&self.carry_close(s, d, depth));
                     }
                     continue;
                 }
@@ -79,39 +78,38 @@ impl Emitter<'_> {
                     let v = self.var(vars[0]);
                     match self.p.splits.get(&self.p.inst.ids.stmt(s)) {
                         Some(split) => {
-                            out.push_str(&self.split_loop(split, &v, &start, &end, body, depth))
+                            out.push(&self.split_loop(split, &v, &start, &end, body, depth))
                         }
                         None => {
-                            let text = self.block(body, depth + 1);
-                            let _ = writeln!(
-                                out,
-                                "{ind}for (tl::index {v} = {start}; {v} < {end}; ++{v}) {{\n{text}{ind}}}"
-                            );
+                            out.open(format!(
+                                "for (tl::index {v} = {start}; {v} < {end}; ++{v}) {{"
+                            ));
+                            out.push(&self.block(body, depth + 1));
+                            out.close("}");
                         }
                     }
                 }
                 StmtKind::If { cond, then, els } => {
-                    let c = self.expr(cond);
-                    let t = self.block(then, depth + 1);
-                    let e = self.block(els, depth + 1);
-                    if els.is_empty() {
-                        let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}}");
-                    } else {
-                        let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}");
+                    out.open(format!("if ({}) {{", self.expr(cond)));
+                    out.push(&self.block(then, depth + 1));
+                    if !els.is_empty() {
+                        out.reopen("} else {");
+                        out.push(&self.block(els, depth + 1));
                     }
+                    out.close("}");
                 }
-                _ => out.push_str(&self.block_stmt(s, depth)),
+                _ => out.push(&self.block_stmt(s, depth)),
             }
             if let Some(d) = carried {
-                out.push_str(&self.carry_close(s, d, depth));
+                out.push(&self.carry_close(s, d, depth));
             }
         }
-        out
+        out.finish()
     }
 
     /// A block-level statement other than serial loops and `if`.
     pub(super) fn block_stmt(&mut self, s: &Stmt, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
+        let one = |text: String| Code::one(depth, text);
         let t = self.threads;
         if !self.finishing && self.p.is_deferred_combine(s) {
             // A deferred reduction's combine runs once, after its loop (`carry_close`).
@@ -121,22 +119,21 @@ impl Emitter<'_> {
             StmtKind::Let { .. } | StmtKind::Assign { .. } => self.thread_stmt(s, depth),
             StmtKind::Store { .. } | StmtKind::AtomicAdd { .. } => {
                 // One thread performs a block-level store.
-                format!(
-                    "{ind}if (TL_TID == 0) {{\n{}{ind}}}\n",
-                    self.thread_stmt(s, depth + 1)
-                )
+                let mut c = Code::at(depth);
+                c.open("if (TL_TID == 0) {");
+                c.push(&self.thread_stmt(s, depth + 1));
+                c.close("}");
+                c.finish()
             }
             StmtKind::Alloc(b) => {
                 let buf = &self.k.buffers[*b];
                 let (ty, name) = (ctype(buf.dtype), self.buf(*b));
                 match self.storage[*b] {
                     Storage::Shared { offset } => {
-                        format!("{ind}{ty}* {name} = ({ty}*)(tl_smem + {offset});\n")
+                        one(format!("{ty}* {name} = ({ty}*)(tl_smem + {offset});"))
                     }
-                    Storage::Reg { nreg, .. } => format!("{ind}{ty} {name}[{nreg}];\n"),
-                    Storage::Local => {
-                        format!("{ind}{ty} {name}[{}];\n", self.inst.buffer_len(*b))
-                    }
+                    Storage::Reg { nreg, .. } => one(format!("{ty} {name}[{nreg}];")),
+                    Storage::Local => one(format!("{ty} {name}[{}];", self.inst.buffer_len(*b))),
                 }
             }
             StmtKind::For {
@@ -155,21 +152,21 @@ impl Emitter<'_> {
                 }
                 self.lead = lead(plan.layout);
                 let (head, coords) = self.mapping(plan.layout, &ext);
-                let mut inner = String::new();
+                let mut c = Code::at(depth);
+                // The head opens the loop over this thread's elements and its guard.
+                c.line(head);
+                c.indent(2);
                 for (d, v) in vars.iter().enumerate() {
-                    let _ = writeln!(
-                        inner,
-                        "{ind}    const tl::index {} = {};",
-                        self.var(*v),
-                        coords[d]
-                    );
+                    c.line(format!("const tl::index {} = {};", self.var(*v), coords[d]));
                 }
                 for st in body {
-                    inner.push_str(&self.line(st));
-                    inner.push_str(&self.thread_stmt(st, depth + 2));
+                    c.push(&self.line(st));
+                    c.push(&self.thread_stmt(st, depth + 2));
                 }
                 (self.lead, self.bcast) = (None, None);
-                format!("{ind}{head}\n{inner}{ind}  }}\n{ind}}}\n")
+                c.close("}");
+                c.close("}");
+                c.finish()
             }
             StmtKind::Copy { src, dst } => {
                 let p = self.p;
@@ -187,17 +184,17 @@ impl Emitter<'_> {
                 let v = self.expr(value);
                 let (ty, name) = (ctype(self.k.buffers[*buf].dtype), self.buf(*buf));
                 match self.storage[*buf] {
-                    Storage::Shared { .. } => format!(
-                        "{ind}tl::fill_shared<{ty}, {}, {t}>({name}, {v});\n",
+                    Storage::Shared { .. } => one(format!(
+                        "tl::fill_shared<{ty}, {}, {t}>({name}, {v});",
                         self.inst.buffer_len(*buf)
-                    ),
-                    Storage::Reg { nreg, .. } => {
-                        format!("{ind}for (int __r = 0; __r < {nreg}; ++__r) {name}[__r] = {v};\n")
-                    }
-                    Storage::Local => format!(
-                        "{ind}for (int __r = 0; __r < {}; ++__r) {name}[__r] = {v};\n",
+                    )),
+                    Storage::Reg { nreg, .. } => one(format!(
+                        "for (int __r = 0; __r < {nreg}; ++__r) {name}[__r] = {v};"
+                    )),
+                    Storage::Local => one(format!(
+                        "for (int __r = 0; __r < {}; ++__r) {name}[__r] = {v};",
                         self.inst.buffer_len(*buf)
-                    ),
+                    )),
                 }
             }
             StmtKind::Gemm { a, b, c } => {
@@ -209,23 +206,39 @@ impl Emitter<'_> {
                 );
                 let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
                 match self.storage[*c] {
-                    Storage::Reg { layout: Layout::Matrix { inst: Inst::MmaSync, wm, wn, .. }, .. }
-                        if self.swizzled[*a] != 0 || self.swizzled[*b] != 0 =>
-                    {
-                        format!(
-                            "{ind}tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});\n",
-                            self.swizzled[*a] != 0, self.swizzled[*b] != 0
-                        )
-                    }
-                    Storage::Reg { layout: Layout::Matrix { inst, wm, wn, .. }, .. } => {
+                    Storage::Reg {
+                        layout:
+                            Layout::Matrix {
+                                inst: Inst::MmaSync,
+                                wm,
+                                wn,
+                                ..
+                            },
+                        ..
+                    } if self.swizzled[*a] != 0 || self.swizzled[*b] != 0 => one(format!(
+                        "tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});",
+                        self.swizzled[*a] != 0,
+                        self.swizzled[*b] != 0
+                    )),
+                    Storage::Reg {
+                        layout: Layout::Matrix { inst, wm, wn, .. },
+                        ..
+                    } => {
                         // Issued only, in the warp-specialised loop that keeps it in flight.
                         let issue_only = self.tma
                             && self.p.tma.specialized.as_ref().and_then(|w| w.in_flight)
                                 == Some(self.p.inst.ids.stmt(s));
-                        format!("{ind}{}({na}, {nb}, {nc});\n", inst.gemm(ta, m, n, kk, wm, wn, issue_only))
+                        one(format!(
+                            "{}({na}, {nb}, {nc});",
+                            inst.gemm(ta, m, n, kk, wm, wn, issue_only)
+                        ))
                     }
-                    Storage::Reg { nreg, .. } => format!("{ind}tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});\n"),
-                    _ => format!("{ind}tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});\n"),
+                    Storage::Reg { nreg, .. } => one(format!(
+                        "tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});"
+                    )),
+                    _ => one(format!(
+                        "tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});"
+                    )),
                 }
             }
             StmtKind::Reduce { op, src, dst, .. }
@@ -252,11 +265,11 @@ impl Emitter<'_> {
                 }
                 let opn = reduce_op(*op);
                 let ty = ctype(self.k.buffers[*src].dtype);
-                format!(
-                    "{ind}tl::reduce<{opn}, {ty}, {outer}, {len}, {inner}, {t}, {g}>({}, {});\n",
+                one(format!(
+                    "tl::reduce<{opn}, {ty}, {outer}, {len}, {inner}, {t}, {g}>({}, {});",
                     self.buf(*src),
                     self.buf(*dst)
-                )
+                ))
             }
             StmtKind::For { .. } | StmtKind::If { .. } => unreachable!("handled by block()"),
         }
@@ -273,7 +286,6 @@ impl Emitter<'_> {
         carried: bool,
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let r = self.p.reduces[&key];
         let ty = ctype(self.k.buffers[src].dtype);
         let scratch = match r.scratch {
@@ -284,7 +296,7 @@ impl Emitter<'_> {
         let (dname, carry, w) = (self.buf(dst), self.carry(dst), r.width);
         if carried {
             let n = r.nreg;
-            return format!("{ind}tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({carry}, {dname}, {scratch});\n");
+            return Code::one(depth, format!("tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({carry}, {dname}, {scratch});"));
         }
         let call = |src: &str| {
             match self.p.deferral_of_reduce(key) {
@@ -299,38 +311,44 @@ impl Emitter<'_> {
         }
         };
         match r.gather {
-            None => format!("{ind}{}\n", call(&self.buf(src))),
+            None => Code::one(depth, call(&self.buf(src))),
             Some(l) => {
                 // This thread's elements of the shared tile, in the order the rows need.
                 let (head, _) = self.mapping(l, &self.inst.buffer_shape(src));
-                let head = head.replace('\n', &format!("\n{ind}"));
-                format!(
-                    "{ind}{{\n{ind}{ty} __red[{}];\n{ind}{head}\n{ind}    __red[__r] = {}[__L];\n{ind}  }}\n{ind}}}\n{ind}{}\n{ind}}}\n",
-                    r.nreg * r.per,
-                    self.buf(src),
-                    call("__red")
-                )
+                let mut c = Code::at(depth);
+                c.open("{");
+                c.line(format!("{ty} __red[{}];", r.nreg * r.per));
+                c.line(head);
+                c.indent(2);
+                c.line(format!("__red[__r] = {}[__L];", self.buf(src)));
+                c.close("}");
+                c.close("}");
+                c.line(call("__red"));
+                c.close("}");
+                c.finish()
             }
         }
     }
 
     /// A per-thread statement (inside a parallel loop, or block-level scalar code).
     pub(super) fn thread_stmt(&mut self, s: &Stmt, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
         match &s.kind {
-            StmtKind::Let { var, init } => format!(
-                "{ind}{} {} = {};\n",
-                ctype(self.k.vars[*var].ty),
-                self.var(*var),
-                self.expr(init)
+            StmtKind::Let { var, init } => Code::one(
+                depth,
+                format!(
+                    "{} {} = {};",
+                    ctype(self.k.vars[*var].ty),
+                    self.var(*var),
+                    self.expr(init)
+                ),
             ),
             StmtKind::Assign { var, value } => {
-                format!("{ind}{} = {};\n", self.var(*var), self.expr(value))
+                Code::one(depth, format!("{} = {};", self.var(*var), self.expr(value)))
             }
             StmtKind::Store { access, value } => self.by_lead(
                 access,
                 format!("{} = {};", self.place(access), self.expr(value)),
-                &ind,
+                depth,
             ),
             StmtKind::AtomicAdd { access, value } => self.by_lead(
                 access,
@@ -339,24 +357,23 @@ impl Emitter<'_> {
                     self.place(access),
                     self.expr(value)
                 ),
-                &ind,
+                depth,
             ),
             StmtKind::Alloc(_) => self.block_stmt(s, depth),
             StmtKind::If { cond, then, els } => {
-                let c = self.expr(cond);
-                let t: String = then
-                    .iter()
-                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
-                    .collect();
-                if els.is_empty() {
-                    format!("{ind}if ({c}) {{\n{t}{ind}}}\n")
-                } else {
-                    let e: String = els
-                        .iter()
-                        .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
-                        .collect();
-                    format!("{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}\n")
+                let mut c = Code::at(depth);
+                c.open(format!("if ({}) {{", self.expr(cond)));
+                for x in then {
+                    c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
                 }
+                if !els.is_empty() {
+                    c.reopen("} else {");
+                    for x in els {
+                        c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
+                    }
+                }
+                c.close("}");
+                c.finish()
             }
             StmtKind::For {
                 kind: LoopKind::Serial { start, end },
@@ -364,11 +381,13 @@ impl Emitter<'_> {
                 body,
             } => {
                 let (v, a, b) = (self.var(vars[0]), self.expr(start), self.expr(end));
-                let inner: String = body
-                    .iter()
-                    .map(|x| self.line(x) + &self.thread_stmt(x, depth + 1))
-                    .collect();
-                format!("{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{inner}{ind}}}\n")
+                let mut c = Code::at(depth);
+                c.open(format!("for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{"));
+                for x in body {
+                    c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
+                }
+                c.close("}");
+                c.finish()
             }
             // Validation keeps tile operations, parallel and pipelined loops out of parallel bodies.
             _ => unreachable!("check::unsupported rejects tile operations in parallel loops"),
@@ -377,11 +396,11 @@ impl Emitter<'_> {
 
     /// A store, by one thread per group inside a loop over row fragments when it leaves the
     /// registers.
-    pub(super) fn by_lead(&self, a: &Access, stmt: String, ind: &str) -> String {
+    pub(super) fn by_lead(&self, a: &Access, stmt: String, depth: usize) -> String {
         let in_regs = matches!(a.target, Target::Buffer(b) if !matches!(self.storage[b], Storage::Shared { .. }));
         match &self.lead {
-            Some(c) if !in_regs => format!("{ind}if ({c}) {stmt}\n"),
-            _ => format!("{ind}{stmt}\n"),
+            Some(c) if !in_regs => Code::one(depth, format!("if ({c}) {stmt}")),
+            _ => Code::one(depth, stmt),
         }
     }
 
