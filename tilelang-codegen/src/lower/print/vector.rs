@@ -2,12 +2,12 @@
 //! uniformity check, the body over lane arrays with grouped accesses as single vectors, and
 //! the lane-by-lane fallback.
 
+use super::code::Code;
 use super::emitter::*;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// The innermost variable's value in lane 0 of the chunk.
 const BASE: &str = "__b";
@@ -42,15 +42,20 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `text` once per lane, with `__r` the lane's register (chunked fragments).
-    fn lanes(&self, ind: &str, text: &str) -> String {
-        Self::lanes_n(self.nlanes(), ind, text)
+    /// The statement `stmt` once per lane, with `__r` the lane's register (chunked fragments).
+    fn lanes(&self, depth: usize, stmt: &str) -> String {
+        Self::lanes_n(self.nlanes(), depth, &Code::one(depth + 1, stmt))
     }
 
-    fn lanes_n(n: usize, ind: &str, text: &str) -> String {
-        format!(
-            "{ind}#pragma unroll\n{ind}for (int __l = 0; __l < {n}; ++__l) {{\n{ind}  const int __r = __k * {n} + __l; (void)__r;\n{text}{ind}}}\n"
-        )
+    /// `text`, written for `depth + 1`, once per lane of `n`.
+    fn lanes_n(n: usize, depth: usize, text: &str) -> String {
+        let mut c = Code::at(depth);
+        c.line("#pragma unroll");
+        c.open(format!("for (int __l = 0; __l < {n}; ++__l) {{"));
+        c.line(format!("const int __r = __k * {n} + __l; (void)__r;"));
+        c.push(text);
+        c.close("}");
+        c.finish()
     }
 
     fn nlanes(&self) -> usize {
@@ -78,13 +83,13 @@ impl<'a> Emitter<'a> {
 
     /// Loads the grouped loads `s` makes (other than a store's own target) into lane arrays,
     /// one vector each where aligned.
-    fn prefetch(&mut self, s: &Stmt, ind: &str) -> String {
+    fn prefetch(&mut self, s: &Stmt, depth: usize) -> String {
         let plan = self.lane.as_ref().expect("in a chunk").plan;
         let loads: Vec<&Access> = statement_loads(s)
             .into_iter()
             .filter(|a| plan.grouped.contains(&self.p.inst.ids.access(a)))
             .collect();
-        let mut out = String::new();
+        let mut out = Code::at(depth);
         // Nested loads (in another's index) first: `statement_loads` lists outermost first.
         for a in loads.into_iter().rev() {
             let key = self.p.inst.ids.access(a);
@@ -101,50 +106,46 @@ impl<'a> Emitter<'a> {
             let p0 = self.place_at(a, "0");
             let pl = self.place_at(a, "__l");
             let n = self.nlanes();
-            let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
+            out.line(format!("{ty} {name}[{n}];"));
             let sh = matches!(a.target, Target::Buffer(_));
             let nc = matches!(a.target, Target::Tensor(t) if self.read_only(t));
             if plan.aligned.contains(&key) {
-                let _ = writeln!(out, "{ind}tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});");
+                out.line(format!("tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});"));
             } else {
-                let _ = writeln!(
-                    out,
-                    "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});\n{ind}else {{"
-                );
-                out.push_str(&self.lanes(
-                    &format!("{ind}  "),
-                    &format!("{ind}    {name}[__l] = {pl};\n"),
+                out.line(format!(
+                    "if (tl::vec_aligned<{n}>(&{p0})) tl::vload<{sh}, {n}, {nc}>(&{p0}, {name});"
                 ));
-                let _ = writeln!(out, "{ind}}}");
+                out.open("else {");
+                out.push(&self.lanes(out.depth(), &format!("{name}[__l] = {pl};")));
+                out.close("}");
             }
             if let Some(l) = &mut self.lane {
                 l.loads.insert(key, name);
             }
         }
-        out
+        out.finish()
     }
 
     /// A statement of the vector body.
     fn vstmt(&mut self, s: &Stmt, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
-        let in_lane = format!("{ind}  ");
-        let mut out = self.line(s);
+        let mut out = Code::at(depth);
+        out.push(&self.line(s));
         match &s.kind {
             StmtKind::Let { var, init } => {
-                out.push_str(&self.prefetch(s, &ind));
+                out.push(&self.prefetch(s, depth));
                 let (ty, name) = (ctype(self.k.vars[*var].ty), self.var(*var));
                 let e = self.at(init, "__l");
-                let _ = writeln!(out, "{ind}{ty} {name}[{}];", self.nlanes());
-                out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+                out.line(format!("{ty} {name}[{}];", self.nlanes()));
+                out.push(&self.lanes(depth, &format!("{name}[__l] = {e};")));
             }
             StmtKind::Assign { var, value } => {
-                out.push_str(&self.prefetch(s, &ind));
+                out.push(&self.prefetch(s, depth));
                 let name = self.var(*var);
                 let e = self.at(value, "__l");
-                out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+                out.push(&self.lanes(depth, &format!("{name}[__l] = {e};")));
             }
             StmtKind::Store { access, value } => {
-                out.push_str(&self.prefetch(s, &ind));
+                out.push(&self.prefetch(s, depth));
                 let plan = self.lane.as_ref().expect("in a chunk").plan;
                 let e = self.at(value, "__l");
                 let pl = self.place_at(access, "__l");
@@ -160,41 +161,34 @@ impl<'a> Emitter<'a> {
                         None => {
                             let name = format!("__v{}", self.temps);
                             self.temps += 1;
-                            let _ = writeln!(out, "{ind}{ty} {name}[{}];", a * n);
+                            out.line(format!("{ty} {name}[{}];", a * n));
                             if let Some(nb) = &group.nibbles {
                                 // The whole pair at its first store (they are adjacent).
                                 let bytes = format!("__v{}", self.temps);
                                 self.temps += 1;
                                 let x = self.at(self.p.inst.ids.expr_at(nb.byte), "__l");
-                                let _ = writeln!(out, "{ind}unsigned char {bytes}[{n}];");
-                                out.push_str(
-                                    &self.lanes(&ind, &format!("{in_lane}  {bytes}[__l] = {x};\n")),
-                                );
-                                let _ = writeln!(
-                                    out,
-                                    "{ind}tl::nibbles_to_half<{}, {}, {n}>({bytes}, {name});",
+                                out.line(format!("unsigned char {bytes}[{n}];"));
+                                out.push(&self.lanes(depth, &format!("{bytes}[__l] = {x};")));
+                                out.line(format!(
+                                    "tl::nibbles_to_half<{}, {}, {n}>({bytes}, {name});",
                                     nb.off, nb.high_first
-                                );
+                                ));
                             }
                             (name, None)
                         }
                     };
                     let base = if c == 0 { Some(p0) } else { base };
                     if group.nibbles.is_none() {
-                        out.push_str(&self.lanes(
-                            &ind,
-                            &format!("{in_lane}  {name}[{a} * __l + {c}] = {e};\n"),
-                        ));
+                        out.push(&self.lanes(depth, &format!("{name}[{a} * __l + {c}] = {e};")));
                     }
                     if self.p.inst.ids.stmt(s) == group.last {
                         let p0 = base
                             .as_deref()
                             .expect("every residue is stored by the last");
-                        let _ = writeln!(
-                            out,
-                            "{ind}tl::vstore<false, true, {}>(&{p0}, {name});",
+                        out.line(format!(
+                            "tl::vstore<false, true, {}>(&{p0}, {name});",
                             a * n
-                        );
+                        ));
                     }
                     if let Some(l) = &mut self.lane {
                         l.gathers.insert(g, (name, base));
@@ -206,33 +200,28 @@ impl<'a> Emitter<'a> {
                     let ty = self.elem_type(access);
                     let p0 = self.place_at(access, "0");
                     let n = self.nlanes();
-                    let _ = writeln!(out, "{ind}{ty} {name}[{n}];");
-                    out.push_str(&self.lanes(&ind, &format!("{in_lane}  {name}[__l] = {e};\n")));
+                    out.line(format!("{ty} {name}[{n}];"));
+                    out.push(&self.lanes(depth, &format!("{name}[__l] = {e};")));
                     let sh = matches!(access.target, Target::Buffer(_));
                     if plan.aligned.contains(&self.p.inst.ids.access(access)) {
-                        let _ =
-                            writeln!(out, "{ind}tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});");
+                        out.line(format!("tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});"));
                     } else {
-                        let _ = writeln!(
-                            out,
-                            "{ind}if (tl::vec_aligned<{n}>(&{p0})) tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});\n{ind}else {{"
-                        );
-                        out.push_str(
-                            &self.lanes(&in_lane, &format!("{in_lane}    {pl} = {name}[__l];\n")),
-                        );
-                        let _ = writeln!(out, "{ind}}}");
+                        out.line(format!(
+                            "if (tl::vec_aligned<{n}>(&{p0})) tl::vstore<{stream}, {sh}, {n}>(&{p0}, {name});"
+                        ));
+                        out.open("else {");
+                        out.push(&self.lanes(depth + 1, &format!("{pl} = {name}[__l];")));
+                        out.close("}");
                     }
                 } else {
-                    out.push_str(&self.lanes(&ind, &format!("{in_lane}  {pl} = {e};\n")));
+                    out.push(&self.lanes(depth, &format!("{pl} = {e};")));
                 }
             }
             StmtKind::AtomicAdd { access, value } => {
-                out.push_str(&self.prefetch(s, &ind));
+                out.push(&self.prefetch(s, depth));
                 let e = self.at(value, "__l");
                 let pl = self.place_at(access, "__l");
-                out.push_str(
-                    &self.lanes(&ind, &format!("{in_lane}  tl::atomic_add(&{pl}, {e});\n")),
-                );
+                out.push(&self.lanes(depth, &format!("tl::atomic_add(&{pl}, {e});")));
             }
             StmtKind::If { cond, then, els } => {
                 // The chunk's lanes agree on it (checked, or lane-invariant by the plan).
@@ -242,11 +231,13 @@ impl<'a> Emitter<'a> {
                 self.lane = saved.clone();
                 let e = self.vblock(els, depth + 1);
                 self.lane = saved;
-                if els.is_empty() {
-                    let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}}");
-                } else {
-                    let _ = writeln!(out, "{ind}if ({c}) {{\n{t}{ind}}} else {{\n{e}{ind}}}");
+                out.open(format!("if ({c}) {{"));
+                out.push(&t);
+                if !els.is_empty() {
+                    out.reopen("} else {");
+                    out.push(&e);
                 }
+                out.close("}");
             }
             StmtKind::For {
                 kind: LoopKind::Serial { start, end },
@@ -258,14 +249,13 @@ impl<'a> Emitter<'a> {
                 let saved = self.lane.clone();
                 let text = self.vblock(body, depth + 1);
                 self.lane = saved;
-                let _ = writeln!(
-                    out,
-                    "{ind}for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{\n{text}{ind}}}"
-                );
+                out.open(format!("for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{"));
+                out.push(&text);
+                out.close("}");
             }
             _ => unreachable!("vectorize::vector_plan admits no other statement"),
         }
-        out
+        out.finish()
     }
 
     fn vblock(&mut self, stmts: &[Stmt], depth: usize) -> String {
@@ -281,7 +271,6 @@ impl<'a> Emitter<'a> {
         ext: &[usize],
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let t = self.threads;
         let total: usize = ext.iter().product();
         let n = plan.lanes;
@@ -290,32 +279,34 @@ impl<'a> Emitter<'a> {
         } else {
             format!("__L < {total}")
         };
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {n};\n{ind}  if ({guard}) {{",
+        let mut out = Code::at(depth);
+        out.line("#pragma unroll");
+        out.open(format!(
+            "for (int __k = 0; __k < {}; ++__k) {{",
             total.div_ceil(n * t)
-        );
-        let ind2 = format!("{ind}    ");
+        ));
+        out.line(format!("const unsigned __L = (__k * {t} + TL_TID) * {n};"));
+        out.open(format!("if ({guard}) {{"));
         let first = format!("(TL_TID * {n}u)");
         for (v, c) in vars.iter().zip(chunk_coords(ext, "__L", n * t, &first)) {
             if *v == plan.inner {
-                let _ = writeln!(out, "{ind2}const tl::index {BASE} = {c};");
+                out.line(format!("const tl::index {BASE} = {c};"));
             } else {
-                let _ = writeln!(out, "{ind2}const tl::index {} = {c};", self.var(*v));
+                out.line(format!("const tl::index {} = {c};", self.var(*v)));
             }
         }
         // The lane-by-lane body, for chunks whose lanes disagree on a condition.
         let fallback = |e: &mut Emitter<'a>| -> String {
-            let mut text = format!(
-                "{ind2}  const tl::index {} = {BASE} + __l;\n",
+            let mut text = Code::at(depth + 3);
+            text.line(format!(
+                "const tl::index {} = {BASE} + __l;",
                 e.var(plan.inner)
-            );
+            ));
             for st in body {
-                text.push_str(&e.line(st));
-                text.push_str(&e.thread_stmt(st, depth + 3));
+                text.push(&e.line(st));
+                text.push(&e.thread_stmt(st, depth + 3));
             }
-            Self::lanes_n(n, &ind2, &text)
+            Self::lanes_n(n, depth + 2, &text.finish())
         };
         self.lane = Some(Lanes {
             plan,
@@ -345,25 +336,27 @@ impl<'a> Emitter<'a> {
         let vector = self.vblock(body, depth + 2 + usize::from(!checks.is_empty()));
         self.lane = None;
         if checks.is_empty() {
-            out.push_str(&vector);
+            out.push(&vector);
         } else {
             if plan.endpoints {
-                let _ = writeln!(out, "{ind2}const bool __u = {};", checks.join(" && "));
+                out.line(format!("const bool __u = {};", checks.join(" && ")));
             } else {
-                let _ = writeln!(
-                    out,
-                    "{ind2}bool __u = true;\n{ind2}#pragma unroll\n{ind2}for (int __l = 1; __l < {n}; ++__l) __u = __u && {};",
+                out.line("bool __u = true;");
+                out.line("#pragma unroll");
+                out.line(format!(
+                    "for (int __l = 1; __l < {n}; ++__l) __u = __u && {};",
                     checks.join(" && ")
-                );
+                ));
             }
-            let _ = writeln!(out, "{ind2}if (__u) {{");
-            out.push_str(&vector);
-            let _ = writeln!(out, "{ind2}}} else {{");
-            out.push_str(&fallback(self));
-            let _ = writeln!(out, "{ind2}}}");
+            out.open("if (__u) {");
+            out.push(&vector);
+            out.reopen("} else {");
+            out.push(&fallback(self));
+            out.close("}");
         }
-        let _ = writeln!(out, "{ind}  }}\n{ind}}}");
-        out
+        out.close("}");
+        out.close("}");
+        out.finish()
     }
 }
 
