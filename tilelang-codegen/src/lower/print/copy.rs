@@ -1,12 +1,12 @@
 //! `copy` in every form: global to shared or registers and back (chunked, vector, `cp.async`,
 //! L2 hints, streaming stores), register to register, and the TMA store of an accumulator.
 
+use super::code::Code;
 use super::emitter::*;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
 use crate::lower::util::*;
-use std::fmt::Write;
 
 impl Emitter<'_> {
     /// `__g`, the region of `tensor` at `offsets`, padded to rank 4.
@@ -25,7 +25,7 @@ impl Emitter<'_> {
     }
 
     pub(super) fn copy(&mut self, src: &Tile, dst: &Tile, depth: usize) -> String {
-        let ind = "  ".repeat(depth);
+        let one = |text: String| Code::one(depth, text);
         let t = self.threads;
         let region = |tensor: ParamId, offsets: &[Expr]| self.region(tensor, offsets);
         let ty = |b: BufId| ctype(self.k.buffers[b].dtype);
@@ -33,8 +33,8 @@ impl Emitter<'_> {
             (Tile::Region { tensor, offsets }, Tile::Buffer(b)) => {
                 let st = ctype(self.tensor_dtype(*tensor));
                 match self.storage[*b] {
-                    Storage::Shared { .. } => format!(
-                        "{ind}{{ {} tl::copy_g2s<{st}, {}, {}, {t}{}>({}, __g, {}); }}\n",
+                    Storage::Shared { .. } => one(format!(
+                        "{{ {} tl::copy_g2s<{st}, {}, {}, {t}{}>({}, __g, {}); }}",
                         region(*tensor, offsets),
                         ty(*b),
                         self.tile4(*b),
@@ -50,7 +50,7 @@ impl Emitter<'_> {
                         },
                         self.tensor(*tensor),
                         self.buf(*b)
-                    ),
+                    )),
                     _ => {
                         let elementwise = |depth: usize, interior: bool| {
                             self.reg_copy(
@@ -84,15 +84,15 @@ impl Emitter<'_> {
             (Tile::Buffer(b), Tile::Region { tensor, offsets }) => {
                 let dt = ctype(self.tensor_dtype(*tensor));
                 match self.storage[*b] {
-                    Storage::Shared { .. } => format!(
-                        "{ind}{{ {} tl::copy_s2g<{}, {dt}, {}, {t}{}>({}, {}, __g); }}\n",
+                    Storage::Shared { .. } => one(format!(
+                        "{{ {} tl::copy_s2g<{}, {dt}, {}, {t}{}>({}, {}, __g); }}",
                         region(*tensor, offsets),
                         ty(*b),
                         self.tile4(*b),
                         self.stream_arg(*tensor),
                         self.buf(*b),
                         self.tensor(*tensor)
-                    ),
+                    )),
                     _ => {
                         let elementwise = |depth: usize, interior: bool| {
                             self.reg_copy(
@@ -126,19 +126,85 @@ impl Emitter<'_> {
                 let n = self.inst.buffer_len(*a);
                 let same_shape = self.inst.buffer_shape(*a) == self.inst.buffer_shape(*b);
                 match (self.storage[*a], self.storage[*b]) {
-                    (Storage::Shared { .. }, Storage::Shared { .. }) => format!("{ind}tl::copy_s2s<{}, {}, {n}, {t}>({}, {});\n", ty(*a), ty(*b), self.buf(*a), self.buf(*b)),
-                    (Storage::Reg { .. }, Storage::Reg { .. }) => format!(
-                        "{ind}for (int __r = 0; __r < {}; ++__r) {}[__r] = tl::cast<{}, {}>({}[__r]);\n",
+                    (Storage::Shared { .. }, Storage::Shared { .. }) => one(format!(
+                        "tl::copy_s2s<{}, {}, {n}, {t}>({}, {});",
+                        ty(*a),
+                        ty(*b),
+                        self.buf(*a),
+                        self.buf(*b)
+                    )),
+                    (Storage::Reg { .. }, Storage::Reg { .. }) => {
+                        one(format!(
+                        "for (int __r = 0; __r < {}; ++__r) {}[__r] = tl::cast<{}, {}>({}[__r]);",
                         self.nreg(*b), self.buf(*b), ty(*b), ty(*a), self.buf(*a)
+                    ))
+                    }
+                    (
+                        Storage::Shared { .. },
+                        Storage::Reg {
+                            layout: Layout::Chunked { unit },
+                            nreg,
+                        },
+                    ) if same_shape => self.shared_chunks(
+                        nreg,
+                        unit,
+                        *b,
+                        &format!(
+                            "tl::lds_chunk<{unit}, {}, {}>({} + __L, {} + __k * {unit});",
+                            ty(*a),
+                            ty(*b),
+                            self.buf(*a),
+                            self.buf(*b)
+                        ),
+                        depth,
                     ),
-                    (Storage::Shared { .. }, Storage::Reg { layout: Layout::Chunked { unit }, nreg }) if same_shape => {
-                        self.shared_chunks(nreg, unit, *b, &format!("tl::lds_chunk<{unit}, {}, {}>({} + __L, {} + __k * {unit});", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
-                    }
-                    (Storage::Reg { layout: Layout::Chunked { unit }, nreg }, Storage::Shared { .. }) if same_shape => {
-                        self.shared_chunks(nreg, unit, *a, &format!("tl::sts_chunk<{unit}, {}, {}>({} + __k * {unit}, {} + __L);", ty(*a), ty(*b), self.buf(*a), self.buf(*b)), depth)
-                    }
-                    (Storage::Shared { .. }, _) => self.reg_copy(*b, "", |_, _| format!("{{DST}} = tl::cast<{}, {}>({}[__e]);", ty(*b), ty(*a), self.buf(*a)), depth, false),
-                    (_, Storage::Shared { .. }) => self.reg_copy(*a, "", |_, _| format!("{}[__e] = tl::cast<{}, {}>({{SRC}});", self.buf(*b), ty(*b), ty(*a)), depth, false),
+                    (
+                        Storage::Reg {
+                            layout: Layout::Chunked { unit },
+                            nreg,
+                        },
+                        Storage::Shared { .. },
+                    ) if same_shape => self.shared_chunks(
+                        nreg,
+                        unit,
+                        *a,
+                        &format!(
+                            "tl::sts_chunk<{unit}, {}, {}>({} + __k * {unit}, {} + __L);",
+                            ty(*a),
+                            ty(*b),
+                            self.buf(*a),
+                            self.buf(*b)
+                        ),
+                        depth,
+                    ),
+                    (Storage::Shared { .. }, _) => self.reg_copy(
+                        *b,
+                        "",
+                        |_, _| {
+                            format!(
+                                "{{DST}} = tl::cast<{}, {}>({}[__e]);",
+                                ty(*b),
+                                ty(*a),
+                                self.buf(*a)
+                            )
+                        },
+                        depth,
+                        false,
+                    ),
+                    (_, Storage::Shared { .. }) => self.reg_copy(
+                        *a,
+                        "",
+                        |_, _| {
+                            format!(
+                                "{}[__e] = tl::cast<{}, {}>({{SRC}});",
+                                self.buf(*b),
+                                ty(*b),
+                                ty(*a)
+                            )
+                        },
+                        depth,
+                        false,
+                    ),
                     _ => unreachable!("check::unsupported rejects copies of local buffers"),
                 }
             }
@@ -170,7 +236,6 @@ impl Emitter<'_> {
         stmt: &str,
         depth: usize,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let t = self.threads;
         let total = self.inst.buffer_len(frag);
         let guard = if total % (unit * t) == 0 {
@@ -178,10 +243,18 @@ impl Emitter<'_> {
         } else {
             format!("if (__L < {total}) ")
         };
-        format!(
-            "{ind}#pragma unroll\n{ind}for (int __k = 0; __k < {}; ++__k) {{\n{ind}  const unsigned __L = (__k * {t} + TL_TID) * {unit};\n{ind}  {guard}{stmt}\n{ind}}}\n",
+        let mut c = Code::at(depth);
+        c.line("#pragma unroll");
+        c.open(format!(
+            "for (int __k = 0; __k < {}; ++__k) {{",
             nreg / unit
-        )
+        ));
+        c.line(format!(
+            "const unsigned __L = (__k * {t} + TL_TID) * {unit};"
+        ));
+        c.line(format!("{guard}{stmt}"));
+        c.close("}");
+        c.finish()
     }
 
     pub(super) fn nreg(&self, b: BufId) -> usize {
@@ -216,8 +289,8 @@ impl Emitter<'_> {
         depth: usize,
         elementwise: &dyn Fn(usize, bool) -> String,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let shape = self.inst.buffer_shape(b);
+        let mut c = Code::at(depth);
         let inside_test = format!("tl::tile_inside<{}>(__g)", self.tile4(b));
         // The threads the chunks are spread over, and this thread's place among them.
         let (t, tid, nreg, unit) = match self.storage[b] {
@@ -255,17 +328,18 @@ impl Emitter<'_> {
             _ => {
                 // Stores skip the per-element bounds test when the whole tile is inside; loads
                 // keep one path (tested with both, loads made ptxas spill in the examples' norms).
-                return if self.inside {
-                    format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, true))
-                } else if to_regs {
-                    format!("{ind}{{ {region}\n{}{ind}}}\n", elementwise(depth, false))
+                c.open(format!("{{ {region}"));
+                if self.inside || to_regs {
+                    c.push(&elementwise(c.depth(), self.inside));
                 } else {
-                    format!(
-                    "{ind}{{ {region}\n{ind}if ({inside_test}) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
-                    elementwise(depth + 1, true),
-                    elementwise(depth + 1, false)
-                )
-                };
+                    c.open(format!("if ({inside_test}) {{"));
+                    c.push(&elementwise(c.depth(), true));
+                    c.reopen("} else {");
+                    c.push(&elementwise(c.depth(), false));
+                    c.close("}");
+                }
+                c.close("}");
+                return c.finish();
             }
         };
         let total: usize = shape.iter().product();
@@ -287,21 +361,25 @@ impl Emitter<'_> {
         // per element) that took 83 registers instead of 64 and halved the blocks per SM
         // (0.648 -> 0.895 ms on the H200, docs/perf/2026-12-03-h200-cols at commit 2425534).
         // `__c0..`, the tile coordinates of the chunk starting at `__L`, a line each.
-        let coords = |pad: &str| {
-            let mut s = String::new();
-            for (d, c) in tile_coords(&shape, "__L").iter().enumerate() {
-                let _ = writeln!(s, "{ind}{pad}const tl::index __c{d} = {c};");
+        let coords = |c: &mut Code| {
+            for (d, x) in tile_coords(&shape, "__L").iter().enumerate() {
+                c.line(format!("const tl::index __c{d} = {x};"));
             }
-            s
         };
-        let chunks = |body: &str| {
-            let mut s = format!(
-                "{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    const int __L = (__k * {t} + {tid}) * {unit};\n{ind}    if ({guard}) {{\n",
+        let chunks = |depth: usize, body: &str| {
+            let mut c = Code::at(depth);
+            c.line("#pragma unroll");
+            c.open(format!(
+                "for (int __k = 0; __k < {}; ++__k) {{",
                 nreg / unit
-            );
-            s += &coords("      ");
-            let _ = writeln!(s, "{body}\n{ind}    }}\n{ind}  }}");
-            s
+            ));
+            c.line(format!("const int __L = (__k * {t} + {tid}) * {unit};"));
+            c.open(format!("if ({guard}) {{"));
+            coords(&mut c);
+            c.line(body);
+            c.close("}");
+            c.close("}");
+            c.finish()
         };
         let (inside, lin) = region_index(r);
         let at = format!("{ptr} + {lin}");
@@ -323,15 +401,11 @@ impl Emitter<'_> {
                 let zero = if inside.is_empty() {
                     String::new()
                 } else {
-                    format!("\n{ind}      else for (int __v = 0; __v < {unit}; ++__v) {name}[__k * {unit} + __v] = tl::lit<{rt}>(0.0);")
+                    format!("\nelse for (int __v = 0; __v < {unit}; ++__v) {name}[__k * {unit} + __v] = tl::lit<{rt}>(0.0);")
                 };
-                format!(
-                    "{ind}      {test}tl::load_chunk<{unit}, {gt}, {rt}{nc}>({at}, {regs});{zero}"
-                )
+                format!("{test}tl::load_chunk<{unit}, {gt}, {rt}{nc}>({at}, {regs});{zero}")
             } else {
-                format!(
-                    "{ind}      {test}tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, {at});"
-                )
+                format!("{test}tl::store_chunk<{unit}, {rt}, {gt}{stream}>({regs}, {at});")
             }
         };
         // The interior path (inside and aligned: no test per chunk). Stores whose chunks lie a
@@ -341,54 +415,64 @@ impl Emitter<'_> {
         } else {
             self.p.store_strides[b]
         };
-        let interior = match bumped {
+        let interior = |depth: usize| match bumped {
             Some((d, rows)) => {
                 let g = d + 4 - r;
                 let stride = (g + 1..4)
                     .map(|j| format!(" * __g.dims[{j}]"))
                     .collect::<String>();
-                let mut s = format!("{ind}  {{\n{ind}    const int __L = {tid} * {unit};\n");
-                s += &coords("    ");
-                let _ = writeln!(
-                    s,
-                    "{ind}    {gt}* const __p = {ptr} + ({lin});\n{ind}    const tl::index __dp = (tl::index){rows}{stride};\n{ind}    #pragma unroll\n{ind}    for (int __k = 0; __k < {}; ++__k)\n{}\n{ind}  }}",
-                    nreg / unit,
-                    vector("", "__p + __k * __dp")
-                );
-                s
+                let mut c = Code::at(depth);
+                c.open("{");
+                c.line(format!("const int __L = {tid} * {unit};"));
+                coords(&mut c);
+                c.line(format!("{gt}* const __p = {ptr} + ({lin});"));
+                c.line(format!("const tl::index __dp = (tl::index){rows}{stride};"));
+                c.line("#pragma unroll");
+                c.line(format!("for (int __k = 0; __k < {}; ++__k)", nreg / unit));
+                c.indent(1);
+                c.line(vector("", "__p + __k * __dp"));
+                c.indent(-1);
+                c.close("}");
+                c.finish()
             }
-            None => chunks(&vector("", &at)),
+            None => chunks(depth, &vector("", &at)),
         };
+        c.open(format!("{{ {region}"));
         if self.inside {
             // An interior iteration of a split loop: inside and aligned ([`super::interior`]).
-            return format!("{ind}{{ {region}\n{interior}{ind}}}\n");
+            c.push(&interior(c.depth()));
+            c.close("}");
+            return c.finish();
         }
         // Three paths, chosen once for the block: a tile wholly inside the tensor moves whole
         // vectors with no test per chunk; a tile across the tensor's edge tests each chunk
         // (which then lies wholly inside or outside each row); a tensor whose pointer, row
         // length or offset refuse vectors goes element-wise, chunk by chunk.
-        let mut s = format!(
-            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned<{unit}>({ptr}, __g) && {inside_test}) {{\n"
-        );
-        s += &interior;
-        let _ = writeln!(
-            s,
-            "{ind}}} else if (tl::chunk_aligned<{unit}>({ptr}, __g)) {{"
-        );
-        s += &chunks(&vector(&inside, &at));
-        let _ = writeln!(s, "{ind}}} else {{");
+        c.open(format!(
+            "if (tl::chunk_aligned<{unit}>({ptr}, __g) && {inside_test}) {{"
+        ));
+        c.push(&interior(c.depth()));
+        c.reopen(format!(
+            "}} else if (tl::chunk_aligned<{unit}>({ptr}, __g)) {{"
+        ));
+        c.push(&chunks(c.depth(), &vector(&inside, &at)));
+        c.reopen("} else {");
         let (row, base) = region_row(r);
         let tail = if to_regs {
-            format!("{ind}      tl::load_chunk_tail<{unit}, {gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});")
+            format!("tl::load_chunk_tail<{unit}, {gt}, {rt}>({ptr} + ({base}), __row, __gc, __g.dims[3], {regs});")
         } else {
-            format!("{ind}      tl::store_chunk_tail<{unit}, {rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);")
+            format!("tl::store_chunk_tail<{unit}, {rt}, {gt}>({regs}, {ptr} + ({base}), __row, __gc, __g.dims[3]);")
         };
-        s += &chunks(&format!(
-            "{ind}      const bool __row = {row};\n{ind}      const tl::index __gc = __g.off[3] + __c{};\n{tail}",
-            r - 1
+        c.push(&chunks(
+            c.depth(),
+            &format!(
+                "const bool __row = {row};\nconst tl::index __gc = __g.off[3] + __c{};\n{tail}",
+                r - 1
+            ),
         ));
-        let _ = writeln!(s, "{ind}}}\n{ind}}}");
-        s
+        c.close("}");
+        c.close("}");
+        c.finish()
     }
 
     /// The streaming-store argument of the copies into tensor `p`: `, true` where the kernel
@@ -420,7 +504,6 @@ impl Emitter<'_> {
         depth: usize,
         elementwise: &dyn Fn(usize, bool) -> String,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let (rt, gt) = (
             ctype(self.k.buffers[b].dtype),
             ctype(self.tensor_dtype(tensor)),
@@ -432,18 +515,31 @@ impl Emitter<'_> {
         // GEMM's consumers, 52 bytes).
         let (inside, _) = region_index(2);
         let (_, corner) = region_index(0);
-        let pairs = |test: &str| {
-            format!(
-                "{ind}  {gt}* __p = {ptr} + ({corner});\n{ind}  #pragma unroll\n{ind}  for (int __k = 0; __k < {}; ++__k) {{\n{ind}    int __row, __col;\n{ind}    {coord}(2 * __k, __row, __col);\n{ind}    const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;\n{ind}    {test}tl::store_chunk<2, {rt}, {gt}{stream}>({name} + 2 * __k, __p + __c0 * __g.dims[3] + __c1);\n{ind}  }}\n",
-                nreg / 2
-            )
+        let pairs = |depth: usize, test: &str| {
+            let mut c = Code::at(depth);
+            c.line(format!("{gt}* __p = {ptr} + ({corner});"));
+            c.line("#pragma unroll");
+            c.open(format!("for (int __k = 0; __k < {}; ++__k) {{", nreg / 2));
+            c.line("int __row, __col;");
+            c.line(format!("{coord}(2 * __k, __row, __col);"));
+            c.line("const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;");
+            c.line(format!("{test}tl::store_chunk<2, {rt}, {gt}{stream}>({name} + 2 * __k, __p + __c0 * __g.dims[3] + __c1);"));
+            c.close("}");
+            c.finish()
         };
-        format!(
-            "{ind}{{ {region}\n{ind}if (tl::chunk_aligned<2>({ptr}, __g) && {inside_test}) {{\n{}{ind}}} else if (tl::chunk_aligned<2>({ptr}, __g)) {{\n{}{ind}}} else {{\n{}{ind}}}\n{ind}}}\n",
-            pairs(""),
-            pairs(&format!("if ({inside}) ")),
-            elementwise(depth + 1, false)
-        )
+        let mut c = Code::at(depth);
+        c.open(format!("{{ {region}"));
+        c.open(format!(
+            "if (tl::chunk_aligned<2>({ptr}, __g) && {inside_test}) {{"
+        ));
+        c.push(&pairs(c.depth(), ""));
+        c.reopen(format!("}} else if (tl::chunk_aligned<2>({ptr}, __g)) {{"));
+        c.push(&pairs(c.depth(), &format!("if ({inside}) ")));
+        c.reopen("} else {");
+        c.push(&elementwise(c.depth(), false));
+        c.close("}");
+        c.close("}");
+        c.finish()
     }
 
     /// A wgmma accumulator's copy out through shared memory and TMA stores
@@ -452,17 +548,17 @@ impl Emitter<'_> {
         let (Tile::Buffer(acc), Tile::Region { tensor, offsets }) = (src, dst) else {
             unreachable!("TMA stores copy an accumulator to a region")
         };
-        let ind = "  ".repeat(depth);
         let n = self.inst.buffer_shape(*acc)[1];
-        format!(
-            "{ind}{{ {} tl::store_acc_tma<{}, {n}, {}>({}, tl_smem + {}, &__tm{}, __o); }}\n",
+        let text = format!(
+            "{{ {} tl::store_acc_tma<{}, {n}, {}>({}, tl_smem + {}, &__tm{}, __o); }}",
             self.origin(offsets),
             ctype(self.tensor_dtype(*tensor)),
             offsets.len(),
             self.buf(*acc),
             st.stage,
             st.map,
-        )
+        );
+        Code::one(depth, text)
     }
 
     /// A TMA copy's region origin as the array `__o` (outermost first).
@@ -487,20 +583,27 @@ impl Emitter<'_> {
         depth: usize,
         global: bool,
     ) -> String {
-        let ind = "  ".repeat(depth);
         let shape = self.inst.buffer_shape(b);
-        let (head, coords) = match self.storage[b] {
-            Storage::Reg { layout, .. } => self.mapping(layout, &shape),
-            _ => return format!("{ind}#error \"tilelang: copy of a non-register buffer through the register path\"\n"),
-        };
+        let (head, coords) =
+            match self.storage[b] {
+                Storage::Reg { layout, .. } => self.mapping(layout, &shape),
+                _ => return Code::one(
+                    depth,
+                    "#error \"tilelang: copy of a non-register buffer through the register path\"",
+                ),
+            };
         let r = shape.len();
-        let mut s = format!("{ind}{{ {prelude}\n{ind}{head}\n");
+        let mut c = Code::at(depth);
+        c.open(format!("{{ {prelude}"));
+        // The head opens the loop over this thread's elements and its guard.
+        c.line(head);
+        c.indent(2);
         let mut e_lin = String::from("0");
         for d in 0..r {
-            let _ = writeln!(s, "{ind}    const tl::index __c{d} = {};", coords[d]);
+            c.line(format!("const tl::index __c{d} = {};", coords[d]));
             e_lin = format!("({e_lin}) * {} + __c{d}", shape[d]);
         }
-        let _ = writeln!(s, "{ind}    const tl::index __e = {e_lin};");
+        c.line(format!("const tl::index __e = {e_lin};"));
         let (inside, lin) = if global {
             let (inside, lin) = region_index(r);
             (format!("({inside})"), lin)
@@ -519,8 +622,10 @@ impl Emitter<'_> {
         let stmt = stmt
             .replace("{DST}", &format!("{}[__r]", self.buf(b)))
             .replace("{SRC}", &format!("{}[__r]", self.buf(b)));
-        let _ = writeln!(s, "{ind}    {stmt}");
-        let _ = writeln!(s, "{ind}  }}\n{ind}}}\n{ind}}}");
-        s
+        c.line(stmt);
+        c.close("}");
+        c.close("}");
+        c.close("}");
+        c.finish()
     }
 }
