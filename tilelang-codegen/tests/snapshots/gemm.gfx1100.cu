@@ -20,44 +20,44 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
     tl::gemm_wmma<tl::half, 64, 64, 32, 2, 2>(b0_a_s, b1_b_s, b2_acc);
   }
   #pragma unroll
-for (int __r = 0; __r < 32; ++__r) {
-  int __row, __col;
-  tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
-  {
+  for (int __r = 0; __r < 32; ++__r) {
+    int __row, __col;
+    tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
+    {
       const tl::index v3_i = (tl::index)__row;
       const tl::index v4_j = (tl::index)__col;
       b2_acc[__r] = tl::max<float>(b2_acc[__r], tl::lit<float>(0.0));
     }
   }
   { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}};
-  if (tl::tile_inside<1, 1, 64, 64>(__g)) {
-    { 
-    #pragma unroll
-for (int __r = 0; __r < 32; ++__r) {
-  int __row, __col;
-  tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
-  {
-        const tl::index __c0 = (tl::index)__row;
-        const tl::index __c1 = (tl::index)__col;
-        const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
-        if (true) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
+    if (tl::tile_inside<1, 1, 64, 64>(__g)) {
+      { 
+        #pragma unroll
+        for (int __r = 0; __r < 32; ++__r) {
+          int __row, __col;
+          tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
+          {
+            const tl::index __c0 = (tl::index)__row;
+            const tl::index __c1 = (tl::index)__col;
+            const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
+            if (true) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
+          }
+        }
+      }
+    } else {
+      { 
+        #pragma unroll
+        for (int __r = 0; __r < 32; ++__r) {
+          int __row, __col;
+          tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
+          {
+            const tl::index __c0 = (tl::index)__row;
+            const tl::index __c1 = (tl::index)__col;
+            const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
+            if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3])) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
+          }
+        }
       }
     }
-    }
-  } else {
-    { 
-    #pragma unroll
-for (int __r = 0; __r < 32; ++__r) {
-  int __row, __col;
-  tl::wmma_coord<64, 64, 2, 2>(__r, __row, __col);
-  {
-        const tl::index __c0 = (tl::index)__row;
-        const tl::index __c1 = (tl::index)__col;
-        const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
-        if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3])) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
-      }
-    }
-    }
-  }
   }
 }

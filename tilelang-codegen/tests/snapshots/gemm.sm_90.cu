@@ -47,48 +47,48 @@ TL_GLOBAL void __launch_bounds__(128) tl_gemm__t64(const tl::half* __restrict__ 
     tl::cp_async_wait<0>();
   }
   #pragma unroll
-for (int __r = 0; __r < 32; ++__r) {
-  int __row, __col;
-  tl::mma_coord<64, 64, 2, 2>(__r, __row, __col);
-  {
+  for (int __r = 0; __r < 32; ++__r) {
+    int __row, __col;
+    tl::mma_coord<64, 64, 2, 2>(__r, __row, __col);
+    {
       const tl::index v3_i = (tl::index)__row;
       const tl::index v4_j = (tl::index)__col;
       b2_acc[__r] = tl::max<float>(b2_acc[__r], tl::lit<float>(0.0));
     }
   }
   { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, tl::mul<tl::index>(v1_by, k_BM), tl::mul<tl::index>(v0_bx, k_BN)}};
-  if (tl::chunk_aligned<2>(t_c, __g) && tl::tile_inside<1, 1, 64, 64>(__g)) {
-    tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
-    #pragma unroll
-    for (int __k = 0; __k < 16; ++__k) {
-      int __row, __col;
-      tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
-      const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
-      tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
-    }
-  } else if (tl::chunk_aligned<2>(t_c, __g)) {
-    tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
-    #pragma unroll
-    for (int __k = 0; __k < 16; ++__k) {
-      int __row, __col;
-      tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
-      const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
-      if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
-    }
-  } else {
-    { 
-    #pragma unroll
-for (int __r = 0; __r < 32; ++__r) {
-  int __row, __col;
-  tl::mma_coord<64, 64, 2, 2>(__r, __row, __col);
-  {
-        const tl::index __c0 = (tl::index)__row;
-        const tl::index __c1 = (tl::index)__col;
-        const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
-        if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3])) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
+    if (tl::chunk_aligned<2>(t_c, __g) && tl::tile_inside<1, 1, 64, 64>(__g)) {
+      tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
+      #pragma unroll
+      for (int __k = 0; __k < 16; ++__k) {
+        int __row, __col;
+        tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
+        const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
+        tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
+      }
+    } else if (tl::chunk_aligned<2>(t_c, __g)) {
+      tl::half* __p = t_c + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + __g.off[3]);
+      #pragma unroll
+      for (int __k = 0; __k < 16; ++__k) {
+        int __row, __col;
+        tl::mma_coord<64, 64, 2, 2>(2 * __k, __row, __col);
+        const tl::index __c0 = (tl::index)__row, __c1 = (tl::index)__col;
+        if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::store_chunk<2, float, tl::half, true>(b2_acc + 2 * __k, __p + __c0 * __g.dims[3] + __c1);
+      }
+    } else {
+      { 
+        #pragma unroll
+        for (int __r = 0; __r < 32; ++__r) {
+          int __row, __col;
+          tl::mma_coord<64, 64, 2, 2>(__r, __row, __col);
+          {
+            const tl::index __c0 = (tl::index)__row;
+            const tl::index __c1 = (tl::index)__col;
+            const tl::index __e = ((0) * 64 + __c0) * 64 + __c1;
+            if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3])) t_c[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1)] = tl::cast<tl::half, float>(b2_acc[__r]);
+          }
+        }
       }
     }
-    }
-  }
   }
 }

@@ -37,40 +37,40 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   }
   for (tl::index v1_c = __mid1; v1_c < tl::div_ceil<tl::index>(n_N, k_BN); ++v1_c) {
     { tl::Region __g = {{1, 1, n_M, n_N}, {0, 0, v0_row0, tl::mul<tl::index>(v1_c, k_BN)}};
-    if (tl::chunk_aligned<4>(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
-      #pragma unroll
-      for (int __k = 0; __k < 2; ++__k) {
-        const int __L = (__k * 128 + TL_TID) * 4;
-        if (true) {
-          const tl::index __c0 = (tl::index)((__L / 256) % 4);
-          const tl::index __c1 = (tl::index)((__L / 1) % 256);
-          tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+      if (tl::chunk_aligned<4>(t_a, __g) && tl::tile_inside<1, 1, 4, 256>(__g)) {
+        #pragma unroll
+        for (int __k = 0; __k < 2; ++__k) {
+          const int __L = (__k * 128 + TL_TID) * 4;
+          if (true) {
+            const tl::index __c0 = (tl::index)((__L / 256) % 4);
+            const tl::index __c1 = (tl::index)((__L / 1) % 256);
+            tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+          }
+        }
+      } else if (tl::chunk_aligned<4>(t_a, __g)) {
+        #pragma unroll
+        for (int __k = 0; __k < 2; ++__k) {
+          const int __L = (__k * 128 + TL_TID) * 4;
+          if (true) {
+            const tl::index __c0 = (tl::index)((__L / 256) % 4);
+            const tl::index __c1 = (tl::index)((__L / 1) % 256);
+            if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
+            else for (int __v = 0; __v < 4; ++__v) b0_t[__k * 4 + __v] = tl::lit<float>(0.0);
+          }
+        }
+      } else {
+        #pragma unroll
+        for (int __k = 0; __k < 2; ++__k) {
+          const int __L = (__k * 128 + TL_TID) * 4;
+          if (true) {
+            const tl::index __c0 = (tl::index)((__L / 256) % 4);
+            const tl::index __c1 = (tl::index)((__L / 1) % 256);
+            const bool __row = __g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2];
+            const tl::index __gc = __g.off[3] + __c1;
+            tl::load_chunk_tail<4, float, float>(t_a + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + __gc), __row, __gc, __g.dims[3], b0_t + __k * 4);
+          }
         }
       }
-    } else if (tl::chunk_aligned<4>(t_a, __g)) {
-      #pragma unroll
-      for (int __k = 0; __k < 2; ++__k) {
-        const int __L = (__k * 128 + TL_TID) * 4;
-        if (true) {
-          const tl::index __c0 = (tl::index)((__L / 256) % 4);
-          const tl::index __c1 = (tl::index)((__L / 1) % 256);
-          if (__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2] && (__g.off[3] + __c1) >= 0 && (__g.off[3] + __c1) < __g.dims[3]) tl::load_chunk<4, float, float, true>(t_a + ((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + (__g.off[3] + __c1), b0_t + __k * 4);
-          else for (int __v = 0; __v < 4; ++__v) b0_t[__k * 4 + __v] = tl::lit<float>(0.0);
-        }
-      }
-    } else {
-      #pragma unroll
-      for (int __k = 0; __k < 2; ++__k) {
-        const int __L = (__k * 128 + TL_TID) * 4;
-        if (true) {
-          const tl::index __c0 = (tl::index)((__L / 256) % 4);
-          const tl::index __c1 = (tl::index)((__L / 1) % 256);
-          const bool __row = __g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && (__g.off[2] + __c0) >= 0 && (__g.off[2] + __c0) < __g.dims[2];
-          const tl::index __gc = __g.off[3] + __c1;
-          tl::load_chunk_tail<4, float, float>(t_a + (((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + (__g.off[2] + __c0)) * __g.dims[3] + __gc), __row, __gc, __g.dims[3], b0_t + __k * 4);
-        }
-      }
-    }
     }
     tl::fold_rows<tl::Max, float, 2, 4>(b0_t, b1_m_carry);
   }
@@ -78,9 +78,9 @@ TL_GLOBAL void __launch_bounds__(128) tl_rowmax__r4(const float* __restrict__ t_
   if (((tl::index)0) < tl::div_ceil<tl::index>(n_N, k_BN)) {
     tl::reduce_rows<tl::Max, float, 2, 1, 64, 32, 128>(b1_m_carry, b1_m, (float*)(tl_smem + 0));
     #pragma unroll
-for (int __r = 0; __r < 2; ++__r) {
-  const unsigned __L = __r * 2 + TL_TID / 64;
-  if (true) {
+    for (int __r = 0; __r < 2; ++__r) {
+      const unsigned __L = __r * 2 + TL_TID / 64;
+      if (true) {
         const tl::index v2_i = (tl::index)((__L / 1) % 4);
         b2_best[__r] = tl::max<float>(b2_best[__r], b1_m[__r]);
       }
@@ -88,30 +88,30 @@ for (int __r = 0; __r < 2; ++__r) {
   }
   }
   { tl::Region __g = {{1, 1, 1, n_M}, {0, 0, 0, v0_row0}};
-  if (tl::tile_inside<1, 1, 1, 4>(__g)) {
-    { 
-    #pragma unroll
-for (int __r = 0; __r < 2; ++__r) {
-  const unsigned __L = __r * 2 + TL_TID / 64;
-  if (true) {
-        const tl::index __c0 = (tl::index)((__L / 1) % 4);
-        const tl::index __e = (0) * 4 + __c0;
-        if (TL_TID % 64 == 0) { if (true) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+    if (tl::tile_inside<1, 1, 1, 4>(__g)) {
+      { 
+        #pragma unroll
+        for (int __r = 0; __r < 2; ++__r) {
+          const unsigned __L = __r * 2 + TL_TID / 64;
+          if (true) {
+            const tl::index __c0 = (tl::index)((__L / 1) % 4);
+            const tl::index __e = (0) * 4 + __c0;
+            if (TL_TID % 64 == 0) { if (true) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+          }
+        }
+      }
+    } else {
+      { 
+        #pragma unroll
+        for (int __r = 0; __r < 2; ++__r) {
+          const unsigned __L = __r * 2 + TL_TID / 64;
+          if (true) {
+            const tl::index __c0 = (tl::index)((__L / 1) % 4);
+            const tl::index __e = (0) * 4 + __c0;
+            if (TL_TID % 64 == 0) { if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && __g.off[2] >= 0 && __g.off[2] < __g.dims[2] && (__g.off[3] + __c0) >= 0 && (__g.off[3] + __c0) < __g.dims[3])) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
+          }
+        }
       }
     }
-    }
-  } else {
-    { 
-    #pragma unroll
-for (int __r = 0; __r < 2; ++__r) {
-  const unsigned __L = __r * 2 + TL_TID / 64;
-  if (true) {
-        const tl::index __c0 = (tl::index)((__L / 1) % 4);
-        const tl::index __e = (0) * 4 + __c0;
-        if (TL_TID % 64 == 0) { if ((__g.off[0] >= 0 && __g.off[0] < __g.dims[0] && __g.off[1] >= 0 && __g.off[1] < __g.dims[1] && __g.off[2] >= 0 && __g.off[2] < __g.dims[2] && (__g.off[3] + __c0) >= 0 && (__g.off[3] + __c0) < __g.dims[3])) t_out[((((0) * __g.dims[0] + __g.off[0]) * __g.dims[1] + __g.off[1]) * __g.dims[2] + __g.off[2]) * __g.dims[3] + (__g.off[3] + __c0)] = tl::cast<float, float>(b2_best[__r]); }
-      }
-    }
-    }
-  }
   }
 }

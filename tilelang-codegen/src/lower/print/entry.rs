@@ -1,6 +1,7 @@
 //! The kernel's entry functions: the plain entry, the TMA entry and the warp-specialised
 //! persistent one (producer and consumers), with their parameters and prologue.
 
+use super::code::Code;
 use super::emitter::*;
 use crate::ir::*;
 use crate::lower::names::*;
@@ -59,7 +60,6 @@ pub(super) fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
     if tma {
         entry.push_str(crate::names::TMA_SUFFIX);
     }
-    let mut src = String::new();
     let mut params = Vec::new();
     for (i, prm) in k.params.iter().enumerate() {
         match &prm.kind {
@@ -107,11 +107,11 @@ pub(super) fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         Some(w) => format!("__launch_bounds__({})", w.threads),
         None => bounds,
     };
-    let _ = writeln!(
-        src,
+    let mut c = Code::at(0);
+    c.open(format!(
         "TL_GLOBAL void {bounds} {entry}({}) {{",
         params.join(", ")
-    );
+    ));
     if p.shared_bytes > 0 {
         // 1024 bytes for wgmma's atoms (their swizzle is a function of the address).
         let align = if p.swizzled.contains(&ATOMS) {
@@ -119,21 +119,20 @@ pub(super) fn entry_fn(p: &Plan, file: Option<&str>, tma: bool) -> String {
         } else {
             16
         };
-        let _ = writeln!(
-            src,
-            "  extern __shared__ __attribute__((aligned({align}))) unsigned char tl_smem[];"
-        );
+        c.line(format!(
+            "extern __shared__ __attribute__((aligned({align}))) unsigned char tl_smem[];"
+        ));
     }
     for (i, v) in p.inst.vals.iter().enumerate() {
-        let _ = writeln!(src, "  constexpr tl::index {} = {v};", e.konst(i));
+        c.line(format!("constexpr tl::index {} = {v};", e.konst(i)));
     }
     let body = match specialized {
         Some(w) => e.specialized_body(w),
-        None => e.block(&k.body, 1),
+        None => e.block(&k.body, c.depth()),
     };
-    src.push_str(&body);
-    src.push_str("}\n");
-    src
+    c.push(&body);
+    c.close("}");
+    c.finish()
 }
 
 impl Emitter<'_> {
@@ -173,132 +172,124 @@ impl Emitter<'_> {
         let (loads, compute) = lbody.split_at(nloads);
         let consumers = self.threads;
         let v = self.var(vars[0]);
-        let mut out = String::new();
         let bufs: Vec<BufId> = loads.iter().map(load_buf).collect();
-        let _ = writeln!(
-            out,
-            "  uint64_t* __full = (uint64_t*)(tl_smem + {});",
+        let mut c = Code::at(1);
+        c.line(format!(
+            "uint64_t* __full = (uint64_t*)(tl_smem + {});",
             t.barriers
-        );
-        let _ = writeln!(out, "  uint64_t* __empty = __full + {stages};");
-        let _ = writeln!(out, "  if (TL_TID == 0) {{");
-        let _ = writeln!(out, "    for (int __b = 0; __b < {stages}; ++__b) {{");
-        let _ = writeln!(out, "      tl::mbar_init(&__full[__b], 1);");
-        let _ = writeln!(out, "      tl::mbar_init(&__empty[__b], {consumers});");
-        let _ = writeln!(out, "    }}");
-        let _ = writeln!(out, "    tl::mbar_fence_init();");
-        let _ = writeln!(out, "  }}");
-        let _ = writeln!(out, "  __syncthreads();");
+        ));
+        c.line(format!("uint64_t* __empty = __full + {stages};"));
+        c.open("if (TL_TID == 0) {");
+        c.open(format!("for (int __b = 0; __b < {stages}; ++__b) {{"));
+        c.line("tl::mbar_init(&__full[__b], 1);");
+        c.line(format!("tl::mbar_init(&__empty[__b], {consumers});"));
+        c.close("}");
+        c.line("tl::mbar_fence_init();");
+        c.close("}");
+        c.line("__syncthreads();");
         let grid: Vec<String> = (0..3)
             .map(|d| self.k.grid.get(d).map_or("1".into(), |g| self.expr(g)))
             .collect();
-        let _ = writeln!(
-            out,
-            "  const tl::index __gx = {}, __gy = {}, __gz = {};",
+        c.line(format!(
+            "const tl::index __gx = {}, __gy = {}, __gz = {};",
             grid[0], grid[1], grid[2]
-        );
-        let _ = writeln!(out, "  if (TL_TID >= {consumers}) {{");
+        ));
+        c.open(format!("if (TL_TID >= {consumers}) {{"));
         if let Some((down, _)) = w.registers {
-            let _ = writeln!(out, "    tl::setmaxnreg_dec<{down}>();");
+            c.line(format!("tl::setmaxnreg_dec<{down}>();"));
         }
-        let _ = writeln!(out, "    if (TL_TID == {consumers}) {{");
+        c.open(format!("if (TL_TID == {consumers}) {{"));
         self.persistent = true;
-        out.push_str(&self.tile_head(w, extent, &v, stages, 3));
-        let _ = writeln!(
-            out,
-            "          if (__it >= {stages}) tl::mbar_wait(&__empty[__st], (int)((__it / {stages} - 1) & 1));"
-        );
-        out.push_str(&self.stage_ptrs(&bufs, "__st", 5));
-        out.push_str(&self.tma_issue(loads, t, "__full[__st]", 5));
-        let _ = writeln!(out, "        }}");
-        let _ = writeln!(out, "      }}");
-        let _ = writeln!(out, "    }}");
-        let _ = writeln!(out, "  }} else {{");
+        self.tile_head(&mut c, w, extent, &v, stages);
+        c.line(format!(
+            "if (__it >= {stages}) tl::mbar_wait(&__empty[__st], (int)((__it / {stages} - 1) & 1));"
+        ));
+        c.push(&self.stage_ptrs(&bufs, "__st", c.depth()));
+        c.push(&self.tma_issue(loads, t, "__full[__st]", c.depth()));
+        c.close("}");
+        c.close("}");
+        c.close("}");
+        c.reopen("} else {");
         if let Some((_, up)) = w.registers {
-            let _ = writeln!(out, "    tl::setmaxnreg_inc<{up}>();");
+            c.line(format!("tl::setmaxnreg_inc<{up}>();"));
         }
         self.consumers = Some(consumers);
-        out.push_str(&self.tile_head(w, extent, &v, stages, 2));
-        let _ = writeln!(
-            out,
-            "        tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
-        );
-        out.push_str(&self.stage_ptrs(&bufs, "__st", 4));
+        self.tile_head(&mut c, w, extent, &v, stages);
+        c.line(format!(
+            "tl::mbar_wait(&__full[__st], (int)((__it / {stages}) & 1));"
+        ));
+        c.push(&self.stage_ptrs(&bufs, "__st", c.depth()));
         for &(b, second) in &w.rotated {
             let Storage::Shared { offset } = self.storage[b] else {
                 unreachable!("rotated tiles are shared")
             };
             let ty = ctype(self.k.buffers[b].dtype);
-            let _ = writeln!(
-                out,
-                "        {ty}* {} = ({ty}*)(tl_smem + ((__it & 1) ? {second} : {offset}));",
+            c.line(format!(
+                "{ty}* {} = ({ty}*)(tl_smem + ((__it & 1) ? {second} : {offset}));",
                 self.buf(b)
-            );
+            ));
         }
         if w.top_barrier {
             // What the last iteration read, this one writes: every consumer is past it.
-            let _ = writeln!(out, "        {};", self.barrier());
+            c.line(format!("{};", self.barrier()));
         }
-        out.push_str(&self.block(compute, 4));
+        c.push(&self.block(compute, c.depth()));
         if w.in_flight.is_some() {
             // This stage's group is issued; the previous one's is done once at most one is
             // pending, which frees its stage; the tile's last stage once its group is done.
-            let _ = writeln!(out, "        tl::wgmma_wait<1>();");
-            let _ = writeln!(
-                out,
-                "        if ({v} > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
-            );
-            let _ = writeln!(out, "      }}");
-            let _ = writeln!(out, "      tl::wgmma_wait<0>();");
-            let _ = writeln!(
-                out,
-                "      if (__n > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
-            );
+            c.line("tl::wgmma_wait<1>();");
+            c.line(format!(
+                "if ({v} > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
+            ));
+            c.close("}");
+            c.line("tl::wgmma_wait<0>();");
+            c.line(format!(
+                "if (__n > 0) tl::mbar_arrive(&__empty[(int)((__it - 1) % {stages})]);"
+            ));
         } else {
-            let _ = writeln!(out, "        tl::mbar_arrive(&__empty[__st]);");
-            let _ = writeln!(out, "      }}");
+            c.line("tl::mbar_arrive(&__empty[__st]);");
+            c.close("}");
         }
-        out.push_str(&self.block(&body[w.at + 1..], 3));
+        c.push(&self.block(&body[w.at + 1..], c.depth()));
         if w.tile_barrier {
-            let _ = writeln!(out, "      {};", self.barrier());
+            c.line(format!("{};", self.barrier()));
         }
         self.persistent = false;
         self.consumers = None;
-        let _ = writeln!(out, "    }}");
+        c.close("}");
         if !self.p.tma.stores.is_empty() {
             // The last boxes' stores are done before the block (and its shared memory) ends.
-            let _ = writeln!(out, "    if (TL_TID % 128 == 0) tl::bulk_wait<0>();");
+            c.line("if (TL_TID % 128 == 0) tl::bulk_wait<0>();");
         }
-        let _ = writeln!(out, "  }}");
-        out
+        c.close("}");
+        c.finish()
     }
 
-    /// The head of a role's walk over its tiles in a persistent entry, at `depth`: the loop
-    /// over tiles, the tile's block indices, the prelude again, and the pipelined loop over
-    /// `v` with its stage `__st` (iteration `__it` of the block's tiles).
+    /// The head of a role's walk over its tiles in a persistent entry, into `c`: the loop over
+    /// tiles, the tile's block indices, the prelude again, and the pipelined loop over `v`
+    /// with its stage `__st` (iteration `__it` of the block's tiles). Both loops stay open.
     pub(super) fn tile_head(
         &mut self,
+        c: &mut Code,
         w: &Specialized,
         extent: &Expr,
         v: &str,
         stages: usize,
-        depth: usize,
-    ) -> String {
-        let ind = "  ".repeat(depth);
-        let mut out = format!(
-            "{ind}tl::index __it = 0;  // iterations over this block's tiles: stage and phase\n\
-             {ind}for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {{\n\
-             {ind}  tl::index __bx, __by, __bz;\n\
-             {ind}  tl::raster<{}>(__t, __gx, __gy, __bx, __by, __bz);\n",
+    ) {
+        c.line("tl::index __it = 0;  // iterations over this block's tiles: stage and phase");
+        c.open(
+            "for (tl::index __t = TL_BLOCK_LINEAR; __t < __gx * __gy * __gz; __t += TL_BLOCKS) {",
+        );
+        c.line("tl::index __bx, __by, __bz;");
+        c.line(format!(
+            "tl::raster<{}>(__t, __gx, __gy, __bx, __by, __bz);",
             w.raster
-        );
-        out.push_str(&self.block(&self.k.body[..w.at], depth + 1));
-        let _ = writeln!(out, "{ind}  const tl::index __n = {};", self.expr(extent));
-        let _ = writeln!(
-            out,
-            "{ind}  for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
-        );
-        let _ = writeln!(out, "{ind}    const int __st = (int)(__it % {stages});");
-        out
+        ));
+        c.push(&self.block(&self.k.body[..w.at], c.depth()));
+        c.line(format!("const tl::index __n = {};", self.expr(extent)));
+        c.open(format!(
+            "for (tl::index {v} = 0; {v} < __n; ++{v}, ++__it) {{"
+        ));
+        c.line(format!("const int __st = (int)(__it % {stages});"));
     }
 }
