@@ -518,4 +518,25 @@ pub fn unpack(bp: &Tensor<u8, (K, NP)>, out: &mut Tensor<f16, (K, N)>) {
         let src = hip(&case, 0, "sm_90").source;
         assert!(!src.contains("* __l + "), "{src}");
     }
+
+    // A stride no vector can hold (an out-of-bounds store, reported at run time by the CPU
+    // backend) leaves the stores element by element; the candidate search must not size
+    // anything by it (a typo of `2` once made it allocate 64 GiB, issue 38).
+    for (from, stride) in [
+        ("b_s[(kk, 2 * j)]", "4294967295"),
+        ("b_s[(kk, 2 * j + 1)]", "2147483647"),
+        ("2 * j", "9223372036854775807"),
+    ] {
+        let huge = UNPACK.replace(from, &from.replace('2', stride));
+        assert_ne!(huge, UNPACK);
+        for arch in ["sm_90", "gfx1100", "gfx942"] {
+            let src = hip(&huge, 0, arch).source;
+            assert!(!src.contains("nibbles_to_half"), "{arch}: {src}");
+            assert!(
+                !src.contains("tl::vstore<false, true, 16>(&b1_b_s["),
+                "{arch}: {src}"
+            );
+            assert!(src.contains(stride), "{arch}: {src}");
+        }
+    }
 }

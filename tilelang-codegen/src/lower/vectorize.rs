@@ -551,8 +551,11 @@ fn interleaves(
             }
             _ => (last, 0),
         };
+        // A group fills 16-byte vectors (`16 % (factor·elem) == 0` below): a larger stride
+        // (a user's constant, however large) is never a candidate, which also bounds
+        // everything sized by `factor` here.
         match b.stride(x, p.inst.vals) {
-            Some(factor) if factor >= 2 => cands.push(Cand {
+            Some(factor) if (2..=16).contains(&factor) => cands.push(Cand {
                 key: p.inst.ids.access(access),
                 stmt: p.inst.ids.stmt(s),
                 pos,
@@ -591,7 +594,7 @@ fn interleaves(
         let mut residues: Vec<i128> = members.iter().map(|&j| cands[j].c).collect();
         residues.sort_unstable();
         let elem = p.inst.k.buffers[first.buf].dtype.size_bytes();
-        if residues != (0..factor as i128).collect::<Vec<_>>() || 16 % (factor * elem) != 0 {
+        if !residues.iter().copied().eq(0..factor as i128) || 16 % (factor * elem) != 0 {
             continue;
         }
         // A free loop's chunk fills one vector; a chunked loop's (its fragments' chunk) may
