@@ -17,14 +17,19 @@
 //!
 //! Mutant `i` uses the seed `mix(BASE_SEED + i)`: a failure prints the seed and the mutant's
 //! text; `FUZZ_SEED=<seed>` replays that single mutant (with the same `kernels/src`), and
-//! `FUZZ_N=<count>` changes the count (default 5000), `FUZZ_THREADS` the threads (default up to
+//! `FUZZ_N=<count>` changes the count (default 5000), `FUZZ_OFFSET=<i>` the first `i` (default
+//! 0: runs beyond CI's share start at fresh seeds), `FUZZ_THREADS` the threads (default up to
 //! 4) and `FUZZ_KERNELS_SRC` where the tutorial kernels are read from.
+//!
+//! The process runs under a memory cap (`cap.rs`): a mutant that makes the compiler ask for a
+//! block over 256 MiB, or the process hold over 4 GiB, aborts the run naming its seed.
 //!
 //! Cost: in a dev build almost all the time is `syn` parsing unoptimised (about 5 ms of CPU per
 //! mutant); the mutants run on up to 4 threads.
 //!
 //! The mutations are in `mutate.rs`; running an input and checking the properties, in `check.rs`.
 
+mod cap;
 mod check;
 mod corpus;
 mod mutate;
@@ -37,6 +42,9 @@ use std::str::FromStr;
 use std::time::Instant;
 
 const BASE_SEED: u64 = 0x7115_1A96_0000_0000;
+
+#[global_allocator]
+static ALLOC: cap::Capped = cap::Capped;
 
 #[test]
 fn corpus_kernels_compile_without_diagnostics() {
@@ -101,7 +109,15 @@ fn mutants_never_panic() {
     });
     let seeds: Vec<u64> = match only {
         Some(s) => vec![s],
-        None => (0..n).map(|i| mix(BASE_SEED.wrapping_add(i))).collect(),
+        None => {
+            let first: u64 = std::env::var("FUZZ_OFFSET")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            (first..first + n)
+                .map(|i| mix(BASE_SEED.wrapping_add(i)))
+                .collect()
+        }
     };
 
     let start = Instant::now();
@@ -167,6 +183,7 @@ fn mutants_never_panic() {
                                 Err(p) => eprintln!("  => panic: {p}"),
                             }
                         }
+                        cap::running(Some(seed));
                         check_one(
                             &mut t,
                             seed,
@@ -175,6 +192,7 @@ fn mutants_never_panic() {
                             &what,
                             only.is_some() || seed % 8 == 0,
                         );
+                        cap::running(None);
                     }
                     t
                 })
