@@ -93,9 +93,6 @@ fn coordinate_guard(e: &Expr, coords: &[VarId], varying: &BTreeSet<VarId>) -> Op
         .position(|t| matches!(t.kind, ExprKind::Var(v) if coords.contains(&v)))?;
     // (`j < n` alone stays as it is: measured, ptxas then gives the whole-row softmax 100
     // registers instead of 64.)
-    let others_invariant = ts
-        .iter()
-        .enumerate()
-        .all(|(i, t)| i == at || invariant(t));
+    let others_invariant = ts.iter().enumerate().all(|(i, t)| i == at || invariant(t));
     (ts.len() > 1 && others_invariant && invariant(b)).then_some(at)
 }

@@ -1,8 +1,8 @@
 //! Expressions, and the 32-bit form of a tail guard on a tile coordinate.
 
 use super::emitter::*;
-use crate::lower::guards::terms;
 use crate::ir::*;
+use crate::lower::guards::terms;
 use crate::lower::names::*;
 use crate::lower::util::*;
 
