@@ -1,0 +1,288 @@
+//! The generator's own syntax tree: small, typed where the printer needs it, and owned by the
+//! generator (the shrinker of a later stage edits it). A leaf: it imports nothing of the crate.
+
+/// A value's type: the seven element types, `bool` and the index type `usize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ty {
+    F16,
+    Bf16,
+    F32,
+    F64,
+    I32,
+    U32,
+    U8,
+    Bool,
+    Index,
+}
+
+impl Ty {
+    /// The element types tensors, buffers and scalars hold.
+    pub const ELEMENTS: [Ty; 7] = [
+        Ty::F16,
+        Ty::Bf16,
+        Ty::F32,
+        Ty::F64,
+        Ty::I32,
+        Ty::U32,
+        Ty::U8,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::F16 => "f16",
+            Ty::Bf16 => "bf16",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+            Ty::I32 => "i32",
+            Ty::U32 => "u32",
+            Ty::U8 => "u8",
+            Ty::Bool => "bool",
+            Ty::Index => "usize",
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F16 | Ty::Bf16 | Ty::F32 | Ty::F64)
+    }
+
+    /// Whether a value of this type may be negated (`-x`).
+    pub fn is_signed(self) -> bool {
+        self.is_float() || self == Ty::I32
+    }
+
+    /// Bytes of one element (buffers' sizes).
+    pub fn bytes(self) -> usize {
+        match self {
+            Ty::F16 | Ty::Bf16 => 2,
+            Ty::F32 | Ty::I32 | Ty::U32 => 4,
+            Ty::F64 | Ty::Index => 8,
+            Ty::U8 | Ty::Bool => 1,
+        }
+    }
+}
+
+/// How a literal is written: untyped (`2.5`, typed by its context), with a suffix (`2.5f32`),
+/// or as a cast (`(2.5 as f16)`: Rust has no suffix for the halves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LitForm {
+    Untyped,
+    Typed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+/// The functions stage 1 calls (exact on every backend).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Max,
+    Min,
+    Abs,
+}
+
+impl Func {
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Max => "max",
+            Func::Min => "min",
+            Func::Abs => "abs",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// An integer (of an integer type or `usize`), a float or a bool literal, of type `ty`.
+    Int(i64, Ty, LitForm),
+    Float(f64, Ty, LitForm),
+    Bool(bool),
+    /// A variable, a loop variable, a scalar parameter, a shape symbol or a const generic.
+    Name(String),
+    BlockIdx(u8),
+    /// `t[i]` or `t[(i, j, ..)]`.
+    Load(String, Vec<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Cast(Box<Expr>, Ty),
+    Call(Func, Vec<Expr>),
+    /// `if_then_else(c, a, b)`.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    DivCeil(Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    pub fn name(s: &str) -> Expr {
+        Expr::Name(s.to_string())
+    }
+
+    /// An untyped `usize` literal (index arithmetic).
+    pub fn idx(v: i64) -> Expr {
+        Expr::Int(v, Ty::Index, LitForm::Untyped)
+    }
+
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+
+    pub fn load(t: &str, index: &[&str]) -> Expr {
+        Expr::Load(t.to_string(), index.iter().map(|i| Expr::name(i)).collect())
+    }
+
+    pub fn is_literal(&self) -> bool {
+        matches!(self, Expr::Int(..) | Expr::Float(..) | Expr::Bool(_))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Shared,
+    Fragment,
+}
+
+/// A `copy` operand: a buffer, or the region of a tensor at element offsets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tile {
+    Buf(String),
+    Region { tensor: String, offsets: Vec<Expr> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `let [mut] name[: ty] = value;`
+    Let {
+        name: String,
+        mutable: bool,
+        ty: Option<Ty>,
+        value: Expr,
+    },
+    /// `let (a, b, ..) = (e1, e2, ..);`
+    LetTuple(Vec<(String, Expr)>),
+    /// `name = value;`
+    Assign(String, Expr),
+    /// `t[index] = value;` or, with an operator, `t[index] op= value;`
+    Store {
+        target: String,
+        index: Vec<Expr>,
+        op: Option<BinOp>,
+        value: Expr,
+    },
+    /// `let mut name = alloc_<scope>::<dtype, (shape)>();` (the argument form when
+    /// `arg_form`: `alloc_<scope>::<dtype>((shape))`).
+    Alloc {
+        name: String,
+        scope: Scope,
+        dtype: Ty,
+        shape: Vec<String>,
+        arg_form: bool,
+    },
+    /// `for (vars) in parallel(extents) { body }`
+    Parallel {
+        vars: Vec<String>,
+        extents: Vec<String>,
+        body: Vec<Stmt>,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
+    Copy {
+        src: Tile,
+        dst: Tile,
+    },
+    Fill {
+        buf: String,
+        value: Expr,
+    },
+    Clear(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    Tensor {
+        dtype: Ty,
+        dims: Vec<String>,
+        mutable: bool,
+    },
+    Scalar(Ty),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+/// A named config: one value per const generic, in `Kernel::consts` order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub name: String,
+    pub values: Vec<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Threads {
+    Literal(u64),
+    Const(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub grid: Vec<Expr>,
+    pub threads: Threads,
+    pub consts: Vec<String>,
+    pub configs: Vec<Config>,
+    /// `(arch, config name)` pairs of the `defaults` key (absent when empty).
+    pub defaults: Vec<(String, String)>,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+}
+
+/// Which skeleton a program was built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skeleton {
+    /// Element-wise `parallel` loop over tensors of rank 1, 2 or 3.
+    Elementwise(u8),
+    /// Tiles: copies in, element-wise loops over the tiles, copies out.
+    Tiles,
+}
+
+/// One generated kernel and the seed it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub seed: u64,
+    pub skeleton: Skeleton,
+    pub kernel: Kernel,
+}

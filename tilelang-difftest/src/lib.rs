@@ -1,0 +1,10 @@
+//! Differential testing of the whole compiler (issue 38, `docs/design/difftest.md`).
+//!
+//! Stage 1: [`gen`] draws random kernels that are valid by construction from a seed and prints
+//! them as `#[tile_kernel]` Rust; [`compile`] runs a generated source through the frontend and
+//! the GPU lowering of every target; [`constructs`] lists which language constructs an IR
+//! reaches, so a test can say what the generator covers.
+
+pub mod compile;
+pub mod constructs;
+pub mod gen;
