@@ -1,9 +1,10 @@
 //! A generated source through the compiler: the frontend (`tilelang_codegen::compile`, as the
 //! macro runs it) and the GPU lowering of every config for every target, as the build script
-//! and the macro's launcher run it. Any diagnostic is a rejection.
+//! and the macro's launcher run it; and the device sources printed. Any diagnostic is a
+//! rejection.
 
 use quote::ToTokens;
-use tilelang_codegen::{ir, launcher, target};
+use tilelang_codegen::{ir, launcher, lower, target};
 
 /// Splits a source holding one `#[tile_kernel(..)]` function into the attribute's tokens and
 /// the item's (the attribute removed), as the macro receives them.
@@ -33,6 +34,19 @@ pub fn check(source: &str) -> Result<ir::Kernel, String> {
     let k = to_ir(source)?;
     launcher::lower(&k, target::TARGETS).map_err(|d| texts(&d))?;
     Ok(k)
+}
+
+/// The device sources of every (config, target) of `target::TARGETS` (`lower::emit`, the
+/// plan printed as the build script prints it): their total length in bytes.
+pub fn emit_all(k: &ir::Kernel) -> Result<usize, String> {
+    let mut bytes = 0;
+    for t in target::TARGETS {
+        for c in 0..k.configs.len() {
+            let hip = lower::emit(k, c, t, None).map_err(|d| d.text())?;
+            bytes += hip.source.len();
+        }
+    }
+    Ok(bytes)
 }
 
 fn texts(d: &[tilelang_codegen::Diagnostic]) -> String {

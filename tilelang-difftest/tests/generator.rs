@@ -1,5 +1,6 @@
 //! The generator (issue 38, stage 1): deterministic, every generated kernel accepted by the
-//! frontend and lowered for every target with no diagnostic, and the constructs it reaches.
+//! frontend, lowered and printed for every target with no diagnostic, and the constructs it
+//! reaches.
 //!
 //! `DIFF_N` sets how many seeds (default 300), `DIFF_SEED` (hex) replays one.
 
@@ -7,12 +8,9 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 use tilelang_difftest::compile;
 use tilelang_difftest::constructs::{self, Construct};
-use tilelang_difftest::gen::{self, rng::mix};
+use tilelang_difftest::gen;
 
-/// Kernel `i` of a run: `mix(BASE ^ i)`, as the plan fixes it.
-const BASE: u64 = 0x7469_6c65_6c61_6e67;
-
-/// The seeds of this run: `DIFF_SEED` alone, else `DIFF_N` (default 300) from the base.
+/// The seeds of this run: `DIFF_SEED` alone, else `gen::seed_of(i)` for `i < DIFF_N` (300).
 fn seeds() -> Vec<u64> {
     if let Ok(s) = std::env::var("DIFF_SEED") {
         let s = s.trim_start_matches("0x");
@@ -22,7 +20,7 @@ fn seeds() -> Vec<u64> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(300u64);
-    (0..n).map(|i| mix(BASE ^ i)).collect()
+    (0..n).map(gen::seed_of).collect()
 }
 
 #[test]
@@ -41,19 +39,25 @@ fn generated_kernels_are_valid() {
     let seeds = seeds();
     let mut failures = Vec::new();
     let mut configs = 0;
+    let mut bytes = 0;
     for &seed in &seeds {
         let p = gen::generate(seed);
         let src = p.source();
-        match compile::check(&src) {
-            Ok(k) => configs += k.configs.len().max(1),
+        match compile::check(&src).and_then(|k| compile::emit_all(&k).map(|b| (k, b))) {
+            Ok((k, b)) => {
+                configs += k.configs.len().max(1);
+                bytes += b;
+            }
             Err(e) => failures.push(format!(
                 "seed {seed:016x} (replay: DIFF_SEED={seed:016x}) rejected:\n{e}\n--- source ---\n{src}"
             )),
         }
     }
     eprintln!(
-        "{} kernels, {configs} configs, compiled and lowered for every target in {:.1} s",
+        "{} kernels, {configs} configs, compiled, lowered and printed for every target ({} MB of \
+         device source) in {:.1} s",
         seeds.len(),
+        bytes >> 20,
         t.elapsed().as_secs_f64()
     );
     assert!(

@@ -234,6 +234,8 @@ pub enum ParamKind {
         dtype: Ty,
         dims: Vec<String>,
         mutable: bool,
+        /// A `&mut` tensor the kernel also reads (in-out): a runner fills it like an input.
+        read: bool,
     },
     Scalar(Ty),
 }

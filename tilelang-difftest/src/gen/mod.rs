@@ -2,7 +2,7 @@
 //! deterministically; [`Program::source`] prints it as a `#[tile_kernel]` function.
 //!
 //! By concept: `ast.rs` (the generator's own tree, a leaf), `rng.rs`, `config.rs` (config
-//! pools), `expr.rs` (typed expressions and the exactness rule), `skeleton.rs` and `tiles.rs`
+//! pools), `expr.rs` (typed expressions and the exactness rule), `skeleton.rs`
 //! (the kernels' shapes), `print.rs` (Rust source).
 
 pub mod ast;
@@ -11,9 +11,17 @@ pub mod expr;
 pub mod print;
 pub mod rng;
 pub mod skeleton;
-pub mod tiles;
 
 pub use ast::{Program, Skeleton};
+
+/// The seeds' base: kernel `i` of a run is [`seed_of`]`(i)`.
+pub const BASE: u64 = 0x7469_6c65_6c61_6e67;
+
+/// The seed of kernel `i` of a run: `mix(BASE ^ i)`, so consecutive kernels are unrelated and
+/// a range of `i` is a reproducible batch.
+pub fn seed_of(i: u64) -> u64 {
+    rng::mix(BASE ^ i)
+}
 
 /// The program of `seed`: the same seed gives the same program on every host.
 pub fn generate(seed: u64) -> Program {
@@ -27,7 +35,7 @@ pub fn generate(seed: u64) -> Program {
     };
     let kernel = match skeleton {
         Skeleton::Elementwise(rank) => skeleton::elementwise(&mut rng, name, rank as usize),
-        Skeleton::Tiles => tiles::tiles(&mut rng, name),
+        Skeleton::Tiles => skeleton::tiles(&mut rng, name),
     };
     Program {
         seed,

@@ -66,6 +66,7 @@ fn kernel(k: &Kernel) -> String {
                 dtype,
                 dims,
                 mutable,
+                ..
             } => format!(
                 "{}: &{}Tensor<{}, {}>",
                 p.name,
