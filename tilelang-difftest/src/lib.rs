@@ -3,8 +3,10 @@
 //! Stage 1: [`gen`] draws random kernels that are valid by construction from a seed and prints
 //! them as `#[tile_kernel]` Rust; [`compile`] runs a generated source through the frontend and
 //! the GPU lowering of every target; [`constructs`] lists which language constructs an IR
-//! reaches, so a test can say what the generator covers.
+//! reaches, so a test can say what the generator covers; [`inputs`] builds the arguments of
+//! a launch.
 
 pub mod compile;
 pub mod constructs;
 pub mod gen;
+pub mod inputs;
