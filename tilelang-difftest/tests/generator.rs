@@ -2,7 +2,8 @@
 //! frontend, lowered and printed for every target with no diagnostic, and the constructs it
 //! reaches.
 //!
-//! `DIFF_N` sets how many seeds (default 300), `DIFF_SEED` (hex) replays one.
+//! `DIFF_N` sets how many seeds (default 300), `DIFF_OFFSET` where they start (default 0, so CI
+//! is reproducible), `DIFF_SEED` (hex) replays one.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -10,17 +11,21 @@ use tilelang_difftest::compile;
 use tilelang_difftest::constructs::{self, Construct};
 use tilelang_difftest::gen;
 
-/// The seeds of this run: `DIFF_SEED` alone, else `gen::seed_of(i)` for `i < DIFF_N` (300).
+/// The seeds of this run: `DIFF_SEED` alone, else `gen::seed_of(i)` for the `DIFF_N` (300)
+/// values of `i` from `DIFF_OFFSET` (0).
 fn seeds() -> Vec<u64> {
     if let Ok(s) = std::env::var("DIFF_SEED") {
         let s = s.trim_start_matches("0x");
         return vec![u64::from_str_radix(s, 16).expect("DIFF_SEED is hex")];
     }
-    let n = std::env::var("DIFF_N")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300u64);
-    (0..n).map(gen::seed_of).collect()
+    let var = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let (offset, n) = (var("DIFF_OFFSET", 0), var("DIFF_N", 300));
+    (offset..offset + n).map(gen::seed_of).collect()
 }
 
 #[test]
