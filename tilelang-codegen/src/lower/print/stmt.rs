@@ -159,10 +159,7 @@ impl Emitter<'_> {
                 for (d, v) in vars.iter().enumerate() {
                     c.line(format!("const tl::index {} = {};", self.var(*v), coords[d]));
                 }
-                for st in body {
-                    c.push(&self.line(st));
-                    c.push(&self.thread_stmt(st, depth + 2));
-                }
+                c.push(&self.thread_stmts(body, depth + 2));
                 (self.lead, self.bcast) = (None, None);
                 c.close("}");
                 c.close("}");
@@ -330,6 +327,14 @@ impl Emitter<'_> {
         }
     }
 
+    /// Per-thread statements, each after its `#line` directive.
+    pub(super) fn thread_stmts(&mut self, stmts: &[Stmt], depth: usize) -> String {
+        stmts
+            .iter()
+            .map(|s| self.line(s) + &self.thread_stmt(s, depth))
+            .collect()
+    }
+
     /// A per-thread statement (inside a parallel loop, or block-level scalar code).
     pub(super) fn thread_stmt(&mut self, s: &Stmt, depth: usize) -> String {
         match &s.kind {
@@ -363,14 +368,10 @@ impl Emitter<'_> {
             StmtKind::If { cond, then, els } => {
                 let mut c = Code::at(depth);
                 c.open(format!("if ({}) {{", self.expr(cond)));
-                for x in then {
-                    c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
-                }
+                c.push(&self.thread_stmts(then, depth + 1));
                 if !els.is_empty() {
                     c.reopen("} else {");
-                    for x in els {
-                        c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
-                    }
+                    c.push(&self.thread_stmts(els, depth + 1));
                 }
                 c.close("}");
                 c.finish()
@@ -383,9 +384,7 @@ impl Emitter<'_> {
                 let (v, a, b) = (self.var(vars[0]), self.expr(start), self.expr(end));
                 let mut c = Code::at(depth);
                 c.open(format!("for (tl::index {v} = {a}; {v} < {b}; ++{v}) {{"));
-                for x in body {
-                    c.push(&(self.line(x) + &self.thread_stmt(x, depth + 1)));
-                }
+                c.push(&self.thread_stmts(body, depth + 1));
                 c.close("}");
                 c.finish()
             }

@@ -302,10 +302,7 @@ impl<'a> Emitter<'a> {
                 "const tl::index {} = {BASE} + __l;",
                 e.var(plan.inner)
             ));
-            for st in body {
-                text.push(&e.line(st));
-                text.push(&e.thread_stmt(st, depth + 3));
-            }
+            text.push(&e.thread_stmts(body, depth + 3));
             Self::lanes_n(n, depth + 2, &text.finish())
         };
         self.lane = Some(Lanes {
