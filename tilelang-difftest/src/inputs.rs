@@ -131,3 +131,44 @@ pub fn args(slots: &mut [Slot]) -> Vec<Arg<'_>> {
         })
         .collect()
 }
+
+/// A tensor's elements and shape, for the IR evaluator.
+pub fn array(t: &AnyTensor) -> crate::eval::Array {
+    use crate::eval::Data;
+    fn of<T: Element>(t: &Tensor<T>) -> Vec<T> {
+        t.to_vec().expect("download")
+    }
+    let shape = match t {
+        AnyTensor::F16(t) => t.shape().to_vec(),
+        AnyTensor::Bf16(t) => t.shape().to_vec(),
+        AnyTensor::F32(t) => t.shape().to_vec(),
+        AnyTensor::F64(t) => t.shape().to_vec(),
+        AnyTensor::I32(t) => t.shape().to_vec(),
+        AnyTensor::U32(t) => t.shape().to_vec(),
+        AnyTensor::U8(t) => t.shape().to_vec(),
+    };
+    let data = match t {
+        AnyTensor::F16(t) => Data::F16(of(t)),
+        AnyTensor::Bf16(t) => Data::Bf16(of(t)),
+        AnyTensor::F32(t) => Data::F32(of(t)),
+        AnyTensor::F64(t) => Data::F64(of(t)),
+        AnyTensor::I32(t) => Data::I32(of(t)),
+        AnyTensor::U32(t) => Data::U32(of(t)),
+        AnyTensor::U8(t) => Data::U8(of(t)),
+    };
+    crate::eval::Array {
+        data,
+        shape: shape.iter().map(|&d| d as i64).collect(),
+    }
+}
+
+/// The evaluator's arguments for `slots`, copied.
+pub fn eval_args(slots: &[Slot]) -> Vec<crate::eval::Arg> {
+    slots
+        .iter()
+        .map(|s| match s {
+            Slot::In(t) | Slot::Out(t, _) => crate::eval::Arg::Tensor(array(t)),
+            Slot::Scalar(v) => crate::eval::Arg::Scalar(*v),
+        })
+        .collect()
+}

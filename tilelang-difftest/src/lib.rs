@@ -4,9 +4,10 @@
 //! them as `#[tile_kernel]` Rust; [`compile`] runs a generated source through the frontend and
 //! the GPU lowering of every target; [`constructs`] lists which language constructs an IR
 //! reaches, so a test can say what the generator covers; [`inputs`] builds the arguments of
-//! a launch.
+//! a launch; [`eval`] runs a kernel's IR with the CPU backend's semantics (stage 2).
 
 pub mod compile;
 pub mod constructs;
+pub mod eval;
 pub mod gen;
 pub mod inputs;

@@ -108,3 +108,55 @@ fn snapshot_runs_on_the_cpu() {
         unwritten.join("\n")
     );
 }
+
+/// The IR evaluator against the CPU backend the macro compiled: every config of every snapshot
+/// kernel at the three shapes, the same inputs, every output bit for bit.
+#[test]
+fn eval_is_the_cpu_backend() {
+    let dev = Device::cpu();
+    let t = std::time::Instant::now();
+    let mut compared = 0usize;
+    for &(seed, info) in generated::KERNELS {
+        let p = gen::generate(seed);
+        let k = tilelang_difftest::compile::to_ir(&p.source()).unwrap();
+        for sizes in [[1, 1, 1], [2, 37, 53], [3, 65, 129]] {
+            let size = |d: &str| sizes[["L", "M", "N"].iter().position(|s| *s == d).unwrap()];
+            for (c, config) in info.config_names.iter().enumerate() {
+                assert_eq!(k.configs[c].name.to_string(), *config);
+                let mut rng = Rng::new(seed ^ sizes[2] as u64 ^ 0x5eed);
+                let mut slots = inputs::slots(&dev, &p.kernel, size, &mut rng);
+                let mut eargs = inputs::eval_args(&slots);
+                let want = (info.launch_dyn)(&dev, config, inputs::args(&mut slots));
+                let got = tilelang_difftest::eval::run(&k, c, &mut eargs);
+                let what = format!("seed {seed:016x} config {config} sizes {sizes:?}");
+                match (&want, &got) {
+                    (Ok(()), Ok(())) => {}
+                    (Err(a), Err(b)) => assert_eq!(
+                        std::mem::discriminant(a),
+                        std::mem::discriminant(b),
+                        "{what}: the CPU backend says {a}, the evaluator {b}"
+                    ),
+                    _ => panic!("{what}: the CPU backend gives {want:?}, the evaluator {got:?}"),
+                }
+                for (i, (s, e)) in slots.iter().zip(&eargs).enumerate() {
+                    if let (Slot::Out(t, _), tilelang_difftest::eval::Arg::Tensor(a)) = (s, e) {
+                        let (want, got) = (inputs::bits(t), a.data.bits());
+                        if let Some(j) = (0..want.len()).find(|&j| want[j] != got[j]) {
+                            panic!(
+                                "{what}: parameter {i} element {j}: CPU backend {:#x}, evaluator {:#x}\n{}",
+                                want[j],
+                                got[j],
+                                p.source()
+                            );
+                        }
+                        compared += want.len();
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "evaluator = CPU backend on {compared} output elements in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}

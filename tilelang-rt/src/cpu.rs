@@ -465,58 +465,6 @@ impl<D: AsRef<[T]> + AsMut<[T]>, T: Element, const R: usize> View<D, T, R> {
     }
 }
 
-/// Calls `f(buffer_row, tensor_row, first, last)` for every row of a region. The buffer's row
-/// starts at element `buffer_row`; its in-bounds columns are `first..last`; buffer column `c`
-/// is tensor element `tensor_row + c`. `tensor_row` is `None` when the row has no element
-/// inside the tensor.
-fn for_each_row<const R: usize>(
-    buf_shape: &[i64; R],
-    tensor_shape: &[i64; R],
-    offset: &[i64; R],
-    mut f: impl FnMut(usize, Option<usize>, usize, usize),
-) {
-    let cols = buf_shape[R - 1];
-    let rows: i64 = buf_shape[..R - 1].iter().product();
-    let lo = (-offset[R - 1]).clamp(0, cols);
-    let hi = (tensor_shape[R - 1] - offset[R - 1]).clamp(lo, cols);
-    let mut idx = [0i64; R];
-    for row in 0..rows {
-        // Decompose the row number into the leading indices.
-        let mut r = row;
-        for d in (0..R - 1).rev() {
-            idx[d] = r % buf_shape[d];
-            r /= buf_shape[d];
-        }
-        let mut inside = true;
-        let mut lin: i64 = 0;
-        for d in 0..R - 1 {
-            let g = offset[d] + idx[d];
-            inside &= g >= 0 && g < tensor_shape[d];
-            lin = lin * tensor_shape[d] + g;
-        }
-        // `tensor_row + lo` is in bounds whenever the row is inside; shift by `lo` so the value
-        // handed out is never negative.
-        let tstart = if inside && hi > lo {
-            Some((lin * tensor_shape[R - 1] + offset[R - 1] + lo) as usize)
-        } else {
-            None
-        };
-        f((row * cols) as usize, tstart, lo as usize, hi as usize);
-    }
-}
-
-/// A buffer's shape as a region of a rank-`R` tensor: leading extents of 1 for the dimensions
-/// the buffer drops (a `(BM, BK)` tile of a `(B, M, K)` tensor is its `(1, BM, BK)` region).
-fn region_shape<const S: usize, const R: usize>(shape: &[i64; S]) -> [i64; R] {
-    assert!(
-        S <= R,
-        "a tile of higher rank than its tensor: validation refuses this"
-    );
-    let mut out = [1i64; R];
-    out[R - S..].copy_from_slice(shape);
-    out
-}
-
 /// `copy(t.at(offset), &mut buf)`: out-of-bounds elements read as zero. The buffer may drop
 /// leading dimensions of the tensor (rank `S` ≤ `R`): it is the region's extent-1 dimensions.
 pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize, const B: usize>(
@@ -524,24 +472,13 @@ pub fn copy_from_global<G: AsRef<[S]>, S: Element, D: Element, const R: usize, c
     offset: [i64; R],
     dst: &mut Buf<D, B>,
 ) -> Result<()> {
-    let data = src.data.as_ref();
-    let zero = D::from_f64(0.0);
-    let bshape: [i64; R] = region_shape(&dst.shape);
-    let cols = bshape[R - 1] as usize;
-    let out = &mut dst.data;
-    for_each_row(&bshape, &src.shape, &offset, |b, t, lo, hi| {
-        let row = &mut out[b..b + cols];
-        match t {
-            Some(t) => {
-                row[..lo].fill(zero);
-                for (o, s) in row[lo..hi].iter_mut().zip(&data[t..t + (hi - lo)]) {
-                    *o = cast(*s);
-                }
-                row[hi..].fill(zero);
-            }
-            None => row.fill(zero),
-        }
-    });
+    tiles::copy_from_global(
+        src.data.as_ref(),
+        &src.shape,
+        &offset,
+        &mut dst.data,
+        &dst.shape,
+    );
     Ok(())
 }
 
@@ -552,18 +489,7 @@ pub fn copy_to_global<S: Element, D: Element, const R: usize, const B: usize>(
     dst: &mut Out<'_, D, R>,
     offset: [i64; R],
 ) -> Result<()> {
-    let data = &mut dst.data;
-    let bshape: [i64; R] = region_shape(&src.shape);
-    for_each_row(&bshape, &dst.shape, &offset, |b, t, lo, hi| {
-        if let Some(t) = t {
-            for (o, s) in data[t..t + (hi - lo)]
-                .iter_mut()
-                .zip(&src.data[b + lo..b + hi])
-            {
-                *o = cast(*s);
-            }
-        }
-    });
+    tiles::copy_to_global(&src.data, &src.shape, dst.data, &dst.shape, &offset);
     Ok(())
 }
 
@@ -572,53 +498,13 @@ pub fn copy_buf<S: Element, D: Element, const R: usize>(
     src: &Buf<S, R>,
     dst: &mut Buf<D, R>,
 ) -> Result<()> {
-    for (o, s) in dst.data.iter_mut().zip(&src.data) {
-        *o = cast(*s);
-    }
+    tiles::copy_buf(&src.data, &mut dst.data);
     Ok(())
 }
 
 /// `gemm(&a, &b, &mut c)`: `c += a·b`, products converted to `c`'s dtype, `k` ascending.
 pub fn gemm<A: Element, C: Element>(a: &Buf<A, 2>, b: &Buf<A, 2>, c: &mut Buf<C, 2>) -> Result<()> {
-    let (m, k, n) = (
-        a.shape[0] as usize,
-        a.shape[1] as usize,
-        b.shape[1] as usize,
-    );
-    let bc: Vec<C> = b.data.iter().map(|&x| cast(x)).collect();
-    for i in 0..m {
-        let crow = &mut c.data[i * n..(i + 1) * n];
-        for kk in 0..k {
-            let av: C = cast(a.data[i * k + kk]);
-            let brow = &bc[kk * n..(kk + 1) * n];
-            for (cv, &bv) in crow.iter_mut().zip(brow) {
-                *cv = cv.add(av.mul(bv));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `reduce_sum` / `reduce_max` along `dim`, overwriting `dst`.
-fn reduce<T: Element, const R: usize, const R2: usize>(
-    src: &Buf<T, R>,
-    dst: &mut Buf<T, R2>,
-    dim: usize,
-    f: impl Fn(T, T) -> T,
-) -> Result<()> {
-    let outer: i64 = src.shape[..dim].iter().product();
-    let len = src.shape[dim];
-    let inner: i64 = src.shape[dim + 1..].iter().product();
-    for o in 0..outer {
-        for i in 0..inner {
-            let base = (o * len * inner + i) as usize;
-            let mut acc = src.data[base];
-            for r in 1..len {
-                acc = f(acc, src.data[base + (r * inner) as usize]);
-            }
-            dst.data[(o * inner + i) as usize] = acc;
-        }
-    }
+    tiles::gemm(&a.data, a.shape, &b.data, b.shape[1], &mut c.data);
     Ok(())
 }
 
@@ -627,7 +513,8 @@ pub fn reduce_sum<T: Element, const R: usize, const R2: usize>(
     dst: &mut Buf<T, R2>,
     dim: usize,
 ) -> Result<()> {
-    reduce(src, dst, dim, |a, b| a.add(b))
+    tiles::reduce_sum(&src.data, &src.shape, &mut dst.data, dim);
+    Ok(())
 }
 
 pub fn reduce_max<T: Element, const R: usize, const R2: usize>(
@@ -635,7 +522,177 @@ pub fn reduce_max<T: Element, const R: usize, const R2: usize>(
     dst: &mut Buf<T, R2>,
     dim: usize,
 ) -> Result<()> {
-    reduce(src, dst, dim, max)
+    tiles::reduce_max(&src.data, &src.shape, &mut dst.data, dim);
+    Ok(())
+}
+
+/// The tile operations on slices with shapes known at run time: what the functions above do
+/// for the macro's const-rank views, for a caller that learns ranks and dtypes only when it
+/// runs (the differential tester's IR evaluator). One implementation serves both.
+pub mod tiles {
+    use super::{cast, max, Element};
+
+    /// The most dimensions a tensor has.
+    const MAX_RANK: usize = 8;
+
+    /// Calls `f(buffer_row, tensor_row, first, last)` for every row of a region. The buffer's
+    /// row starts at element `buffer_row`; its in-bounds columns are `first..last`; buffer
+    /// column `c` is tensor element `tensor_row + c`. `tensor_row` is `None` when the row has
+    /// no element inside the tensor. The three slices have the tensor's rank.
+    fn for_each_row(
+        buf_shape: &[i64],
+        tensor_shape: &[i64],
+        offset: &[i64],
+        mut f: impl FnMut(usize, Option<usize>, usize, usize),
+    ) {
+        let r = buf_shape.len();
+        let cols = buf_shape[r - 1];
+        let rows: i64 = buf_shape[..r - 1].iter().product();
+        let lo = (-offset[r - 1]).clamp(0, cols);
+        let hi = (tensor_shape[r - 1] - offset[r - 1]).clamp(lo, cols);
+        let mut idx = [0i64; MAX_RANK];
+        for row in 0..rows {
+            // Decompose the row number into the leading indices.
+            let mut n = row;
+            for d in (0..r - 1).rev() {
+                idx[d] = n % buf_shape[d];
+                n /= buf_shape[d];
+            }
+            let mut inside = true;
+            let mut lin: i64 = 0;
+            for d in 0..r - 1 {
+                let g = offset[d] + idx[d];
+                inside &= g >= 0 && g < tensor_shape[d];
+                lin = lin * tensor_shape[d] + g;
+            }
+            // `tensor_row + lo` is in bounds whenever the row is inside; shift by `lo` so the
+            // value handed out is never negative.
+            let tstart = if inside && hi > lo {
+                Some((lin * tensor_shape[r - 1] + offset[r - 1] + lo) as usize)
+            } else {
+                None
+            };
+            f((row * cols) as usize, tstart, lo as usize, hi as usize);
+        }
+    }
+
+    /// A buffer's shape as a region of a rank-`rank` tensor: leading extents of 1 for the
+    /// dimensions the buffer drops (a `(BM, BK)` tile of a `(B, M, K)` tensor is its
+    /// `(1, BM, BK)` region).
+    fn region_shape(shape: &[i64], rank: usize) -> [i64; MAX_RANK] {
+        assert!(
+            shape.len() <= rank && rank <= MAX_RANK,
+            "a tile of higher rank than its tensor: validation refuses this"
+        );
+        let mut out = [1i64; MAX_RANK];
+        out[rank - shape.len()..rank].copy_from_slice(shape);
+        out
+    }
+
+    /// `copy(t.at(offset), &mut buf)` on a tensor's elements `src` of shape `src_shape` and a
+    /// buffer's `dst` of shape `dst_shape` (rank at most the tensor's): out-of-bounds elements
+    /// read as zero.
+    pub fn copy_from_global<S: Element, D: Element>(
+        src: &[S],
+        src_shape: &[i64],
+        offset: &[i64],
+        dst: &mut [D],
+        dst_shape: &[i64],
+    ) {
+        let rank = src_shape.len();
+        let zero = D::from_f64(0.0);
+        let bshape = region_shape(dst_shape, rank);
+        let cols = bshape[rank - 1] as usize;
+        for_each_row(&bshape[..rank], src_shape, offset, |b, t, lo, hi| {
+            let row = &mut dst[b..b + cols];
+            match t {
+                Some(t) => {
+                    row[..lo].fill(zero);
+                    for (o, s) in row[lo..hi].iter_mut().zip(&src[t..t + (hi - lo)]) {
+                        *o = cast(*s);
+                    }
+                    row[hi..].fill(zero);
+                }
+                None => row.fill(zero),
+            }
+        });
+    }
+
+    /// `copy(&buf, t.at_mut(offset))`: out-of-bounds elements are not written.
+    pub fn copy_to_global<S: Element, D: Element>(
+        src: &[S],
+        src_shape: &[i64],
+        dst: &mut [D],
+        dst_shape: &[i64],
+        offset: &[i64],
+    ) {
+        let rank = dst_shape.len();
+        let bshape = region_shape(src_shape, rank);
+        for_each_row(&bshape[..rank], dst_shape, offset, |b, t, lo, hi| {
+            if let Some(t) = t {
+                for (o, s) in dst[t..t + (hi - lo)].iter_mut().zip(&src[b + lo..b + hi]) {
+                    *o = cast(*s);
+                }
+            }
+        });
+    }
+
+    /// `copy(&a, &mut b)` between buffers of the same shape, converting the dtype.
+    pub fn copy_buf<S: Element, D: Element>(src: &[S], dst: &mut [D]) {
+        for (o, s) in dst.iter_mut().zip(src) {
+            *o = cast(*s);
+        }
+    }
+
+    /// `c += a·b` for `a` of shape `a_shape` = `(m, k)`, `b` of `(k, n)`, `c` of `(m, n)`.
+    pub fn gemm<A: Element, C: Element>(a: &[A], a_shape: [i64; 2], b: &[A], n: i64, c: &mut [C]) {
+        let (m, k, n) = (a_shape[0] as usize, a_shape[1] as usize, n as usize);
+        let bc: Vec<C> = b.iter().map(|&x| cast(x)).collect();
+        for i in 0..m {
+            let crow = &mut c[i * n..(i + 1) * n];
+            for kk in 0..k {
+                let av: C = cast(a[i * k + kk]);
+                let brow = &bc[kk * n..(kk + 1) * n];
+                for (cv, &bv) in crow.iter_mut().zip(brow) {
+                    *cv = cv.add(av.mul(bv));
+                }
+            }
+        }
+    }
+
+    /// Folds `src` of shape `src_shape` along `dim` with `f` into `dst`, in increasing index
+    /// order from the first element.
+    pub fn reduce<T: Element>(
+        src: &[T],
+        src_shape: &[i64],
+        dst: &mut [T],
+        dim: usize,
+        f: impl Fn(T, T) -> T,
+    ) {
+        let outer: i64 = src_shape[..dim].iter().product();
+        let len = src_shape[dim];
+        let inner: i64 = src_shape[dim + 1..].iter().product();
+        for o in 0..outer {
+            for i in 0..inner {
+                let base = (o * len * inner + i) as usize;
+                let mut acc = src[base];
+                for r in 1..len {
+                    acc = f(acc, src[base + (r * inner) as usize]);
+                }
+                dst[(o * inner + i) as usize] = acc;
+            }
+        }
+    }
+
+    /// `reduce_max`'s fold: [`max`].
+    pub fn reduce_max<T: Element>(src: &[T], src_shape: &[i64], dst: &mut [T], dim: usize) {
+        reduce(src, src_shape, dst, dim, max)
+    }
+
+    /// `reduce_sum`'s fold: `add`.
+    pub fn reduce_sum<T: Element>(src: &[T], src_shape: &[i64], dst: &mut [T], dim: usize) {
+        reduce(src, src_shape, dst, dim, |a, b| a.add(b))
+    }
 }
 
 #[cfg(test)]

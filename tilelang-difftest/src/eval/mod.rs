@@ -1,0 +1,412 @@
+//! The IR evaluator: runs a kernel's IR (`tilelang_codegen::ir`) with the CPU backend's
+//! semantics without compiling it, so thousands of generated kernels get a reference in one
+//! process (`docs/design/difftest.md` §2). The CPU backend (the macro's `__cpu` function over
+//! `tilelang::__private::cpu`) defines the language; this walks the same statements in the
+//! same order and calls the same functions for every operation ([`value`]) and tile operation
+//! (`cpu::tiles`), so it is held bit-identical to it: `tests/eval.rs` compares the two on every
+//! kernel of the committed snapshot, results and errors.
+
+pub mod value;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tilelang::__private::cpu::tiles;
+use tilelang::__private::launch::check_grid;
+use tilelang::{AnyScalar, Error};
+use tilelang_codegen::ir::{
+    Access, BinOp, DimRef, ExprKind, Kernel, LoopKind, ParamKind, ReduceOp, Stmt, StmtKind, Target,
+    Tile,
+};
+use value::each_data;
+pub use value::{Data, Value};
+
+/// A tensor argument or a tile buffer: elements and shape.
+#[derive(Clone, Debug)]
+pub struct Array {
+    pub data: Data,
+    pub shape: Vec<i64>,
+}
+
+/// One launch argument, in parameter order.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Tensor(Array),
+    Scalar(AnyScalar),
+}
+
+/// A `&'static str` for a name, as the macro's errors carry (interned: generated kernels have
+/// a few names each, and a run evaluates thousands of launches).
+fn intern(s: &str) -> &'static str {
+    static NAMES: Mutex<Option<HashMap<String, &'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let names = names.get_or_insert_with(HashMap::new);
+    if let Some(n) = names.get(s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.to_string().into_boxed_str());
+    names.insert(s.to_string(), n);
+    n
+}
+
+/// Runs config `config` of `k` on `args` as `launch_dyn` on the CPU backend does: symbols
+/// bound from the tensors' shapes, `requires` checked, the grid's blocks one after another.
+/// The tensors in `args` are updated in place.
+pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<(), Error> {
+    let kernel = intern(&k.name.to_string());
+    let consts: Vec<i64> = k.configs[config].values.iter().map(|&v| v as i64).collect();
+    let mut syms = vec![0i64; k.symbols.len()];
+    for (p, a) in k.params.iter().zip(args.iter()) {
+        if let (ParamKind::Tensor { dims, .. }, Arg::Tensor(t)) = (&p.kind, a) {
+            for (d, &n) in dims.iter().zip(&t.shape) {
+                match *d {
+                    DimRef::Sym(i) => syms[i] = n,
+                    DimRef::Const(i) if consts[i] != n => {
+                        return Err(Error::BadArgument {
+                            kernel,
+                            arg: intern(&p.name.to_string()),
+                            expected: format!("dimension {}", consts[i]),
+                            found: format!("{n}"),
+                        })
+                    }
+                    DimRef::Const(_) => {}
+                }
+            }
+        }
+    }
+    let mut m = Machine {
+        k,
+        kernel,
+        consts,
+        syms,
+        block: [0; 3],
+        vars: vec![Value::Bool(false); k.vars.len()],
+        bufs: vec![None; k.buffers.len()],
+        args,
+    };
+    for (cond, text) in &k.requires {
+        if !m.expr(cond)?.truth() {
+            return Err(Error::Requirement {
+                kernel,
+                config: intern(&k.configs[config].name.to_string()),
+                condition: intern(text),
+                values: String::new(),
+            });
+        }
+    }
+    let mut grid = [1i64; 3];
+    for (g, e) in grid.iter_mut().zip(&k.grid) {
+        *g = m.expr(e)?.index();
+    }
+    let grid = check_grid(kernel, grid)?;
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                m.block = [x, y, z];
+                m.stmts(&k.body)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Machine<'a> {
+    k: &'a Kernel,
+    kernel: &'static str,
+    consts: Vec<i64>,
+    syms: Vec<i64>,
+    block: [i64; 3],
+    vars: Vec<Value>,
+    bufs: Vec<Option<Array>>,
+    args: &'a mut [Arg],
+}
+
+/// The row-major position of `idx` in `shape`, or the CPU backend's out-of-bounds error.
+fn linear(kernel: &'static str, name: &str, idx: &[i64], shape: &[i64]) -> Result<usize, Error> {
+    let mut lin = 0i64;
+    for (&i, &n) in idx.iter().zip(shape) {
+        if i < 0 || i >= n {
+            return Err(Error::OutOfBounds {
+                kernel,
+                buffer: intern(name),
+                index: idx.to_vec(),
+                shape: shape.to_vec(),
+            });
+        }
+        lin = lin * n + i;
+    }
+    Ok(lin as usize)
+}
+
+impl Machine<'_> {
+    fn tensor(&self, p: usize) -> &Array {
+        match &self.args[p] {
+            Arg::Tensor(t) => t,
+            Arg::Scalar(_) => unreachable!("parameter {p} is a tensor"),
+        }
+    }
+
+    fn tensor_mut(&mut self, p: usize) -> &mut Array {
+        match &mut self.args[p] {
+            Arg::Tensor(t) => t,
+            Arg::Scalar(_) => unreachable!("parameter {p} is a tensor"),
+        }
+    }
+
+    fn buf(&self, b: usize) -> &Array {
+        self.bufs[b]
+            .as_ref()
+            .expect("a buffer is allocated before use")
+    }
+
+    /// The target's name (for errors), elements and shape.
+    fn array(&mut self, t: Target) -> (String, &mut Array) {
+        match t {
+            Target::Tensor(p) => (self.k.params[p].name.to_string(), self.tensor_mut(p)),
+            Target::Buffer(b) => (
+                self.k.buffers[b].name.to_string(),
+                self.bufs[b]
+                    .as_mut()
+                    .expect("a buffer is allocated before use"),
+            ),
+        }
+    }
+
+    fn indices(&mut self, a: &Access) -> Result<Vec<i64>, Error> {
+        a.index.iter().map(|i| Ok(self.expr(i)?.index())).collect()
+    }
+
+    fn expr(&mut self, e: &tilelang_codegen::ir::Expr) -> Result<Value, Error> {
+        let kernel = self.kernel;
+        Ok(match &e.kind {
+            ExprKind::Int(v) => Value::int(*v, e.ty),
+            ExprKind::Float(v) => Value::float(*v, e.ty),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Const(i) => Value::Index(self.consts[*i]),
+            ExprKind::Sym(i) => Value::Index(self.syms[*i]),
+            ExprKind::Scalar(p) => match &self.args[*p] {
+                Arg::Scalar(s) => Value::of_scalar(*s),
+                Arg::Tensor(_) => unreachable!("parameter {p} is a scalar"),
+            },
+            ExprKind::Var(v) => self.vars[*v],
+            ExprKind::BlockIdx(d) => Value::Index(self.block[*d as usize]),
+            ExprKind::Load(a) => {
+                let idx = self.indices(a)?;
+                let (name, arr) = self.array(a.target);
+                let i = linear(kernel, &name, &idx, &arr.shape)?;
+                arr.data.get(i)
+            }
+            ExprKind::Binary(BinOp::And, l, r) => {
+                Value::Bool(self.expr(l)?.truth() && self.expr(r)?.truth())
+            }
+            ExprKind::Binary(BinOp::Or, l, r) => {
+                Value::Bool(self.expr(l)?.truth() || self.expr(r)?.truth())
+            }
+            ExprKind::Binary(op, l, r) => {
+                let (l, r) = (self.expr(l)?, self.expr(r)?);
+                Value::binary(*op, l, r, kernel)?
+            }
+            ExprKind::Unary(tilelang_codegen::ir::UnOp::Neg, x) => self.expr(x)?.neg(),
+            ExprKind::Unary(tilelang_codegen::ir::UnOp::Not, x) => self.expr(x)?.not(),
+            ExprKind::Cast(x) => self.expr(x)?.cast(e.ty),
+            ExprKind::Math(f, args) => {
+                let a = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Value::math(*f, &a)
+            }
+            ExprKind::Select(c, a, b) => {
+                if self.expr(c)?.truth() {
+                    self.expr(a)?
+                } else {
+                    self.expr(b)?
+                }
+            }
+            ExprKind::DivCeil(a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                Value::div_ceil(a, b, kernel)?
+            }
+        })
+    }
+
+    fn stmts(&mut self, s: &[Stmt]) -> Result<(), Error> {
+        s.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), Error> {
+        let kernel = self.kernel;
+        match &s.kind {
+            StmtKind::Let { var, init: value } | StmtKind::Assign { var, value } => {
+                self.vars[*var] = self.expr(value)?;
+            }
+            StmtKind::Store { access, value } => {
+                let v = self.expr(value)?;
+                let idx = self.indices(access)?;
+                let (name, arr) = self.array(access.target);
+                let i = linear(kernel, &name, &idx, &arr.shape)?;
+                arr.data.set(i, v);
+            }
+            StmtKind::AtomicAdd { access, value } => {
+                let v = self.expr(value)?;
+                let idx = self.indices(access)?;
+                let (name, arr) = self.array(access.target);
+                let i = linear(kernel, &name, &idx, &arr.shape)?;
+                let old = arr.data.get(i);
+                arr.data.set(i, Value::binary(BinOp::Add, old, v, kernel)?);
+            }
+            StmtKind::Alloc(b) => {
+                let buf = &self.k.buffers[*b];
+                let shape = buf
+                    .shape
+                    .iter()
+                    .map(|d| Ok(self.expr(d)?.index()))
+                    .collect::<Result<Vec<i64>, Error>>()?;
+                let n: i64 = shape.iter().product();
+                self.bufs[*b] = Some(Array {
+                    data: Data::poison(buf.dtype, n as usize),
+                    shape,
+                });
+            }
+            StmtKind::For { kind, vars, body } => match kind {
+                LoopKind::Parallel { extents } => self.parallel(vars, extents, body)?,
+                LoopKind::Serial { start, end } => {
+                    let (s, e) = (self.expr(start)?, self.expr(end)?);
+                    self.serial(vars[0], s, e, body)?;
+                }
+                LoopKind::Pipelined { extent, .. } => {
+                    let e = self.expr(extent)?;
+                    let zero = Value::int(0, self.k.vars[vars[0]].ty);
+                    self.serial(vars[0], zero, e, body)?;
+                }
+            },
+            StmtKind::If { cond, then, els } => {
+                if self.expr(cond)?.truth() {
+                    self.stmts(then)?;
+                } else {
+                    self.stmts(els)?;
+                }
+            }
+            StmtKind::Copy { src, dst } => self.copy(src, dst)?,
+            StmtKind::Fill { buf, value } => {
+                let v = self.expr(value)?;
+                self.bufs[*buf]
+                    .as_mut()
+                    .expect("a buffer is allocated before use")
+                    .data
+                    .fill(v);
+            }
+            StmtKind::Gemm { a, b, c } => {
+                let (a, b) = (self.buf(*a).clone(), self.buf(*b));
+                let (ashape, n) = ([a.shape[0], a.shape[1]], b.shape[1]);
+                let bdata = b.data.clone();
+                let c = &mut self.bufs[*c].as_mut().expect("allocated").data;
+                gemm(&a.data, ashape, &bdata, n, c);
+            }
+            StmtKind::Reduce { op, src, dst, dim } => {
+                let s = self.buf(*src).clone();
+                let d = &mut self.bufs[*dst].as_mut().expect("allocated").data;
+                reduce(*op, &s, d, *dim);
+            }
+        }
+        Ok(())
+    }
+
+    /// A `parallel` loop: its iterations in lexicographic order.
+    fn parallel(
+        &mut self,
+        vars: &[usize],
+        extents: &[tilelang_codegen::ir::Expr],
+        body: &[Stmt],
+    ) -> Result<(), Error> {
+        let Some((&v, rest)) = vars.split_first() else {
+            return self.stmts(body);
+        };
+        let n = self.expr(&extents[0])?.index();
+        for i in 0..n {
+            self.vars[v] = Value::Index(i);
+            self.parallel(rest, &extents[1..], body)?;
+        }
+        Ok(())
+    }
+
+    /// `for v in start..end`, in the loop variable's type.
+    fn serial(&mut self, v: usize, start: Value, end: Value, body: &[Stmt]) -> Result<(), Error> {
+        let (s, e) = (
+            start.cast(tilelang_codegen::ir::Dtype::Index).index(),
+            end.cast(tilelang_codegen::ir::Dtype::Index).index(),
+        );
+        let ty = self.k.vars[v].ty;
+        for i in s..e {
+            self.vars[v] = Value::Index(i).cast(ty);
+            self.stmts(body)?;
+        }
+        Ok(())
+    }
+
+    fn offsets(&mut self, offsets: &[tilelang_codegen::ir::Expr]) -> Result<Vec<i64>, Error> {
+        offsets.iter().map(|o| Ok(self.expr(o)?.index())).collect()
+    }
+
+    fn copy(&mut self, src: &Tile, dst: &Tile) -> Result<(), Error> {
+        match (src, dst) {
+            (Tile::Region { tensor, offsets }, Tile::Buffer(b)) => {
+                let offs = self.offsets(offsets)?;
+                let t = self.tensor(*tensor).clone();
+                let buf = self.bufs[*b].as_mut().expect("allocated");
+                each_data!(&t.data, s => each_data!(&mut buf.data, d =>
+                    tiles::copy_from_global(s, &t.shape, &offs, d, &buf.shape)));
+            }
+            (Tile::Buffer(b), Tile::Region { tensor, offsets }) => {
+                let offs = self.offsets(offsets)?;
+                let buf = self.buf(*b).clone();
+                let t = self.tensor_mut(*tensor);
+                each_data!(&buf.data, s => each_data!(&mut t.data, d =>
+                    tiles::copy_to_global(s, &buf.shape, d, &t.shape, &offs)));
+            }
+            (Tile::Buffer(a), Tile::Buffer(b)) => {
+                let src = self.buf(*a).data.clone();
+                let dst = &mut self.bufs[*b].as_mut().expect("allocated").data;
+                each_data!(&src, s => each_data!(dst, d => tiles::copy_buf(s, d)));
+            }
+            (Tile::Region { .. }, Tile::Region { .. }) => {
+                unreachable!("a copy between two regions: validation refuses it")
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `gemm`: operands of one dtype, the accumulator of any.
+fn gemm(a: &Data, ashape: [i64; 2], b: &Data, n: i64, c: &mut Data) {
+    macro_rules! with_c {
+        ($a:expr, $b:expr) => {
+            each_data!(c, c => tiles::gemm($a, ashape, $b, n, c))
+        };
+    }
+    match (a, b) {
+        (Data::F16(a), Data::F16(b)) => with_c!(a, b),
+        (Data::Bf16(a), Data::Bf16(b)) => with_c!(a, b),
+        (Data::F32(a), Data::F32(b)) => with_c!(a, b),
+        (Data::F64(a), Data::F64(b)) => with_c!(a, b),
+        (Data::I32(a), Data::I32(b)) => with_c!(a, b),
+        (Data::U32(a), Data::U32(b)) => with_c!(a, b),
+        (Data::U8(a), Data::U8(b)) => with_c!(a, b),
+        _ => unreachable!("gemm operands of two dtypes: validation refuses it"),
+    }
+}
+
+/// `reduce_sum` / `reduce_max` of `s` along `dim` into `d` (same dtype).
+fn reduce(op: ReduceOp, s: &Array, d: &mut Data, dim: usize) {
+    macro_rules! arms {
+        ($($v:ident),*) => {
+            match (&s.data, d) {
+                $((Data::$v(s_), Data::$v(d)) => match op {
+                    ReduceOp::Sum => tiles::reduce_sum(s_, &s.shape, d, dim),
+                    ReduceOp::Max => tiles::reduce_max(s_, &s.shape, d, dim),
+                },)*
+                _ => unreachable!("a reduction across dtypes: validation refuses it"),
+            }
+        };
+    }
+    arms!(F16, Bf16, F32, F64, I32, U32, U8)
+}
