@@ -159,10 +159,12 @@ template <class To, class From> TL_DEVICE To cast(From x) {
     }
     return (To)v;
   } else if constexpr (is_float_like<To>::value) {
-    // Through double where float would round first: 64-bit integers, and 32-bit ones to bf16
-    // (2^24 + 2^16 + 1 became 2^24 through float, not the nearest bf16, 2^24 + 2^17). An f16
-    // holds no integer that float rounds.
-    if constexpr (sizeof(From) == 8 || (sizeof(From) == 4 && is_bfloat<To>::value))
+    // Through double where float would round first: 64-bit integers, every integer to double
+    // (2^32 - 372 became 2^32 - 256 through float), and 32-bit ones to bf16 (2^24 + 2^16 + 1
+    // became 2^24 through float, not the nearest bf16, 2^24 + 2^17). An f16 holds no integer
+    // that float rounds.
+    if constexpr (sizeof(From) == 8 || sizeof(To) == 8 ||
+                  (sizeof(From) == 4 && is_bfloat<To>::value))
       return narrow<To>((double)x);
     else return narrow<To>((float)x);
   } else {
