@@ -8,6 +8,7 @@
 
 pub mod compile;
 pub mod constructs;
+pub mod device;
 pub mod eval;
 pub mod gen;
 pub mod inputs;

@@ -9,6 +9,7 @@
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
 #   bash run.sh bench|bench-ours|bench-peers|bench-compile|one-call
 #   bash run.sh ab        (after `bash scripts/ab-base.sh REV` here: ours at REV and now)
+#   bash run.sh difftest|difftest-sanitize   (generated kernels against the CPU semantics: DIFF_OFFSET, DIFF_N)
 #
 # `bench` runs our benchmarks (bin/bench-tutorials: every kernel, default and autotuned
 # configs, cuBLAS, cuBLASLt, cuDNN, the copy ceiling, launch latency eager and as graph
@@ -99,6 +100,21 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   # Barriers, mbarriers and wgmma's warpgroup-wide instructions in the GEMMs.
   step "compute-sanitizer synccheck (GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/kernels-tests" --test-threads=1 gemm
   step "compute-sanitizer synccheck (examples' GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1 gemm
+fi
+# Generated kernels (issue 38, tilelang-difftest): DIFF_N kernels from DIFF_OFFSET, compiled
+# here by nvcc for sm_90 and sm_90a (cubins in DIFF_DIR, outside $OUT), every config run at four
+# shapes against the IR evaluator, bit for bit; `difftest-sanitize` runs the sm_90a entries of
+# DIFF_N kernels under memcheck and racecheck.
+dt_dir="${DIFF_DIR:-/tmp/difftest}"
+if [ "$phase" = difftest ]; then
+  step "generated kernels from ${DIFF_OFFSET:-0}: the evaluator against sm_90 and sm_90a" \
+    "$here/bin/difftest" gpu --dir "$dt_dir/check" --offset "${DIFF_OFFSET:-0}" --n "${DIFF_N:-2000}" --deadline "${DIFF_DEADLINE_S:-480}"
+fi
+if [ "$phase" = difftest-sanitize ]; then
+  dt_args=(--dir "$dt_dir/san" --offset "${DIFF_OFFSET:-0}" --n "${DIFF_N:-300}")
+  step "generated kernels: compile for sm_90a" "$here/bin/difftest" compile --archs sm_90a "${dt_args[@]}"
+  step "generated kernels: compute-sanitizer memcheck" compute-sanitizer --tool memcheck --error-exitcode 1 "$here/bin/difftest" run "${dt_args[@]}"
+  step "generated kernels: compute-sanitizer racecheck" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 "$here/bin/difftest" run "${dt_args[@]}"
 fi
 case "$phase" in
   bench|bench-ours|bench-peers|bench-compile|ab)

@@ -36,7 +36,7 @@ pub enum Arg {
 
 /// A `&'static str` for a name, as the macro's errors carry (interned: generated kernels have
 /// a few names each, and a run evaluates thousands of launches).
-fn intern(s: &str) -> &'static str {
+pub fn intern(s: &str) -> &'static str {
     static NAMES: Mutex<Option<HashMap<String, &'static str>>> = Mutex::new(None);
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     let names = names.get_or_insert_with(HashMap::new);
@@ -52,52 +52,7 @@ fn intern(s: &str) -> &'static str {
 /// bound from the tensors' shapes, `requires` checked, the grid's blocks one after another.
 /// The tensors in `args` are updated in place.
 pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<(), Error> {
-    let kernel = intern(&k.name.to_string());
-    let consts: Vec<i64> = k.configs[config].values.iter().map(|&v| v as i64).collect();
-    let mut syms = vec![0i64; k.symbols.len()];
-    for (p, a) in k.params.iter().zip(args.iter()) {
-        if let (ParamKind::Tensor { dims, .. }, Arg::Tensor(t)) = (&p.kind, a) {
-            for (d, &n) in dims.iter().zip(&t.shape) {
-                match *d {
-                    DimRef::Sym(i) => syms[i] = n,
-                    DimRef::Const(i) if consts[i] != n => {
-                        return Err(Error::BadArgument {
-                            kernel,
-                            arg: intern(&p.name.to_string()),
-                            expected: format!("dimension {}", consts[i]),
-                            found: format!("{n}"),
-                        })
-                    }
-                    DimRef::Const(_) => {}
-                }
-            }
-        }
-    }
-    let mut m = Machine {
-        k,
-        kernel,
-        consts,
-        syms,
-        block: [0; 3],
-        vars: vec![Value::Bool(false); k.vars.len()],
-        bufs: vec![None; k.buffers.len()],
-        args,
-    };
-    for (cond, text) in &k.requires {
-        if !m.expr(cond)?.truth() {
-            return Err(Error::Requirement {
-                kernel,
-                config: intern(&k.configs[config].name.to_string()),
-                condition: intern(text),
-                values: String::new(),
-            });
-        }
-    }
-    let mut grid = [1i64; 3];
-    for (g, e) in grid.iter_mut().zip(&k.grid) {
-        *g = m.expr(e)?.index();
-    }
-    let grid = check_grid(kernel, grid)?;
+    let (mut m, grid) = Machine::bind(k, config, args)?;
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
@@ -109,6 +64,13 @@ pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The launch grid of config `config` of `k` on `args`, and its shape symbols' values, as the
+/// launcher computes them (after the same checks as [`run`]).
+pub fn grid(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<([i64; 3], Vec<i64>), Error> {
+    let (m, grid) = Machine::bind(k, config, args)?;
+    Ok((grid, m.syms))
+}
+
 struct Machine<'a> {
     k: &'a Kernel,
     kernel: &'static str,
@@ -118,6 +80,60 @@ struct Machine<'a> {
     vars: Vec<Value>,
     bufs: Vec<Option<Array>>,
     args: &'a mut [Arg],
+}
+
+impl<'a> Machine<'a> {
+    /// Binds the shape symbols from `args`, checks the const dimensions and `requires`, and
+    /// evaluates the grid.
+    fn bind(k: &'a Kernel, config: usize, args: &'a mut [Arg]) -> Result<(Self, [i64; 3]), Error> {
+        let kernel = intern(&k.name.to_string());
+        let consts: Vec<i64> = k.configs[config].values.iter().map(|&v| v as i64).collect();
+        let mut syms = vec![0i64; k.symbols.len()];
+        for (p, a) in k.params.iter().zip(args.iter()) {
+            if let (ParamKind::Tensor { dims, .. }, Arg::Tensor(t)) = (&p.kind, a) {
+                for (d, &n) in dims.iter().zip(&t.shape) {
+                    match *d {
+                        DimRef::Sym(i) => syms[i] = n,
+                        DimRef::Const(i) if consts[i] != n => {
+                            return Err(Error::BadArgument {
+                                kernel,
+                                arg: intern(&p.name.to_string()),
+                                expected: format!("dimension {}", consts[i]),
+                                found: format!("{n}"),
+                            })
+                        }
+                        DimRef::Const(_) => {}
+                    }
+                }
+            }
+        }
+        let mut m = Machine {
+            k,
+            kernel,
+            consts,
+            syms,
+            block: [0; 3],
+            vars: vec![Value::Bool(false); k.vars.len()],
+            bufs: vec![None; k.buffers.len()],
+            args,
+        };
+        for (cond, text) in &k.requires {
+            if !m.expr(cond)?.truth() {
+                return Err(Error::Requirement {
+                    kernel,
+                    config: intern(&k.configs[config].name.to_string()),
+                    condition: intern(text),
+                    values: String::new(),
+                });
+            }
+        }
+        let mut grid = [1i64; 3];
+        for (g, e) in grid.iter_mut().zip(&k.grid) {
+            *g = m.expr(e)?.index();
+        }
+        let grid = check_grid(kernel, grid)?;
+        Ok((m, grid))
+    }
 }
 
 /// The row-major position of `idx` in `shape`, or the CPU backend's out-of-bounds error.

@@ -1,0 +1,516 @@
+//! Generated kernels on a GPU (`docs/design/difftest.md` §2, stage 4): their device sources
+//! compiled in batches by the target's own compiler where the GPU is (the GPU machine has no
+//! Rust, so nothing is compiled ahead), the cubins loaded as the runtime loads embedded ones,
+//! every config launched at several shapes on the same random inputs as the IR evaluator, and
+//! every output compared bit for bit with the evaluator's (the generator's expressions are exact
+//! on every backend, so any difference is a bug).
+//!
+//! [`compile`] lowers and compiles a range of seeds into a folder and writes its index;
+//! [`run`] reads the index and runs a sub-range against the evaluator. The `difftest` binary
+//! runs `run` in child processes, so a fault (which poisons the CUDA context) costs one chunk
+//! and is named, not the whole call.
+
+use crate::eval::{self, Array, Data};
+use crate::gen::{self, ast, rng::Rng};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use tilelang::__private::gpu::{KernelArg, Object};
+use tilelang::{bf16, f16, AnyScalar, AnyTensor, Device, Element, Tensor};
+use tilelang_codegen::{ir, lower, target::Target};
+
+/// The shape symbols' values of the cases each config runs: all ones, odd sizes that fit no
+/// tile, a tile multiple plus one, and multiples of 8 (the vector paths).
+pub const SIZES: [[usize; 3]; 4] = [[1, 1, 1], [2, 37, 53], [3, 65, 129], [2, 64, 256]];
+
+/// A symbol's value in a case (`L`, `M`, `N`).
+pub fn size(sizes: &[usize; 3], sym: &str) -> usize {
+    match sym {
+        "L" => sizes[0],
+        "M" => sizes[1],
+        _ => sizes[2],
+    }
+}
+
+/// One (kernel, config, arch) entry of a compiled batch: a line of the index.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub seed: u64,
+    pub config: usize,
+    pub arch: String,
+    pub entry: String,
+    pub threads: u32,
+    pub shared_bytes: u32,
+    /// The cubin holding it, relative to the folder.
+    pub image: String,
+}
+
+impl Entry {
+    fn line(&self) -> String {
+        format!(
+            "{:016x}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            self.seed,
+            self.config,
+            self.arch,
+            self.entry,
+            self.threads,
+            self.shared_bytes,
+            self.image
+        )
+    }
+
+    fn parse(line: &str) -> Option<Entry> {
+        let f: Vec<&str> = line.split('\t').collect();
+        Some(Entry {
+            seed: u64::from_str_radix(f.first()?, 16).ok()?,
+            config: f.get(1)?.parse().ok()?,
+            arch: f.get(2)?.to_string(),
+            entry: f.get(3)?.to_string(),
+            threads: f.get(4)?.parse().ok()?,
+            shared_bytes: f.get(5)?.parse().ok()?,
+            image: f.get(6)?.to_string(),
+        })
+    }
+}
+
+/// What went wrong with one kernel, named by its seed.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub seed: u64,
+    pub what: String,
+}
+
+/// The IR of a seed's kernel.
+pub fn ir_of(seed: u64) -> Result<ir::Kernel, String> {
+    crate::compile::to_ir(&gen::generate(seed).source())
+}
+
+/// Compiles the kernels of seeds `seeds` for `archs` into `dir` (`dir/index.tsv` lists every
+/// entry and its cubin). Sources go `batch` to a file, compiled by `jobs` compilers at once; a
+/// batch that fails is compiled source by source, so a failure names its kernel. Returns the
+/// findings (a rejection by the frontend, the lowering or the device compiler).
+pub fn compile(
+    dir: &Path,
+    seeds: &[u64],
+    archs: &[&str],
+    batch: usize,
+    jobs: usize,
+) -> Result<Vec<Finding>, String> {
+    let include = dir.join("include");
+    std::fs::create_dir_all(&include).map_err(|e| format!("{}: {e}", include.display()))?;
+    for (name, text) in lower::HEADERS {
+        std::fs::write(include.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let mut findings = Vec::new();
+    // (arch, seed, source, entry): every source to compile.
+    let mut units: Vec<(Target, Entry, String)> = Vec::new();
+    for &seed in seeds {
+        let k = match ir_of(seed) {
+            Ok(k) => k,
+            Err(e) => {
+                findings.push(Finding {
+                    seed,
+                    what: format!("rejected by the frontend: {e}"),
+                });
+                continue;
+            }
+        };
+        for arch in archs {
+            let t = Target::by_arch(arch).ok_or_else(|| format!("unknown arch {arch}"))?;
+            for c in 0..k.configs.len() {
+                match lower::emit(&k, c, &t, None) {
+                    Ok(h) => units.push((
+                        t.clone(),
+                        Entry {
+                            seed,
+                            config: c,
+                            arch: arch.to_string(),
+                            entry: h.entry,
+                            threads: h.threads,
+                            shared_bytes: h.shared_bytes as u32,
+                            image: String::new(),
+                        },
+                        h.source,
+                    )),
+                    Err(d) => findings.push(Finding {
+                        seed,
+                        what: format!("rejected by the lowering for {arch}: {}", d.text()),
+                    }),
+                }
+            }
+        }
+    }
+    // Batches of one arch.
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    for arch in archs {
+        let of_arch: Vec<usize> = (0..units.len())
+            .filter(|&i| units[i].1.arch == *arch)
+            .collect();
+        batches.extend(of_arch.chunks(batch.max(1)).map(|c| c.to_vec()));
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<(usize, Result<(), String>)>> = Default::default();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(members) = batches.get(b) else { break };
+                let r = compile_one(dir, &include, &format!("b{b}"), &units, members);
+                results.lock().unwrap().push((b, r));
+            });
+        }
+    });
+    let mut index = String::new();
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|r| r.0);
+    for (b, r) in results {
+        let members = &batches[b];
+        match r {
+            Ok(()) => {
+                for &i in members {
+                    let mut e = units[i].1.clone();
+                    e.image = format!("b{b}.cubin");
+                    index.push_str(&e.line());
+                }
+            }
+            Err(_) => {
+                // Source by source, to name the kernel.
+                for &i in members {
+                    let name = format!("b{b}_{i}");
+                    match compile_one(dir, &include, &name, &units, &[i]) {
+                        Ok(()) => {
+                            let mut e = units[i].1.clone();
+                            e.image = format!("{name}.cubin");
+                            index.push_str(&e.line());
+                        }
+                        Err(msg) => findings.push(Finding {
+                            seed: units[i].1.seed,
+                            what: format!(
+                                "rejected by the device compiler for {} (config {}): {msg}",
+                                units[i].1.arch, units[i].1.config
+                            ),
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    std::fs::write(dir.join("index.tsv"), index).map_err(|e| format!("index: {e}"))?;
+    Ok(findings)
+}
+
+/// Compiles `members` of `units` (one arch) into `dir/<name>.cubin`.
+fn compile_one(
+    dir: &Path,
+    include: &Path,
+    name: &str,
+    units: &[(Target, Entry, String)],
+    members: &[usize],
+) -> Result<(), String> {
+    let t = &units[members[0]].0;
+    let src = dir.join(format!("{name}.cu"));
+    let mut text = String::new();
+    for &i in members {
+        text.push_str(&units[i].2);
+        text.push('\n');
+    }
+    std::fs::write(&src, text).map_err(|e| format!("{}: {e}", src.display()))?;
+    let tool = tilelang_build::toolchain::for_target(t)
+        .ok_or_else(|| format!("no compiler for {}", t.arch))?;
+    let out = tool
+        .command(t, &src, include, &dir.join(format!("{name}.cubin")))
+        .output()
+        .map_err(|e| format!("{}: {e}", tool.path().display()))?;
+    if out.status.success() {
+        let _ = std::fs::remove_file(&src);
+        Ok(())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(err
+            .lines()
+            .filter(|l| l.contains("error"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" | "))
+    }
+}
+
+/// The index of a compiled folder.
+pub fn index(dir: &Path) -> Result<Vec<Entry>, String> {
+    let text = std::fs::read_to_string(dir.join("index.tsv"))
+        .map_err(|e| format!("{}: {e}", dir.join("index.tsv").display()))?;
+    Ok(text.lines().filter_map(Entry::parse).collect())
+}
+
+/// Random inputs of a kernel's parameters (as `inputs::input`, on the host), outputs holding
+/// the poison, scalars; in parameter order.
+pub fn host_args(k: &ast::Kernel, sizes: &[usize; 3], rng: &mut Rng) -> Vec<eval::Arg> {
+    let dev = Device::cpu();
+    crate::inputs::slots(&dev, k, |d| size(sizes, d), rng)
+        .iter()
+        .map(|s| match s {
+            crate::inputs::Slot::In(t) | crate::inputs::Slot::Out(t, _) => {
+                eval::Arg::Tensor(crate::inputs::array(t))
+            }
+            crate::inputs::Slot::Scalar(v) => eval::Arg::Scalar(*v),
+        })
+        .collect()
+}
+
+fn upload(dev: &Device, a: &Array) -> AnyTensor {
+    fn up<T: Element>(dev: &Device, v: &[T], shape: &[usize]) -> AnyTensor
+    where
+        AnyTensor: From<Tensor<T>>,
+    {
+        dev.upload(v, shape).expect("upload").into()
+    }
+    let shape: Vec<usize> = a.shape.iter().map(|&d| d as usize).collect();
+    match &a.data {
+        Data::F16(v) => up::<f16>(dev, v, &shape),
+        Data::Bf16(v) => up::<bf16>(dev, v, &shape),
+        Data::F32(v) => up::<f32>(dev, v, &shape),
+        Data::F64(v) => up::<f64>(dev, v, &shape),
+        Data::I32(v) => up::<i32>(dev, v, &shape),
+        Data::U32(v) => up::<u32>(dev, v, &shape),
+        Data::U8(v) => up::<u8>(dev, v, &shape),
+    }
+}
+
+fn scalar_arg(s: AnyScalar) -> KernelArg {
+    match s {
+        AnyScalar::F16(v) => KernelArg::F16(v),
+        AnyScalar::Bf16(v) => KernelArg::Bf16(v),
+        AnyScalar::F32(v) => KernelArg::F32(v),
+        AnyScalar::F64(v) => KernelArg::F64(v),
+        AnyScalar::I32(v) => KernelArg::I32(v),
+        AnyScalar::U32(v) => KernelArg::U32(v),
+        AnyScalar::U8(v) => KernelArg::U8(v),
+        AnyScalar::Usize(v) => KernelArg::I64(v as i64),
+    }
+}
+
+/// What [`run`] did.
+#[derive(Default, Debug)]
+pub struct Tally {
+    pub kernels: usize,
+    pub launches: usize,
+    pub elements: usize,
+    /// Cases the evaluator refused (a `requires`), skipped on both sides.
+    pub skipped: usize,
+    pub findings: Vec<Finding>,
+}
+
+/// Runs every entry of `entries` (one seed's) on `dev` against the evaluator at every size of
+/// [`SIZES`].
+fn run_kernel(dev: &Device, dir: &Path, seed: u64, entries: &[&Entry], tally: &mut Tally) {
+    let p = gen::generate(seed);
+    let k = match crate::compile::to_ir(&p.source()) {
+        Ok(k) => k,
+        Err(e) => {
+            tally.findings.push(Finding {
+                seed,
+                what: format!("rejected by the frontend: {e}"),
+            });
+            return;
+        }
+    };
+    tally.kernels += 1;
+    for e in entries {
+        let image: &'static [u8] = match std::fs::read(dir.join(&e.image)) {
+            Ok(b) => images(dir.join(&e.image), b),
+            Err(err) => {
+                tally.findings.push(Finding {
+                    seed,
+                    what: format!("{}: {err}", e.image),
+                });
+                continue;
+            }
+        };
+        let config: &'static str = Box::leak(k.configs[e.config].name.to_string().into_boxed_str());
+        let objects: &'static [Object] = Box::leak(Box::new([Object {
+            arch: Box::leak(e.arch.clone().into_boxed_str()),
+            config,
+            entry: Box::leak(e.entry.clone().into_boxed_str()),
+            threads: e.threads,
+            shared_bytes: e.shared_bytes,
+            image,
+            tma: None,
+        }]));
+        for sizes in SIZES {
+            let mut rng = Rng::new(seed ^ (sizes[1] * 1000 + sizes[2]) as u64);
+            let args = host_args(&p.kernel, &sizes, &mut rng);
+            let mut want = args.clone();
+            let what = format!(
+                "{} config {} sizes {sizes:?}",
+                e.arch, k.configs[e.config].name
+            );
+            if let Err(err) = eval::run(&k, e.config, &mut want) {
+                if matches!(err, tilelang::Error::Requirement { .. }) {
+                    tally.skipped += 1;
+                } else {
+                    tally.findings.push(Finding {
+                        seed,
+                        what: format!("{what}: the evaluator fails: {err}"),
+                    });
+                }
+                continue;
+            }
+            match launch(dev, &k, objects, config, e.config, &args) {
+                Ok(got) => {
+                    tally.launches += 1;
+                    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                        let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
+                            continue;
+                        };
+                        let (wb, gb) = (w.data.bits(), g.data.bits());
+                        tally.elements += wb.len();
+                        let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb[j] != gb[j]).collect();
+                        if !bad.is_empty() {
+                            tally.findings.push(Finding {
+                                seed,
+                                what: format!(
+                                    "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
+                                    k.params[i].name,
+                                    w.shape,
+                                    bad.len(),
+                                    wb.len(),
+                                    explain(&k, &args, &bad, &w.data, &g.data)
+                                ),
+                            });
+                        }
+                    }
+                }
+                Err(err) => tally.findings.push(Finding {
+                    seed,
+                    what: format!("{what}: the launch fails: {err}"),
+                }),
+            }
+        }
+    }
+}
+
+/// The first differing elements: each one's position, the evaluator's and the GPU's values,
+/// and the inputs' values at the same position where a tensor has as many elements.
+fn explain(k: &ir::Kernel, args: &[eval::Arg], bad: &[usize], want: &Data, got: &Data) -> String {
+    let mut s = String::new();
+    for &j in bad.iter().take(3) {
+        let _ = write!(
+            s,
+            "[{j}] evaluator {:?}, GPU {:?}; before:",
+            want.get(j),
+            got.get(j)
+        );
+        for (p, a) in k.params.iter().zip(args) {
+            match a {
+                eval::Arg::Tensor(t) if t.data.len() == want.len() => {
+                    let _ = write!(s, " {}={:?}", p.name, t.data.get(j));
+                }
+                eval::Arg::Scalar(v) => {
+                    let _ = write!(s, " {}={v:?}", p.name);
+                }
+                _ => {}
+            }
+        }
+        s.push_str("; ");
+    }
+    s
+}
+
+/// One image per file, leaked once (the runtime caches modules by image).
+fn images(path: PathBuf, bytes: Vec<u8>) -> &'static [u8] {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static LOADED: Mutex<Option<HashMap<PathBuf, &'static [u8]>>> = Mutex::new(None);
+    let mut l = LOADED.lock().unwrap();
+    let l = l.get_or_insert_with(HashMap::new);
+    *l.entry(path)
+        .or_insert_with(|| Box::leak(bytes.into_boxed_slice()))
+}
+
+/// Uploads `args`, launches, and downloads every mutable tensor (`None` for the others).
+fn launch(
+    dev: &Device,
+    k: &ir::Kernel,
+    objects: &'static [Object],
+    config: &str,
+    config_index: usize,
+    args: &[eval::Arg],
+) -> Result<Vec<Option<Array>>, tilelang::Error> {
+    let kernel: &'static str = Box::leak(k.name.to_string().into_boxed_str());
+    let mut tensors: Vec<Option<AnyTensor>> = Vec::new();
+    let mut kargs = Vec::new();
+    let (grid, syms) = eval::grid(k, config_index, &mut args.to_vec())?;
+    for a in args {
+        match a {
+            eval::Arg::Tensor(t) => {
+                let g = upload(dev, t);
+                kargs.push(KernelArg::Ptr(any_ptr(&g)));
+                tensors.push(Some(g));
+            }
+            eval::Arg::Scalar(s) => {
+                kargs.push(scalar_arg(*s));
+                tensors.push(None);
+            }
+        }
+    }
+    kargs.extend(syms.iter().map(|&s| KernelArg::I64(s)));
+    // SAFETY: the arguments follow the entry's parameter list (tensors and scalars in order,
+    // then the shape symbols), every pointer is a live allocation of `dev` of the shape the
+    // symbols say, and the objects were compiled from this kernel's lowering.
+    unsafe { dev.launch_gpu(kernel, config, objects, grid, &kargs)? };
+    dev.synchronize()?;
+    Ok(k.params
+        .iter()
+        .zip(tensors)
+        .map(|(p, t)| match (&p.kind, t) {
+            (ir::ParamKind::Tensor { mutable: true, .. }, Some(t)) => {
+                Some(crate::inputs::array(&t))
+            }
+            _ => None,
+        })
+        .collect())
+}
+
+fn any_ptr(t: &AnyTensor) -> u64 {
+    match t {
+        AnyTensor::F16(t) => t.device_ptr(),
+        AnyTensor::Bf16(t) => t.device_ptr(),
+        AnyTensor::F32(t) => t.device_ptr(),
+        AnyTensor::F64(t) => t.device_ptr(),
+        AnyTensor::I32(t) => t.device_ptr(),
+        AnyTensor::U32(t) => t.device_ptr(),
+        AnyTensor::U8(t) => t.device_ptr(),
+    }
+}
+
+/// Runs every kernel of `dir`'s index whose seed is in `seeds` on the first GPU.
+pub fn run(dir: &Path, seeds: &[u64]) -> Result<Tally, String> {
+    let dev = Device::cuda(0).map_err(|e| format!("no GPU: {e}"))?;
+    let idx = index(dir)?;
+    let mut tally = Tally::default();
+    for &seed in seeds {
+        let entries: Vec<&Entry> = idx.iter().filter(|e| e.seed == seed).collect();
+        if entries.is_empty() {
+            continue;
+        }
+        run_kernel(&dev, dir, seed, &entries, &mut tally);
+    }
+    Ok(tally)
+}
+
+/// A tally as lines of text.
+pub fn report(t: &Tally) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} kernels, {} launches, {} output elements compared, {} cases skipped by requires, {} findings",
+        t.kernels,
+        t.launches,
+        t.elements,
+        t.skipped,
+        t.findings.len()
+    );
+    for f in &t.findings {
+        let _ = writeln!(s, "FINDING seed {:016x}: {}", f.seed, f.what);
+    }
+    s
+}

@@ -1,0 +1,45 @@
+//! Generated kernels through the real device compilers (issue 38, §5 of the plan): `DIFF_N`
+//! kernels (default 100) from `DIFF_OFFSET` lowered and compiled in batches, as the GPU
+//! machine's `difftest gpu` does, for sm_90 and sm_90a (nvcc) and gfx942 and gfx1100 (clang or
+//! hipcc). A rejection by any compiler is a failure naming the seed. Ignored by default (it
+//! needs the compilers); `.ci/run` runs it.
+
+use tilelang_difftest::{device, gen};
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+#[ignore = "needs nvcc and clang 19+ (or hipcc); .ci/run runs it"]
+fn generated_kernels_compile_for_the_devices() {
+    let (offset, n) = (env("DIFF_OFFSET", 0), env("DIFF_N", 100));
+    let seeds: Vec<u64> = (offset..offset + n).map(gen::seed_of).collect();
+    let dir =
+        std::env::temp_dir().join(format!("tilelang-difftest-compile-{}", std::process::id()));
+    let t = std::time::Instant::now();
+    let archs = ["sm_90", "sm_90a", "gfx942", "gfx1100"];
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let findings = device::compile(&dir, &seeds, &archs, 24, jobs).unwrap();
+    let entries = device::index(&dir).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "{n} kernels: {} entries compiled for {archs:?} in {:.1} s",
+        entries.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let report: Vec<String> = findings
+        .iter()
+        .map(|f| format!("seed {:016x}: {}", f.seed, f.what))
+        .collect();
+    assert!(report.is_empty(), "{}", report.join("\n"));
+    for arch in archs {
+        assert!(
+            entries.iter().any(|e| e.arch == arch),
+            "nothing compiled for {arch}"
+        );
+    }
+}
