@@ -1,15 +1,11 @@
-//! Prints one case of a generated kernel as the GPU runner builds it: `case SEED CONFIG L M N`,
+//! Prints one case of a generated kernel as the GPU runner builds it: `case SEED CONFIG L M N K`,
 //! each tensor's first elements before and after the evaluator.
 use tilelang_difftest::{device, eval, gen, gen::rng::Rng};
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let seed = u64::from_str_radix(&a[0], 16).unwrap();
     let c: usize = a[1].parse().unwrap();
-    let sizes = [
-        a[2].parse().unwrap(),
-        a[3].parse().unwrap(),
-        a[4].parse().unwrap(),
-    ];
+    let sizes: [usize; 4] = std::array::from_fn(|i| a[2 + i].parse().unwrap());
     let p = gen::generate(seed);
     let k = device::ir_of(seed).unwrap();
     let mut rng = Rng::new(seed ^ (sizes[1] * 1000 + sizes[2]) as u64);

@@ -43,6 +43,12 @@ pub enum Construct {
     /// A buffer-to-buffer copy with a dtype change.
     CopyBuffersConvert,
     Fill,
+    /// `gemm` with the A operand in shared memory / in registers (a fragment).
+    GemmShared,
+    GemmFragmentA,
+    /// `serial(start, end)` / `pipelined(n, stages)` loops.
+    Serial,
+    Pipelined,
     LitInt,
     LitFloat,
     LitBool,
@@ -101,6 +107,10 @@ pub fn stage1() -> Vec<Construct> {
         CopyBuffers,
         CopyBuffersConvert,
         Fill,
+        GemmShared,
+        GemmFragmentA,
+        Serial,
+        Pipelined,
         LitInt,
         LitFloat,
         ConstGeneric,
@@ -258,6 +268,24 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
             }
             StmtKind::Fill { .. } => {
                 out.insert(C::Fill);
+            }
+            StmtKind::Gemm { a, .. } => {
+                out.insert(match k.buffers[*a].scope {
+                    Scope::Shared => C::GemmShared,
+                    Scope::Fragment | Scope::Local => C::GemmFragmentA,
+                });
+            }
+            StmtKind::For {
+                kind: ir::LoopKind::Serial { .. },
+                ..
+            } => {
+                out.insert(C::Serial);
+            }
+            StmtKind::For {
+                kind: ir::LoopKind::Pipelined { .. },
+                ..
+            } => {
+                out.insert(C::Pipelined);
             }
             _ => {}
         }

@@ -18,15 +18,21 @@ use tilelang::__private::gpu::{KernelArg, Object};
 use tilelang::{bf16, f16, AnyScalar, AnyTensor, Device, Element, Tensor};
 use tilelang_codegen::{ir, lower, target::Target};
 
-/// The shape symbols' values of the cases each config runs: all ones, odd sizes that fit no
-/// tile, a tile multiple plus one, and multiples of 8 (the vector paths).
-pub const SIZES: [[usize; 3]; 4] = [[1, 1, 1], [2, 37, 53], [3, 65, 129], [2, 64, 256]];
+/// The shape symbols' values (`L`, `M`, `N`, `K`) of the cases each config runs: all ones, odd
+/// sizes that fit no tile, a tile multiple plus one, and multiples of 8 (the vector paths).
+pub const SIZES: [[usize; 4]; 4] = [
+    [1, 1, 1, 1],
+    [2, 37, 53, 19],
+    [3, 65, 129, 70],
+    [2, 64, 256, 128],
+];
 
-/// A symbol's value in a case (`L`, `M`, `N`).
-pub fn size(sizes: &[usize; 3], sym: &str) -> usize {
+/// A symbol's value in a case.
+pub fn size(sizes: &[usize; 4], sym: &str) -> usize {
     match sym {
         "L" => sizes[0],
         "M" => sizes[1],
+        "K" => sizes[3],
         _ => sizes[2],
     }
 }
@@ -119,7 +125,7 @@ pub fn compile(
             for c in 0..k.configs.len() {
                 match lower::emit(&k, c, &t, None) {
                     Ok(h) => units.push((
-                        t.clone(),
+                        t,
                         Entry {
                             seed,
                             config: c,
@@ -243,7 +249,7 @@ pub fn index(dir: &Path) -> Result<Vec<Entry>, String> {
 
 /// Random inputs of a kernel's parameters (as `inputs::input`, on the host), outputs holding
 /// the poison, scalars; in parameter order.
-pub fn host_args(k: &ast::Kernel, sizes: &[usize; 3], rng: &mut Rng) -> Vec<eval::Arg> {
+pub fn host_args(k: &ast::Kernel, sizes: &[usize; 4], rng: &mut Rng) -> Vec<eval::Arg> {
     let dev = Device::cpu();
     crate::inputs::slots(&dev, k, |d| size(sizes, d), rng)
         .iter()
@@ -422,7 +428,7 @@ fn images(path: PathBuf, bytes: Vec<u8>) -> &'static [u8] {
     static LOADED: Mutex<Option<HashMap<PathBuf, &'static [u8]>>> = Mutex::new(None);
     let mut l = LOADED.lock().unwrap();
     let l = l.get_or_insert_with(HashMap::new);
-    *l.entry(path)
+    l.entry(path)
         .or_insert_with(|| Box::leak(bytes.into_boxed_slice()))
 }
 

@@ -64,8 +64,8 @@ fn snapshot_runs_on_the_cpu() {
     let (mut launches, mut elements, mut unwritten) = (0, 0, Vec::new());
     for &(seed, info) in generated::KERNELS {
         let p = gen::generate(seed);
-        for sizes in [[1, 1, 1], [2, 37, 53], [3, 65, 129]] {
-            let size = |d: &str| sizes[["L", "M", "N"].iter().position(|s| *s == d).unwrap()];
+        for sizes in &tilelang_difftest::device::SIZES[..3] {
+            let size = |d: &str| tilelang_difftest::device::size(sizes, d);
             for config in info.config_names {
                 let mut rng = Rng::new(seed ^ sizes[2] as u64);
                 let mut slots = inputs::slots(&dev, &p.kernel, size, &mut rng);
@@ -119,8 +119,8 @@ fn eval_is_the_cpu_backend() {
     for &(seed, info) in generated::KERNELS {
         let p = gen::generate(seed);
         let k = tilelang_difftest::compile::to_ir(&p.source()).unwrap();
-        for sizes in [[1, 1, 1], [2, 37, 53], [3, 65, 129]] {
-            let size = |d: &str| sizes[["L", "M", "N"].iter().position(|s| *s == d).unwrap()];
+        for sizes in &tilelang_difftest::device::SIZES[..3] {
+            let size = |d: &str| tilelang_difftest::device::size(sizes, d);
             for (c, config) in info.config_names.iter().enumerate() {
                 assert_eq!(k.configs[c].name.to_string(), *config);
                 let mut rng = Rng::new(seed ^ sizes[2] as u64 ^ 0x5eed);

@@ -221,8 +221,8 @@ impl Machine<'_> {
                 let (l, r) = (self.expr(l)?, self.expr(r)?);
                 Value::binary(*op, l, r, kernel)?
             }
-            ExprKind::Unary(tilelang_codegen::ir::UnOp::Neg, x) => self.expr(x)?.neg(),
-            ExprKind::Unary(tilelang_codegen::ir::UnOp::Not, x) => self.expr(x)?.not(),
+            ExprKind::Unary(tilelang_codegen::ir::UnOp::Neg, x) => self.expr(x)?.negate(),
+            ExprKind::Unary(tilelang_codegen::ir::UnOp::Not, x) => self.expr(x)?.invert(),
             ExprKind::Cast(x) => self.expr(x)?.cast(e.ty),
             ExprKind::Math(f, args) => {
                 let a = args

@@ -59,7 +59,8 @@ macro_rules! same {
     };
 }
 
-/// A comparison or logical operation on two values of the same variant: a `bool`.
+/// A comparison or logical operation on two values of the same variant: a `bool` (`bool`s
+/// compare as the CPU backend's `false < true`).
 macro_rules! test {
     ($a:expr, $b:expr, |$x:ident, $y:ident| $e:expr, [$($v:ident),*]) => {
         match ($a, $b) {
@@ -173,6 +174,7 @@ impl Value {
     }
 
     /// `a op b` for every operator but `&&` and `||` (which the caller short-circuits).
+    #[allow(clippy::bool_comparison)]
     pub fn binary(op: BinOp, a: Value, b: Value, kernel: &'static str) -> Result<Value, Error> {
         Ok(match op {
             BinOp::Add => same!(
@@ -252,7 +254,7 @@ impl Value {
     }
 
     /// `-a`.
-    pub fn neg(self) -> Value {
+    pub fn negate(self) -> Value {
         one!(
             self,
             |x| cpu::neg(x),
@@ -261,7 +263,7 @@ impl Value {
     }
 
     /// `!a`: logical on `bool`, bitwise on integers.
-    pub fn not(self) -> Value {
+    pub fn invert(self) -> Value {
         one!(self, |x| !x, [Bool, I32, U32, U8, Index])
     }
 

@@ -226,6 +226,21 @@ pub enum Stmt {
         value: Expr,
     },
     Clear(String),
+    /// `gemm(&a, &b, &mut c);`
+    Gemm {
+        a: String,
+        b: String,
+        c: String,
+    },
+    /// `for var in serial(start, end) { body }`, or with stages `for var in pipelined(end,
+    /// stages) { body }`.
+    Loop {
+        var: String,
+        start: Expr,
+        end: Expr,
+        stages: Option<String>,
+        body: Vec<Stmt>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -279,6 +294,9 @@ pub enum Skeleton {
     Elementwise(u8),
     /// Tiles: copies in, element-wise loops over the tiles, copies out.
     Tiles,
+    /// A GEMM: tiles of A and B copied in a `serial` or `pipelined` loop over K, `gemm` into a
+    /// fragment accumulator, the accumulator copied out.
+    Gemm,
 }
 
 /// One generated kernel and the seed it came from.

@@ -27,15 +27,17 @@ pub fn seed_of(i: u64) -> u64 {
 pub fn generate(seed: u64) -> Program {
     let mut rng = rng::Rng::new(seed);
     let name = format!("g{seed:016x}");
-    let skeleton = match rng.below(5) {
+    let skeleton = match rng.below(6) {
         0 => Skeleton::Elementwise(1),
         1 => Skeleton::Elementwise(2),
         2 => Skeleton::Elementwise(3),
-        _ => Skeleton::Tiles,
+        3 | 4 => Skeleton::Tiles,
+        _ => Skeleton::Gemm,
     };
     let kernel = match skeleton {
         Skeleton::Elementwise(rank) => skeleton::elementwise(&mut rng, name, rank as usize),
         Skeleton::Tiles => skeleton::tiles(&mut rng, name),
+        Skeleton::Gemm => skeleton::gemm(&mut rng, name),
     };
     Program {
         seed,

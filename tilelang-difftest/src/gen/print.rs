@@ -181,6 +181,24 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize) {
         Stmt::Clear(buf) => {
             let _ = writeln!(s, "{pad}clear(&mut {buf});");
         }
+        Stmt::Gemm { a, b, c } => {
+            let _ = writeln!(s, "{pad}gemm(&{a}, &{b}, &mut {c});");
+        }
+        Stmt::Loop {
+            var,
+            start,
+            end,
+            stages,
+            body,
+        } => {
+            let range = match stages {
+                Some(st) => format!("pipelined({}, {st})", top(end)),
+                None => format!("serial({}, {})", top(start), top(end)),
+            };
+            let _ = writeln!(s, "{pad}for {var} in {range} {{");
+            stmts(s, body, depth + 1);
+            let _ = writeln!(s, "{pad}}}");
+        }
     }
 }
 

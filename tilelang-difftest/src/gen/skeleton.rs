@@ -13,7 +13,7 @@
 //!   out. Every buffer is fully written (`copy`, `fill`, `clear` or a loop over all of it)
 //!   before it is read.
 
-use super::ast::{BinOp, Expr, Kernel, Param, ParamKind, Scope, Stmt, Threads, Tile, Ty};
+use super::ast::{BinOp, Expr, Kernel, LitForm, Param, ParamKind, Scope, Stmt, Threads, Tile, Ty};
 use super::config::{self, ConstPool};
 use super::expr::{Env, ExprGen};
 use super::rng::Rng;
@@ -668,6 +668,181 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
         name,
         grid,
         threads: threads_,
+        consts,
+        configs,
+        defaults,
+        params,
+        body,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GEMM skeleton:
+//
+// ```text
+// let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+// let mut a_s = alloc_<shared|fragment>::<T, (BM, BK)>();   let mut b_s = alloc_shared::<T, (BK, BN)>();
+// let mut acc = alloc_fragment::<f32, (BM, BN)>();          clear(&mut acc) or fill(&mut acc, 0.0)
+// for k in pipelined(K.div_ceil(BK), S) | serial(0, K.div_ceil(BK)) {
+//     copy(a.at((r0, k * BK)), &mut a_s);  copy(b.at((k * BK, c0)), &mut b_s);  gemm(&a_s, &b_s, &mut acc);
+// }
+// [copy(bias.at((c0,)), &mut bv); for (i, j) in parallel(BM, BN) { acc[(i, j)] += bv[j] }]
+// copy(&acc, c.at_mut((r0, c0)));
+// ```
+//
+// Exact on every backend in any summation order: inputs are multiples of 1/4 in [-8, 8], so
+// every product is a multiple of 1/16 of magnitude at most 64 and every partial sum over K up
+// to 2^13 terms fits f32's 24 bits.
+
+/// Floating-point element types a `gemm` operand or its tensor may have.
+const GEMM_TYPES: [Ty; 3] = [Ty::F16, Ty::Bf16, Ty::F32];
+
+/// A GEMM kernel.
+pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
+    let mut pools = vec![
+        ConstPool {
+            name: "BM",
+            fast: &[64, 128],
+            odd: &[16, 32, 8],
+        },
+        ConstPool {
+            name: "BN",
+            fast: &[64, 128, 256],
+            odd: &[8, 24, 40],
+        },
+        ConstPool {
+            name: "BK",
+            fast: &[32, 64],
+            odd: &[8, 16],
+        },
+        ConstPool {
+            name: "THREADS",
+            fast: &[128, 256],
+            odd: &[32, 64, 96],
+        },
+    ];
+    let pipelined = rng.chance(2, 3);
+    if pipelined {
+        pools.push(ConstPool {
+            name: "S",
+            fast: &[2, 3, 4],
+            odd: &[1, 2],
+        });
+    }
+    let mut consts = names(&["BM", "BN", "BK", "THREADS"]);
+    if pipelined {
+        consts.push("S".into());
+    }
+    let (ta, tb) = (rng.pick(&GEMM_TYPES), rng.pick(&GEMM_TYPES));
+    let t = rng.pick(&GEMM_TYPES);
+    let a_fragment = rng.chance(1, 4);
+    let mut params = vec![
+        tensor("a", ta, &["M", "K"], false),
+        tensor("b", tb, &["K", "N"], false),
+    ];
+    let mut body = vec![Stmt::LetTuple(vec![
+        (
+            "r0".to_string(),
+            Expr::bin(BinOp::Mul, Expr::BlockIdx(1), Expr::name("BM")),
+        ),
+        (
+            "c0".to_string(),
+            Expr::bin(BinOp::Mul, Expr::BlockIdx(0), Expr::name("BN")),
+        ),
+    ])];
+    let alloc = |rng: &mut Rng, name: &str, scope: Scope, dtype: Ty, shape: &[&str]| Stmt::Alloc {
+        name: name.into(),
+        scope,
+        dtype,
+        shape: names(shape),
+        arg_form: rng.chance(1, 4),
+    };
+    let a_scope = if a_fragment {
+        Scope::Fragment
+    } else {
+        Scope::Shared
+    };
+    body.push(alloc(rng, "a_s", a_scope, t, &["BM", "BK"]));
+    body.push(alloc(rng, "b_s", Scope::Shared, t, &["BK", "BN"]));
+    body.push(alloc(rng, "acc", Scope::Fragment, Ty::F32, &["BM", "BN"]));
+    body.push(if rng.chance(1, 2) {
+        Stmt::Clear("acc".into())
+    } else {
+        Stmt::Fill {
+            buf: "acc".into(),
+            value: Expr::Float(0.0, Ty::F32, LitForm::Typed),
+        }
+    });
+    let k_bk = Expr::bin(BinOp::Mul, Expr::name("k"), Expr::name("BK"));
+    let steps = Expr::DivCeil(Box::new(Expr::name("K")), Box::new(Expr::name("BK")));
+    body.push(Stmt::Loop {
+        var: "k".into(),
+        start: Expr::idx(0),
+        end: steps,
+        stages: pipelined.then(|| "S".to_string()),
+        body: vec![
+            Stmt::Copy {
+                src: region("a", &[Expr::name("r0"), k_bk.clone()]),
+                dst: buf("a_s"),
+            },
+            Stmt::Copy {
+                src: region("b", &[k_bk, Expr::name("c0")]),
+                dst: buf("b_s"),
+            },
+            Stmt::Gemm {
+                a: "a_s".into(),
+                b: "b_s".into(),
+                c: "acc".into(),
+            },
+        ],
+    });
+    let bias = rng.chance(1, 3);
+    if bias {
+        let tw = rng.pick(&GEMM_TYPES);
+        params.push(tensor("bias", tw, &["N"], false));
+        body.push(alloc(rng, "bv", Scope::Fragment, Ty::F32, &["BN"]));
+        body.push(Stmt::Copy {
+            src: region("bias", &[Expr::name("c0")]),
+            dst: buf("bv"),
+        });
+        body.push(Stmt::Parallel {
+            vars: names(&["i", "j"]),
+            extents: names(&["BM", "BN"]),
+            body: vec![Stmt::Store {
+                target: "acc".into(),
+                index: vec![Expr::name("i"), Expr::name("j")],
+                op: Some(BinOp::Add),
+                value: Expr::Load("bv".into(), vec![Expr::name("j")]),
+            }],
+        });
+    }
+    let tc = rng.pick(&[Ty::F32, Ty::F16, Ty::Bf16, Ty::F64]);
+    params.push(tensor("c", tc, &["M", "N"], true));
+    body.push(Stmt::Copy {
+        src: buf("acc"),
+        dst: region("c", &[Expr::name("r0"), Expr::name("c0")]),
+    });
+    let tbytes = t.bytes() as u64;
+    let configs = config::draw(rng, &pools, |v| {
+        let (bm, bn, bk, threads) = (v[0], v[1], v[2], v[3]);
+        let stages = if pipelined { v[4] } else { 1 };
+        let a_shared = if a_fragment { 0 } else { bm * bk };
+        let shared = (a_shared + bk * bn) * tbytes * stages + if bias { bn * 4 } else { 0 };
+        let a_regs = if a_fragment {
+            (bm * bk).div_ceil(threads) * tbytes.div_ceil(4)
+        } else {
+            0
+        };
+        shared <= 48 * 1024 && (bm * bn).div_ceil(threads) + a_regs <= 128
+    });
+    let defaults = config::defaults(rng, &configs);
+    Kernel {
+        name,
+        grid: vec![
+            Expr::DivCeil(Box::new(Expr::name("N")), Box::new(Expr::name("BN"))),
+            Expr::DivCeil(Box::new(Expr::name("M")), Box::new(Expr::name("BM"))),
+        ],
+        threads: Threads::Const("THREADS".into()),
         consts,
         configs,
         defaults,
