@@ -227,7 +227,10 @@ fn compile_one(
         .output()
         .map_err(|e| format!("{}: {e}", tool.path().display()))?;
     if out.status.success() {
-        let _ = std::fs::remove_file(&src);
+        // `DIFF_KEEP_SOURCES=1` keeps them, to read the PTX of what ran.
+        if std::env::var_os("DIFF_KEEP_SOURCES").is_none() {
+            let _ = std::fs::remove_file(&src);
+        }
         Ok(())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
