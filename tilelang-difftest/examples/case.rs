@@ -1,6 +1,6 @@
 //! Prints one case of a generated kernel as the GPU runner builds it: `case SEED CONFIG L M N K`,
 //! each tensor's first elements before and after the evaluator.
-use tilelang_difftest::{device, eval, gen, gen::rng::Rng};
+use tilelang_difftest::{device, eval, gen};
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let seed = u64::from_str_radix(&a[0], 16).unwrap();
@@ -8,8 +8,7 @@ fn main() {
     let sizes: [usize; 4] = std::array::from_fn(|i| a[2 + i].parse().unwrap());
     let p = gen::generate(seed);
     let k = device::ir_of(seed).unwrap();
-    let mut rng = Rng::new(seed ^ (sizes[1] * 1000 + sizes[2]) as u64);
-    let args = device::host_args(&p.kernel, &sizes, &mut rng);
+    let args = device::case_args(&p.kernel, seed, &sizes);
     let mut out = args.clone();
     eval::run(&k, c, &mut out).unwrap();
     for (i, (x, y)) in args.iter().zip(&out).enumerate() {

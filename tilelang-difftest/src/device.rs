@@ -250,19 +250,13 @@ pub fn index(dir: &Path) -> Result<Vec<Entry>, String> {
     Ok(text.lines().filter_map(Entry::parse).collect())
 }
 
-/// Random inputs of a kernel's parameters (as `inputs::input`, on the host), outputs holding
-/// the poison, scalars; in parameter order.
-pub fn host_args(k: &ast::Kernel, sizes: &[usize; 4], rng: &mut Rng) -> Vec<eval::Arg> {
-    let dev = Device::cpu();
-    crate::inputs::slots(&dev, k, |d| size(sizes, d), rng)
-        .iter()
-        .map(|s| match s {
-            crate::inputs::Slot::In(t) | crate::inputs::Slot::Out(t, _) => {
-                eval::Arg::Tensor(crate::inputs::array(t))
-            }
-            crate::inputs::Slot::Scalar(v) => eval::Arg::Scalar(*v),
-        })
-        .collect()
+/// The arguments of a case, as the runner builds them: random inputs (`inputs::input`),
+/// outputs holding the CPU backend's poison, scalars, in parameter order; drawn from the
+/// kernel's seed and the case's sizes, so a case replays (`examples/case.rs`).
+pub fn case_args(k: &ast::Kernel, seed: u64, sizes: &[usize; 4]) -> Vec<eval::Arg> {
+    let mut rng = Rng::new(seed ^ (sizes[1] * 1000 + sizes[2]) as u64);
+    let slots = crate::inputs::slots(&Device::cpu(), k, |d| size(sizes, d), &mut rng);
+    crate::inputs::eval_args(&slots)
 }
 
 fn upload(dev: &Device, a: &Array) -> AnyTensor {
@@ -323,75 +317,87 @@ fn run_kernel(dev: &Device, dir: &Path, seed: u64, entries: &[&Entry], tally: &m
         }
     };
     tally.kernels += 1;
-    for e in entries {
-        let image: &'static [u8] = match std::fs::read(dir.join(&e.image)) {
-            Ok(b) => images(dir.join(&e.image), b),
-            Err(err) => {
-                tally.findings.push(Finding {
-                    seed,
-                    what: format!("{}: {err}", e.image),
-                });
-                continue;
-            }
-        };
-        let config: &'static str = Box::leak(k.configs[e.config].name.to_string().into_boxed_str());
-        let objects: &'static [Object] = Box::leak(Box::new([Object {
-            arch: Box::leak(e.arch.clone().into_boxed_str()),
-            config,
-            entry: Box::leak(e.entry.clone().into_boxed_str()),
-            threads: e.threads,
-            shared_bytes: e.shared_bytes,
-            image,
-            tma: None,
-        }]));
-        for sizes in SIZES {
-            let mut rng = Rng::new(seed ^ (sizes[1] * 1000 + sizes[2]) as u64);
-            let args = host_args(&p.kernel, &sizes, &mut rng);
-            let mut want = args.clone();
-            let what = format!(
-                "{} config {} sizes {sizes:?}",
-                e.arch, k.configs[e.config].name
-            );
-            if let Err(err) = eval::run(&k, e.config, &mut want) {
-                if matches!(err, tilelang::Error::Requirement { .. }) {
-                    tally.skipped += 1;
-                } else {
-                    tally.findings.push(Finding {
-                        seed,
-                        what: format!("{what}: the evaluator fails: {err}"),
-                    });
-                }
-                continue;
-            }
-            match launch(dev, &k, objects, config, e.config, &args) {
-                Ok(got) => {
-                    tally.launches += 1;
-                    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-                        let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
-                            continue;
-                        };
-                        let (wb, gb) = (w.data.bits(), g.data.bits());
-                        tally.elements += wb.len();
-                        let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb[j] != gb[j]).collect();
-                        if !bad.is_empty() {
-                            tally.findings.push(Finding {
-                                seed,
-                                what: format!(
-                                    "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
-                                    k.params[i].name,
-                                    w.shape,
-                                    bad.len(),
-                                    wb.len(),
-                                    explain(&k, &args, &bad, &w.data, &g.data)
-                                ),
-                            });
-                        }
-                    }
-                }
+    for (c, cfg) in k.configs.iter().enumerate() {
+        let config = eval::intern(&cfg.name.to_string());
+        // This config's entries (one an arch), each as the one object of a launch.
+        let mut objects: Vec<(&Entry, &'static [Object])> = Vec::new();
+        for e in entries.iter().filter(|e| e.config == c) {
+            match std::fs::read(dir.join(&e.image)) {
+                Ok(b) => objects.push((
+                    e,
+                    Box::leak(Box::new([Object {
+                        arch: eval::intern(&e.arch),
+                        config,
+                        entry: eval::intern(&e.entry),
+                        threads: e.threads,
+                        shared_bytes: e.shared_bytes,
+                        image: images(dir.join(&e.image), b),
+                        tma: None,
+                    }])),
+                )),
                 Err(err) => tally.findings.push(Finding {
                     seed,
-                    what: format!("{what}: the launch fails: {err}"),
+                    what: format!("{}: {err}", e.image),
                 }),
+            }
+        }
+        if objects.is_empty() {
+            continue;
+        }
+        for sizes in SIZES {
+            // The evaluator once a case; every arch's entry against it.
+            let args = case_args(&p.kernel, seed, &sizes);
+            let mut want = args.clone();
+            let bound = match eval::run(&k, c, &mut want) {
+                Ok(b) => b,
+                Err(tilelang::Error::Requirement { .. }) => {
+                    tally.skipped += 1;
+                    continue;
+                }
+                Err(err) => {
+                    tally.findings.push(Finding {
+                        seed,
+                        what: format!(
+                            "config {config} sizes {sizes:?}: the evaluator fails: {err}"
+                        ),
+                    });
+                    continue;
+                }
+            };
+            for (e, objects) in &objects {
+                let what = format!("{} config {config} sizes {sizes:?}", e.arch);
+                let got = match launch(dev, &k, objects, config, &bound, &args) {
+                    Ok(got) => got,
+                    Err(err) => {
+                        tally.findings.push(Finding {
+                            seed,
+                            what: format!("{what}: the launch fails: {err}"),
+                        });
+                        continue;
+                    }
+                };
+                tally.launches += 1;
+                for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                    let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
+                        continue;
+                    };
+                    let (wb, gb) = (w.data.bits(), g.data.bits());
+                    tally.elements += wb.len();
+                    let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb[j] != gb[j]).collect();
+                    if !bad.is_empty() {
+                        tally.findings.push(Finding {
+                            seed,
+                            what: format!(
+                                "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
+                                k.params[i].name,
+                                w.shape,
+                                bad.len(),
+                                wb.len(),
+                                explain(&k, &args, &bad, &w.data, &g.data)
+                            ),
+                        });
+                    }
+                }
             }
         }
     }
@@ -435,19 +441,19 @@ fn images(path: PathBuf, bytes: Vec<u8>) -> &'static [u8] {
         .or_insert_with(|| Box::leak(bytes.into_boxed_slice()))
 }
 
-/// Uploads `args`, launches, and downloads every mutable tensor (`None` for the others).
+/// Uploads `args`, launches on the grid and symbols the evaluator bound them to, and downloads
+/// every mutable tensor (`None` for the others).
 fn launch(
     dev: &Device,
     k: &ir::Kernel,
     objects: &'static [Object],
     config: &str,
-    config_index: usize,
+    bound: &eval::Bound,
     args: &[eval::Arg],
 ) -> Result<Vec<Option<Array>>, tilelang::Error> {
-    let kernel: &'static str = Box::leak(k.name.to_string().into_boxed_str());
+    let kernel = eval::intern(&k.name.to_string());
     let mut tensors: Vec<Option<AnyTensor>> = Vec::new();
     let mut kargs = Vec::new();
-    let (grid, syms) = eval::grid(k, config_index, &mut args.to_vec())?;
     for a in args {
         match a {
             eval::Arg::Tensor(t) => {
@@ -461,11 +467,11 @@ fn launch(
             }
         }
     }
-    kargs.extend(syms.iter().map(|&s| KernelArg::I64(s)));
+    kargs.extend(bound.syms.iter().map(|&s| KernelArg::I64(s)));
     // SAFETY: the arguments follow the entry's parameter list (tensors and scalars in order,
     // then the shape symbols), every pointer is a live allocation of `dev` of the shape the
     // symbols say, and the objects were compiled from this kernel's lowering.
-    unsafe { dev.launch_gpu(kernel, config, objects, grid, &kargs)? };
+    unsafe { dev.launch_gpu(kernel, config, objects, bound.grid, &kargs)? };
     dev.synchronize()?;
     Ok(k.params
         .iter()

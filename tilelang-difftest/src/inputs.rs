@@ -79,18 +79,7 @@ pub fn scalar(rng: &mut Rng, ty: Ty) -> AnyScalar {
 
 /// Each element's bits.
 pub fn bits(t: &AnyTensor) -> Vec<u64> {
-    fn of<T: Element>(t: &Tensor<T>, f: impl Fn(T) -> u64) -> Vec<u64> {
-        t.to_vec().expect("download").into_iter().map(f).collect()
-    }
-    match t {
-        AnyTensor::F16(t) => of(t, |x| x.to_bits() as u64),
-        AnyTensor::Bf16(t) => of(t, |x| x.to_bits() as u64),
-        AnyTensor::F32(t) => of(t, |x| x.to_bits() as u64),
-        AnyTensor::F64(t) => of(t, |x| x.to_bits()),
-        AnyTensor::I32(t) => of(t, |x| x as u32 as u64),
-        AnyTensor::U32(t) => of(t, |x| x as u64),
-        AnyTensor::U8(t) => of(t, |x| x as u64),
-    }
+    array(t).data.bits()
 }
 
 /// The arguments of `k`, in parameter order, with each shape symbol's extent from `size`.
@@ -134,31 +123,21 @@ pub fn args(slots: &mut [Slot]) -> Vec<Arg<'_>> {
 
 /// A tensor's elements and shape, for the IR evaluator.
 pub fn array(t: &AnyTensor) -> crate::eval::Array {
-    use crate::eval::Data;
-    fn of<T: Element>(t: &Tensor<T>) -> Vec<T> {
-        t.to_vec().expect("download")
+    use crate::eval::{Array, Data};
+    fn of<T: Element>(t: &Tensor<T>, data: impl Fn(Vec<T>) -> Data) -> Array {
+        Array {
+            data: data(t.to_vec().expect("download")),
+            shape: t.shape().iter().map(|&d| d as i64).collect(),
+        }
     }
-    let shape = match t {
-        AnyTensor::F16(t) => t.shape().to_vec(),
-        AnyTensor::Bf16(t) => t.shape().to_vec(),
-        AnyTensor::F32(t) => t.shape().to_vec(),
-        AnyTensor::F64(t) => t.shape().to_vec(),
-        AnyTensor::I32(t) => t.shape().to_vec(),
-        AnyTensor::U32(t) => t.shape().to_vec(),
-        AnyTensor::U8(t) => t.shape().to_vec(),
-    };
-    let data = match t {
-        AnyTensor::F16(t) => Data::F16(of(t)),
-        AnyTensor::Bf16(t) => Data::Bf16(of(t)),
-        AnyTensor::F32(t) => Data::F32(of(t)),
-        AnyTensor::F64(t) => Data::F64(of(t)),
-        AnyTensor::I32(t) => Data::I32(of(t)),
-        AnyTensor::U32(t) => Data::U32(of(t)),
-        AnyTensor::U8(t) => Data::U8(of(t)),
-    };
-    crate::eval::Array {
-        data,
-        shape: shape.iter().map(|&d| d as i64).collect(),
+    match t {
+        AnyTensor::F16(t) => of(t, Data::F16),
+        AnyTensor::Bf16(t) => of(t, Data::Bf16),
+        AnyTensor::F32(t) => of(t, Data::F32),
+        AnyTensor::F64(t) => of(t, Data::F64),
+        AnyTensor::I32(t) => of(t, Data::I32),
+        AnyTensor::U32(t) => of(t, Data::U32),
+        AnyTensor::U8(t) => of(t, Data::U8),
     }
 }
 

@@ -142,12 +142,16 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
     }
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    // The tutorials' binaries and the differential tester (`run.sh difftest`: generated
+    // kernels, compiled there).
     let mut build = cargo();
     build.args([
         "build",
         "--release",
         "-p",
         "kernels",
+        "-p",
+        "tilelang-difftest",
         "--bins",
         "--message-format=json",
     ]);
@@ -186,17 +190,6 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]);
-    // The differential tester (`run.sh difftest`): generated kernels, compiled there.
-    let mut difftest = cargo();
-    difftest.args([
-        "build",
-        "--release",
-        "-p",
-        "tilelang-difftest",
-        "--bin",
-        "difftest",
-        "--message-format=json",
-    ]);
     // The report, so that the GPU machine can make the table and chart itself.
     let mut xtask = cargo();
     xtask.args(["build", "--release", "-p", "xtask", "--message-format=json"]);
@@ -206,7 +199,6 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
             .into_iter()
             .map(|(_, _, p)| ("report".to_string(), false, p)),
     );
-    exes.extend(executables(&run(difftest)?));
     exes.extend(executables(&run(tests)?));
     exes.extend(
         executables(&run(rt)?)

@@ -48,10 +48,18 @@ pub fn intern(s: &str) -> &'static str {
     n
 }
 
+/// What a launch was bound to: its grid and its shape symbols' values (in `Kernel::symbols`
+/// order), as the launcher computes them; a GPU launch of the same arguments takes both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bound {
+    pub grid: [i64; 3],
+    pub syms: Vec<i64>,
+}
+
 /// Runs config `config` of `k` on `args` as `launch_dyn` on the CPU backend does: symbols
 /// bound from the tensors' shapes, `requires` checked, the grid's blocks one after another.
 /// The tensors in `args` are updated in place.
-pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<(), Error> {
+pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<Bound, Error> {
     let (mut m, grid) = Machine::bind(k, config, args)?;
     for z in 0..grid[2] {
         for y in 0..grid[1] {
@@ -61,14 +69,7 @@ pub fn run(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<(), Error> {
             }
         }
     }
-    Ok(())
-}
-
-/// The launch grid of config `config` of `k` on `args`, and its shape symbols' values, as the
-/// launcher computes them (after the same checks as [`run`]).
-pub fn grid(k: &Kernel, config: usize, args: &mut [Arg]) -> Result<([i64; 3], Vec<i64>), Error> {
-    let (m, grid) = Machine::bind(k, config, args)?;
-    Ok((grid, m.syms))
+    Ok(Bound { grid, syms: m.syms })
 }
 
 struct Machine<'a> {
@@ -136,21 +137,16 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// The row-major position of `idx` in `shape`, or the CPU backend's out-of-bounds error.
-fn linear(kernel: &'static str, name: &str, idx: &[i64], shape: &[i64]) -> Result<usize, Error> {
+/// The row-major position of `idx` in `shape`; `None` out of bounds.
+fn linear(idx: &[i64], shape: &[i64]) -> Option<usize> {
     let mut lin = 0i64;
     for (&i, &n) in idx.iter().zip(shape) {
         if i < 0 || i >= n {
-            return Err(Error::OutOfBounds {
-                kernel,
-                buffer: intern(name),
-                index: idx.to_vec(),
-                shape: shape.to_vec(),
-            });
+            return None;
         }
         lin = lin * n + i;
     }
-    Ok(lin as usize)
+    Some(lin as usize)
 }
 
 impl Machine<'_> {
@@ -174,21 +170,33 @@ impl Machine<'_> {
             .expect("a buffer is allocated before use")
     }
 
-    /// The target's name (for errors), elements and shape.
-    fn array(&mut self, t: Target) -> (String, &mut Array) {
-        match t {
-            Target::Tensor(p) => (self.k.params[p].name.to_string(), self.tensor_mut(p)),
+    /// The element an access names: its array's elements and its position there, or the CPU
+    /// backend's out-of-bounds error.
+    fn element(&mut self, a: &Access) -> Result<(&mut Data, usize), Error> {
+        let idx = a
+            .index
+            .iter()
+            .map(|i| Ok(self.expr(i)?.index()))
+            .collect::<Result<Vec<i64>, Error>>()?;
+        let (kernel, k) = (self.kernel, self.k);
+        let (name, arr) = match a.target {
+            Target::Tensor(p) => (&k.params[p].name, self.tensor_mut(p)),
             Target::Buffer(b) => (
-                self.k.buffers[b].name.to_string(),
+                &k.buffers[b].name,
                 self.bufs[b]
                     .as_mut()
                     .expect("a buffer is allocated before use"),
             ),
+        };
+        match linear(&idx, &arr.shape) {
+            Some(i) => Ok((&mut arr.data, i)),
+            None => Err(Error::OutOfBounds {
+                kernel,
+                buffer: intern(&name.to_string()),
+                index: idx,
+                shape: arr.shape.clone(),
+            }),
         }
-    }
-
-    fn indices(&mut self, a: &Access) -> Result<Vec<i64>, Error> {
-        a.index.iter().map(|i| Ok(self.expr(i)?.index())).collect()
     }
 
     fn expr(&mut self, e: &tilelang_codegen::ir::Expr) -> Result<Value, Error> {
@@ -206,10 +214,8 @@ impl Machine<'_> {
             ExprKind::Var(v) => self.vars[*v],
             ExprKind::BlockIdx(d) => Value::Index(self.block[*d as usize]),
             ExprKind::Load(a) => {
-                let idx = self.indices(a)?;
-                let (name, arr) = self.array(a.target);
-                let i = linear(kernel, &name, &idx, &arr.shape)?;
-                arr.data.get(i)
+                let (data, i) = self.element(a)?;
+                data.get(i)
             }
             ExprKind::Binary(BinOp::And, l, r) => {
                 Value::Bool(self.expr(l)?.truth() && self.expr(r)?.truth())
@@ -257,18 +263,14 @@ impl Machine<'_> {
             }
             StmtKind::Store { access, value } => {
                 let v = self.expr(value)?;
-                let idx = self.indices(access)?;
-                let (name, arr) = self.array(access.target);
-                let i = linear(kernel, &name, &idx, &arr.shape)?;
-                arr.data.set(i, v);
+                let (data, i) = self.element(access)?;
+                data.set(i, v);
             }
             StmtKind::AtomicAdd { access, value } => {
                 let v = self.expr(value)?;
-                let idx = self.indices(access)?;
-                let (name, arr) = self.array(access.target);
-                let i = linear(kernel, &name, &idx, &arr.shape)?;
-                let old = arr.data.get(i);
-                arr.data.set(i, Value::binary(BinOp::Add, old, v, kernel)?);
+                let (data, i) = self.element(access)?;
+                let old = data.get(i);
+                data.set(i, Value::binary(BinOp::Add, old, v, kernel)?);
             }
             StmtKind::Alloc(b) => {
                 let buf = &self.k.buffers[*b];
@@ -425,4 +427,45 @@ fn reduce(op: ReduceOp, s: &Array, d: &mut Data, dim: usize) {
         };
     }
     arms!(F16, Bf16, F32, F64, I32, U32, U8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An element access out of bounds is the CPU backend's error, naming the tensor, index and
+    /// shape; one in bounds stores.
+    #[test]
+    fn out_of_bounds_is_the_cpu_backends_error() {
+        let k = crate::compile::to_ir(
+            "#[tile_kernel(grid = [1], threads = 32)]\n\
+             fn oob(x: &Tensor<f32, (N,)>, y: &mut Tensor<f32, (N,)>) {\n\
+                 for i in parallel(4) { y[i] = x[i + 2]; }\n\
+             }",
+        )
+        .unwrap();
+        let t = |v: Vec<f32>| {
+            Arg::Tensor(Array {
+                shape: vec![v.len() as i64],
+                data: Data::F32(v),
+            })
+        };
+        let mut args = vec![t(vec![1.0, 2.0, 3.0, 4.0, 5.0]), t(vec![0.0; 5])];
+        match run(&k, 0, &mut args) {
+            Err(Error::OutOfBounds {
+                buffer,
+                index,
+                shape,
+                ..
+            }) => assert_eq!((buffer, index, shape), ("x", vec![5], vec![5])),
+            other => panic!("{other:?}"),
+        }
+        let Arg::Tensor(y) = &args[1] else {
+            unreachable!()
+        };
+        assert_eq!(
+            y.data.bits()[..3],
+            [3.0f32, 4.0, 5.0].map(|v| v.to_bits() as u64)
+        );
+    }
 }
