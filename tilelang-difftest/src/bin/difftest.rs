@@ -5,9 +5,10 @@
 //! difftest compile --dir D --offset O --n N [--archs ..] [--jobs ..] [--batch ..]
 //! difftest run     --dir D --offset O --n N
 //! ```
-//! Kernel `i` is `gen::seed_of(i)` for `i` in `offset..offset + n`. `gpu` compiles, then runs
-//! the kernels `chunk` at a time in child processes (`run`): a fault poisons a CUDA context,
-//! so it costs one chunk, whose kernels are then rerun one per process to name the culprit.
+//! Kernel `i` is `gen::seed_of(i)` for `i` in `offset..offset + n`. `gpu` compiles and runs
+//! the kernels `chunk` at a time, each chunk in a child process (`run`): a fault poisons a
+//! CUDA context, so it costs one chunk, whose kernels are then rerun one per process to name
+//! the culprit.
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
 //! when anything was found.
 
@@ -116,19 +117,7 @@ fn main() {
             !tally.findings.is_empty()
         }
         "gpu" => {
-            let f = device::compile(&o.dir, &seeds(o.offset, o.n), &archs, o.batch, o.jobs)
-                .unwrap_or_else(|e| panic!("{e}"));
-            println!(
-                "difftest: kernels {}..{} compiled for {archs:?} in {:.1} s ({} findings)",
-                o.offset,
-                o.offset + o.n,
-                t.elapsed().as_secs_f64(),
-                f.len()
-            );
-            let mut found = !f.is_empty();
-            for x in &f {
-                println!("FINDING seed {:016x}: {}", x.seed, x.what);
-            }
+            let mut found = false;
             let mut at = o.offset;
             while at < o.offset + o.n {
                 if t.elapsed().as_secs_f64() > o.deadline {
@@ -137,6 +126,21 @@ fn main() {
                     break;
                 }
                 let n = o.chunk.min(o.offset + o.n - at);
+                // Compiled a chunk at a time, so the deadline bounds the compiles too (an H100
+                // compiles ~9 GEMM-bearing kernels a second on 16 cores).
+                let c0 = Instant::now();
+                let f = device::compile(&o.dir, &seeds(at, n), &archs, o.batch, o.jobs)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                println!(
+                    "[{at}..{}] compiled for {archs:?} in {:.1} s ({} findings)",
+                    at + n,
+                    c0.elapsed().as_secs_f64(),
+                    f.len()
+                );
+                found |= !f.is_empty();
+                for x in &f {
+                    println!("FINDING seed {:016x}: {}", x.seed, x.what);
+                }
                 let (text, ok) = child(&o, at, n);
                 print!("[{at}..{}] {text}", at + n);
                 found |= text.contains("FINDING");
