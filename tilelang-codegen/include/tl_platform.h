@@ -96,7 +96,22 @@ TL_DEVICE void sync() {
 TL_DEVICE float to_float(half x) { return (float)x; }
 TL_DEVICE float to_float(bfloat x) { return (float)x; }
 template <class T> TL_DEVICE T from_float(float x) { return (T)x; }
-template <class T> TL_DEVICE T from_double(double x) { return (T)x; }
+// double to bf16, rounded once: to float rounded to odd (its 24 bits hold bf16's 8 and more
+// than two to spare, so rounding that float to nearest-even is rounding the double), then to
+// bf16. A plain (__bf16)x lets clang 19 fold (__bf16)(double)u32 into an integer-to-bf16
+// conversion that the AMDGPU backend cannot select ("Cannot select: bf16 = uint_to_fp", seed
+// 91b23bd8098b6288, docs/design/difftest.md §7).
+template <class T> TL_DEVICE T from_double(double x) {
+  if constexpr (__is_same(T, bfloat)) {
+    float f = (float)x;
+    if (f == f && (double)f != x) {
+      unsigned b = __builtin_bit_cast(unsigned, f);
+      if (__builtin_fabs((double)f) > __builtin_fabs(x)) b -= 1;  // toward zero
+      f = __builtin_bit_cast(float, b | 1u);
+    }
+    return (T)f;
+  } else return (T)x;
+}
 template <class T> TL_DEVICE T shfl_xor(T v, int mask) {
   int lane = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
   int src = lane ^ mask;

@@ -329,17 +329,31 @@ template <class T> TL_DEVICE T pow(T x, T y) { return narrow<T>(pow_(wide(x), wi
 template <class T> TL_DEVICE T fma(T x, T y, T z) {
   return narrow<T>(fma_(wide(x), wide(y), wide(z)));
 }
+// Signed integers of at most 32 bits compare as unsigned with the sign bit flipped (the same
+// order): ptxas 13.0 for sm_90 fuses two signed maxima (or minima) into one VIMNMX3 and drops a
+// negated operand's sign, so max(w, max(-t, j)) ran as max(w, max(t, j)); unsigned ones it keeps
+// right (docs/design/difftest.md §7). tilelang-difftest's device_compile test asserts that no
+// signed VIMNMX3 is left in any generated kernel's sm_90 or sm_90a object.
+template <class T> struct flips_sign {
+  static constexpr bool value = !is_float_like<T>::value && T(-1) < T(0) && sizeof(T) <= 4;
+};
+TL_DEVICE unsigned sign_flipped(int x) { return (unsigned)x ^ 0x80000000u; }
+TL_DEVICE int sign_restored(unsigned k) { return (int)(k ^ 0x80000000u); }
 // max/min: with one NaN operand the other is returned (IEEE maxNum, as the CPU backend).
 template <class T> TL_DEVICE T max(T a, T b) {
   if constexpr (is_float_like<T>::value) {
     auto x = wide(a), y = wide(b);
     return (x != x || y > x) ? b : a;
+  } else if constexpr (flips_sign<T>::value) {
+    return (T)sign_restored(max(sign_flipped(a), sign_flipped(b)));
   } else return b > a ? b : a;
 }
 template <class T> TL_DEVICE T min(T a, T b) {
   if constexpr (is_float_like<T>::value) {
     auto x = wide(a), y = wide(b);
     return (x != x || y < x) ? b : a;
+  } else if constexpr (flips_sign<T>::value) {
+    return (T)sign_restored(min(sign_flipped(a), sign_flipped(b)));
   } else return b < a ? b : a;
 }
 }  // namespace tl

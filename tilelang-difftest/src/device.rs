@@ -243,6 +243,79 @@ fn compile_one(
     }
 }
 
+/// Known device-compiler miscompilations, checked in the SASS of every NVIDIA object in `dir`
+/// (by `cuobjdump` beside the compiler): a signed `VIMNMX3` (ptxas 13.0 for sm_90 drops the
+/// sign of a negated operand when it fuses two signed maxima or minima into one, §7 of the
+/// plan; `tl_scalar.h` compares signed integers as unsigned so that none is formed). One
+/// finding per entry that has one. `Ok(None)` when no `cuobjdump` is found.
+pub fn scan_sass(dir: &Path) -> Result<Option<Vec<Finding>>, String> {
+    let entries = index(dir)?;
+    let mut images: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.arch.starts_with("sm_"))
+        .map(|e| e.image.as_str())
+        .collect();
+    images.sort_unstable();
+    images.dedup();
+    let Some(first) = entries.iter().find(|e| e.arch.starts_with("sm_")) else {
+        return Ok(Some(Vec::new()));
+    };
+    let t = Target::by_arch(&first.arch).ok_or("unknown arch")?;
+    let beside = |tool: tilelang_build::toolchain::Tool| tool.path().with_file_name("cuobjdump");
+    let Some(cuobjdump) = std::env::var_os("CUOBJDUMP")
+        .map(PathBuf::from)
+        .or_else(|| {
+            tilelang_build::toolchain::for_target(&t)
+                .map(beside)
+                .filter(|p| p.exists())
+        })
+    else {
+        return Ok(None);
+    };
+    let mut findings = Vec::new();
+    for image in images {
+        let out = std::process::Command::new(&cuobjdump)
+            .arg("-sass")
+            .arg(dir.join(image))
+            .output()
+            .map_err(|e| format!("{}: {e}", cuobjdump.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} -sass {image}: {}",
+                cuobjdump.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let mut function = "";
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            if let Some(f) = line.trim().strip_prefix("Function : ") {
+                function = f;
+            } else if let Some(op) = signed_vimnmx3(line) {
+                let e = entries
+                    .iter()
+                    .find(|e| e.image == image && e.entry == function);
+                findings.push(Finding {
+                    seed: e.map_or(0, |e| e.seed),
+                    what: format!(
+                        "{image}: {function} has `{op}`, a signed 3-way integer min/max that \
+                         ptxas miscompiles with a negated operand"
+                    ),
+                });
+                break;
+            }
+        }
+    }
+    Ok(Some(findings))
+}
+
+/// The instruction of a SASS line when it is a signed `VIMNMX3`.
+fn signed_vimnmx3(line: &str) -> Option<&str> {
+    let code = line.split(';').next()?;
+    let op = code.split_whitespace().find(|w| w.starts_with("VIMNMX3"))?;
+    (!op.contains(".U32")).then_some(code.trim())
+}
+
 /// The index of a compiled folder.
 pub fn index(dir: &Path) -> Result<Vec<Entry>, String> {
     let text = std::fs::read_to_string(dir.join("index.tsv"))
