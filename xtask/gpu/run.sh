@@ -102,13 +102,14 @@ if [ "$phase" = all ] || [ "$phase" = sanitize ]; then
   step "compute-sanitizer synccheck (examples' GEMMs)" compute-sanitizer --tool synccheck --error-exitcode 1 "$here/bin/examples-tests" --test-threads=1 gemm
 fi
 # Generated kernels (issue 38, tilelang-difftest): DIFF_N kernels from DIFF_OFFSET, compiled
-# here by nvcc for sm_90 and sm_90a (cubins in DIFF_DIR, outside $OUT), every config run at four
-# shapes against the IR evaluator, bit for bit; `difftest-sanitize` runs the sm_90a entries of
-# DIFF_N kernels under memcheck and racecheck.
+# here by nvcc for sm_90 and sm_90a (cubins in DIFF_DIR, outside $OUT; the next chunk compiles
+# while this one runs, its SASS scanned for known ptxas miscompilations), every config run at
+# four shapes against the IR evaluator in four processes, bit for bit; `difftest-sanitize` runs
+# the sm_90a entries of DIFF_N kernels under memcheck and racecheck.
 dt_dir="${DIFF_DIR:-/tmp/difftest}"
 if [ "$phase" = difftest ]; then
   step "generated kernels from ${DIFF_OFFSET:-0}: the evaluator against sm_90 and sm_90a" \
-    "$here/bin/difftest" gpu --dir "$dt_dir/check" --offset "${DIFF_OFFSET:-0}" --n "${DIFF_N:-2000}" --deadline "${DIFF_DEADLINE_S:-480}"
+    "$here/bin/difftest" gpu --dir "$dt_dir/check" --offset "${DIFF_OFFSET:-0}" --n "${DIFF_N:-5000}" --deadline "${DIFF_DEADLINE_S:-480}"
 fi
 if [ "$phase" = difftest-sanitize ]; then
   dt_args=(--dir "$dt_dir/san" --offset "${DIFF_OFFSET:-0}" --n "${DIFF_N:-300}")

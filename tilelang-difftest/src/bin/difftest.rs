@@ -1,19 +1,21 @@
 //! `difftest`: generated kernels, the IR evaluator against a GPU (issue 38; `run.sh difftest`).
 //!
 //! ```text
-//! difftest gpu     --dir D --offset O --n N [--archs sm_90,sm_90a] [--jobs 16] [--batch 24] [--chunk 100] [--deadline 540]
+//! difftest gpu     --dir D --offset O --n N [--archs sm_90,sm_90a] [--jobs 16] [--batch 24] [--chunk 100] [--procs 4] [--deadline 540]
 //! difftest compile --dir D --offset O --n N [--archs ..] [--jobs ..] [--batch ..]
 //! difftest run     --dir D --offset O --n N
 //! ```
 //! Kernel `i` is `gen::seed_of(i)` for `i` in `offset..offset + n`. `gpu` compiles and runs
-//! the kernels `chunk` at a time, each chunk in a child process (`run`): a fault poisons a
-//! CUDA context, so it costs one chunk, whose kernels are then rerun one per process to name
-//! the culprit.
+//! the kernels `chunk` at a time (each chunk in its own folder under `dir`), compiling the next
+//! chunk while the current one runs in `procs` child processes (`run`), which share the GPU and
+//! evaluate in parallel: a fault poisons a CUDA context, so it costs one child, whose kernels
+//! are then rerun one per process to name the culprit. Every compiled chunk's SASS is scanned
+//! for known device-compiler miscompilations (`device::scan_sass`).
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
 //! when anything was found.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 use tilelang_difftest::{device, gen};
 
@@ -25,6 +27,7 @@ struct Opts {
     jobs: usize,
     batch: usize,
     chunk: u64,
+    procs: u64,
     deadline: f64,
 }
 
@@ -37,6 +40,7 @@ fn opts(args: &[String]) -> Result<Opts, String> {
         jobs: std::thread::available_parallelism().map_or(4, |n| n.get()),
         batch: 24,
         chunk: 100,
+        procs: 4,
         deadline: 540.0,
     };
     let mut it = args.iter();
@@ -51,6 +55,7 @@ fn opts(args: &[String]) -> Result<Opts, String> {
             "--jobs" => o.jobs = num()? as usize,
             "--batch" => o.batch = num()? as usize,
             "--chunk" => o.chunk = num()?.max(1),
+            "--procs" => o.procs = num()?.max(1),
             "--deadline" => o.deadline = num()? as f64,
             _ => return Err(format!("unknown option {a}")),
         }
@@ -62,16 +67,22 @@ fn seeds(offset: u64, n: u64) -> Vec<u64> {
     (offset..offset + n).map(gen::seed_of).collect()
 }
 
-/// Runs `run` for `offset..offset + n` in a child process: its report, and whether it exited
-/// normally.
-fn child(o: &Opts, offset: u64, n: u64) -> (String, bool) {
+/// Starts `run` for `offset..offset + n` of the kernels compiled in `dir` in a child process.
+fn spawn(dir: &Path, offset: u64, n: u64) -> Child {
     let exe = std::env::current_exe().expect("the executable's path");
-    let out = Command::new(exe)
+    Command::new(exe)
         .args(["run", "--dir"])
-        .arg(&o.dir)
+        .arg(dir)
         .args(["--offset", &offset.to_string(), "--n", &n.to_string()])
-        .output()
-        .expect("spawn a child");
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a child")
+}
+
+/// A child's report, and whether it exited normally (a child without a GPU ends the call).
+fn finish(c: Child) -> (String, bool) {
+    let out = c.wait_with_output().expect("wait for a child");
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(3) {
@@ -96,17 +107,11 @@ fn main() {
     let t = Instant::now();
     let found = match cmd.as_str() {
         "compile" => {
-            let f = device::compile(&o.dir, &seeds(o.offset, o.n), &archs, o.batch, o.jobs)
-                .unwrap_or_else(|e| panic!("{e}"));
-            for x in &f {
-                println!("FINDING seed {:016x}: {}", x.seed, x.what);
+            let lines = compile_chunk(&o, &archs, &o.dir, o.offset, o.n);
+            for l in &lines {
+                println!("{l}");
             }
-            println!(
-                "compiled {} kernels for {archs:?} in {:.1} s",
-                o.n,
-                t.elapsed().as_secs_f64()
-            );
-            !f.is_empty()
+            lines.len() > 1
         }
         "run" => {
             let tally = device::run(&o.dir, &seeds(o.offset, o.n)).unwrap_or_else(|e| {
@@ -116,60 +121,103 @@ fn main() {
             print!("{}", device::report(&tally));
             !tally.findings.is_empty()
         }
-        "gpu" => {
-            let mut found = false;
-            let mut at = o.offset;
-            while at < o.offset + o.n {
-                if t.elapsed().as_secs_f64() > o.deadline {
-                    println!("difftest: deadline reached; resume with --offset {at}");
-                    found = true;
-                    break;
-                }
-                let n = o.chunk.min(o.offset + o.n - at);
-                // Compiled a chunk at a time, so the deadline bounds the compiles too (an H100
-                // compiles ~9 GEMM-bearing kernels a second on 16 cores).
-                let c0 = Instant::now();
-                let f = device::compile(&o.dir, &seeds(at, n), &archs, o.batch, o.jobs)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                println!(
-                    "[{at}..{}] compiled for {archs:?} in {:.1} s ({} findings)",
-                    at + n,
-                    c0.elapsed().as_secs_f64(),
-                    f.len()
-                );
-                found |= !f.is_empty();
-                for x in &f {
-                    println!("FINDING seed {:016x}: {}", x.seed, x.what);
-                }
-                let (text, ok) = child(&o, at, n);
-                print!("[{at}..{}] {text}", at + n);
-                found |= text.contains("FINDING");
-                if !ok {
-                    found = true;
-                    println!(
-                        "difftest: the child for {at}..{} died; one kernel a process:",
-                        at + n
-                    );
-                    for i in at..at + n {
-                        let (text, ok) = child(&o, i, 1);
-                        if !ok || text.contains("FINDING") {
-                            print!("  kernel {i} (seed {:016x}): {text}", gen::seed_of(i));
-                        }
-                    }
-                }
-                at += n;
-            }
-            println!(
-                "difftest: kernels {}..{at} done in {:.1} s",
-                o.offset,
-                t.elapsed().as_secs_f64()
-            );
-            found
-        }
+        "gpu" => gpu(&o, &archs, t),
         other => {
             eprintln!("difftest: unknown command {other}");
             std::process::exit(2)
         }
     };
     std::process::exit(found as i32)
+}
+
+/// Compiles kernels `at..at + n` into `dir` and scans their SASS: a line saying so, then one
+/// line a finding.
+fn compile_chunk(o: &Opts, archs: &[&str], dir: &Path, at: u64, n: u64) -> Vec<String> {
+    let t = Instant::now();
+    let mut f = device::compile(dir, &seeds(at, n), archs, o.batch, o.jobs)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let scan = device::scan_sass(dir).unwrap_or_else(|e| panic!("{e}"));
+    let scanned = if scan.is_some() {
+        "SASS scanned"
+    } else {
+        "no cuobjdump: SASS not scanned"
+    };
+    f.extend(scan.unwrap_or_default());
+    let mut lines = vec![format!(
+        "[{at}..{}] compiled for {archs:?} in {:.1} s ({} findings; {scanned})",
+        at + n,
+        t.elapsed().as_secs_f64(),
+        f.len()
+    )];
+    lines.extend(
+        f.iter()
+            .map(|x| format!("FINDING seed {:016x}: {}", x.seed, x.what)),
+    );
+    lines
+}
+
+/// `difftest gpu`: chunk by chunk, the next one compiling while this one runs.
+fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
+    let end = o.offset + o.n;
+    let chunks: Vec<(u64, u64)> = (o.offset..end)
+        .step_by(o.chunk as usize)
+        .map(|at| (at, o.chunk.min(end - at)))
+        .collect();
+    let mut found = false;
+    let mut done = o.offset;
+    std::thread::scope(|s| {
+        let chunk = |at: u64, n: u64| {
+            let dir = o.dir.join(format!("c{at}"));
+            let lines = compile_chunk(o, archs, &dir, at, n);
+            (dir, lines)
+        };
+        let mut next = chunks.first().map(|&(at, n)| s.spawn(move || chunk(at, n)));
+        for (i, &(at, n)) in chunks.iter().enumerate() {
+            let (dir, lines) = next.take().expect("a compile under way").join().unwrap();
+            if t.elapsed().as_secs_f64() > o.deadline {
+                println!("difftest: deadline reached; resume with --offset {at}");
+                found = true;
+                break;
+            }
+            next = chunks
+                .get(i + 1)
+                .map(|&(at, n)| s.spawn(move || chunk(at, n)));
+            for l in &lines {
+                println!("{l}");
+            }
+            found |= lines.len() > 1;
+            // `procs` children on sub-ranges, all at once.
+            let per = n.div_ceil(o.procs);
+            let parts: Vec<(u64, u64)> = (at..at + n)
+                .step_by(per as usize)
+                .map(|a| (a, per.min(at + n - a)))
+                .collect();
+            let children: Vec<Child> = parts.iter().map(|&(a, m)| spawn(&dir, a, m)).collect();
+            for (&(a, m), c) in parts.iter().zip(children) {
+                let (text, ok) = finish(c);
+                print!("[{a}..{}] {text}", a + m);
+                found |= text.contains("FINDING");
+                if !ok {
+                    found = true;
+                    println!(
+                        "difftest: the child for {a}..{} died; one kernel a process:",
+                        a + m
+                    );
+                    for i in a..a + m {
+                        let (text, ok) = finish(spawn(&dir, i, 1));
+                        if !ok || text.contains("FINDING") {
+                            print!("  kernel {i} (seed {:016x}): {text}", gen::seed_of(i));
+                        }
+                    }
+                }
+            }
+            done = at + n;
+        }
+    });
+    println!(
+        "difftest: kernels {}..{done} done in {:.1} s",
+        o.offset,
+        t.elapsed().as_secs_f64()
+    );
+    found
 }
