@@ -309,11 +309,27 @@ pub fn scan_sass(dir: &Path) -> Result<Option<Vec<Finding>>, String> {
     Ok(Some(findings))
 }
 
-/// The instruction of a SASS line when it is a signed `VIMNMX3`.
+/// The instruction of a SASS line when it is a signed `VIMNMX3` (`VIMNMX3`, `.S16x2`; not
+/// `.U32` or `.U16x2`).
 fn signed_vimnmx3(line: &str) -> Option<&str> {
     let code = line.split(';').next()?;
     let op = code.split_whitespace().find(|w| w.starts_with("VIMNMX3"))?;
-    (!op.contains(".U32")).then_some(code.trim())
+    let unsigned = op.split('.').skip(1).any(|m| m.starts_with('U'));
+    (!unsigned).then_some(code.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn signed_vimnmx3_is_told_from_unsigned() {
+        let line = |op: &str| format!("        /*0090*/   {op} R7, R5, R0, R0, !PT ;   /* 0x0 */");
+        assert!(super::signed_vimnmx3(&line("VIMNMX3")).is_some());
+        assert!(super::signed_vimnmx3(&line("VIMNMX3.S16x2")).is_some());
+        assert!(super::signed_vimnmx3(&line("VIMNMX3.U32")).is_none());
+        assert!(super::signed_vimnmx3(&line("VIMNMX3.U16x2")).is_none());
+        assert!(super::signed_vimnmx3(&line("VIMNMX.U32")).is_none());
+        assert!(super::signed_vimnmx3(&line("VIMNMX")).is_none());
+    }
 }
 
 /// The index of a compiled folder.
@@ -450,28 +466,42 @@ fn run_kernel(dev: &Device, dir: &Path, seed: u64, entries: &[&Entry], tally: &m
                     }
                 };
                 tally.launches += 1;
-                for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-                    let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
-                        continue;
-                    };
-                    let (wb, gb) = (w.data.bits(), g.data.bits());
-                    tally.elements += wb.len();
-                    let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb[j] != gb[j]).collect();
-                    if !bad.is_empty() {
-                        tally.findings.push(Finding {
-                            seed,
-                            what: format!(
-                                "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
-                                k.params[i].name,
-                                w.shape,
-                                bad.len(),
-                                wb.len(),
-                                explain(&k, &args, &bad, &w.data, &g.data)
-                            ),
-                        });
-                    }
-                }
+                compare(&k, seed, &what, &args, &want, &got, tally);
             }
+        }
+    }
+}
+
+/// Compares every output of a launch (`got`: `Some` for each mutable tensor, by parameter) with
+/// the evaluator's (`want`, from `args`), bit for bit, into `tally`; `what` names the launch.
+pub(crate) fn compare(
+    k: &ir::Kernel,
+    seed: u64,
+    what: &str,
+    args: &[eval::Arg],
+    want: &[eval::Arg],
+    got: &[Option<Array>],
+    tally: &mut Tally,
+) {
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
+            continue;
+        };
+        let (wb, gb) = (w.data.bits(), g.data.bits());
+        tally.elements += wb.len();
+        let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb.get(j) != gb.get(j)).collect();
+        if !bad.is_empty() || wb.len() != gb.len() {
+            tally.findings.push(Finding {
+                seed,
+                what: format!(
+                    "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
+                    k.params[i].name,
+                    w.shape,
+                    bad.len(),
+                    wb.len(),
+                    explain(k, args, &bad, &w.data, &g.data)
+                ),
+            });
         }
     }
 }

@@ -4,11 +4,14 @@
 //! them as `#[tile_kernel]` Rust; [`compile`] runs a generated source through the frontend and
 //! the GPU lowering of every target; [`constructs`] lists which language constructs an IR
 //! reaches, so a test can say what the generator covers; [`inputs`] builds the arguments of
-//! a launch; [`eval`] runs a kernel's IR with the CPU backend's semantics (stage 2).
+//! a launch; [`eval`] runs a kernel's IR with the CPU backend's semantics (stage 2);
+//! [`device`] runs generated kernels on a GPU against it, [`emulate`] under the host emulation
+//! of a target's device code.
 
 pub mod compile;
 pub mod constructs;
 pub mod device;
+pub mod emulate;
 pub mod eval;
 pub mod gen;
 pub mod inputs;

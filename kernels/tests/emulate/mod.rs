@@ -2,7 +2,8 @@
 //! against the CPU backend (`kernels/tests/emulation.rs` says what and why; the examples'
 //! `tests/emulation.rs` includes this module with `#[path]` for their kernels).
 //!
-//! [`check_target`] emits the source of every config of a [`Suite`]'s kernels for one target
+//! The C++ driver, the host compile and the run are `tilelang_difftest::emulate`'s, which runs
+//! generated kernels the same way. [`check_target`] emits the source of every config of a [`Suite`]'s kernels for one target
 //! with `tilelang_codegen::lower::emit`, compiles them all into one host executable with
 //! `clang++-19 -DTL_HOST_EMULATION -DTL_WAVE=<wave>`, runs each config at each of its case's
 //! sizes with random inputs (and, on sm_90a, each TMA entry beside its plain entry where the
@@ -12,13 +13,13 @@
 use kernels::check::Rng;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tilelang::{bf16, f16, AnyScalar, AnyTensor, Arg, Device, KernelInfo};
 use tilelang_codegen::ir::{BinOp, DimRef, Dtype, Expr, ExprKind, Kernel, MathFn, ParamKind};
 use tilelang_codegen::ir::{Stmt, StmtKind};
 use tilelang_codegen::lower;
 use tilelang_codegen::target::{MatrixUnit, Target};
+use tilelang_difftest::emulate as host;
 
 /// How long one target's executable may run before it counts as hung (a barrier that some
 /// threads never reach deadlocks the emulation, as it would hang a GPU).
@@ -100,20 +101,6 @@ impl Suite {
     }
 }
 
-/// The host C++ compiler, or a failure that says how to get it.
-fn host_compiler() -> String {
-    let cxx = std::env::var("TILELANG_EMU_CXX").unwrap_or_else(|_| "clang++-19".into());
-    match Command::new(&cxx).arg("--version").output() {
-        Ok(o) if o.status.success() => cxx,
-        _ => panic!(
-            "`{cxx}` was not found: this test compiles the generated HIP code for the host with \
-             clang++-19 (for _Float16 / __bf16 and C++20). Install it, e.g. \
-             `apt-get install -y clang-19` (CI installs it), or set TILELANG_EMU_CXX to a \
-             clang++ of version 19 or newer."
-        ),
-    }
-}
-
 fn uses_gemm(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Gemm { .. } => true,
@@ -142,25 +129,7 @@ struct Run {
 /// Compiles `dir/src` against tl.h for the host (`TL_HOST_EMULATION`, a wave of `wave` lanes,
 /// `TILELANG_EMU_CXXFLAGS` added) into `dir/exe`; a failure names `what` and the sources.
 pub fn compile_host(dir: &Path, src: &str, exe: &str, wave: u32, what: &str) {
-    let cxx = host_compiler();
-    let extra_flags = std::env::var("TILELANG_EMU_CXXFLAGS").unwrap_or_default();
-    let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tilelang-codegen/include");
-    let out = Command::new(&cxx)
-        .current_dir(dir)
-        .args(["-std=c++20", "-O1", "-DTL_HOST_EMULATION", "-pthread"])
-        .arg(format!("-DTL_WAVE={wave}"))
-        .args(extra_flags.split_whitespace())
-        .arg("-I")
-        .arg(&include)
-        .args(["-o", exe, src])
-        .output()
-        .expect("run the host compiler");
-    assert!(
-        out.status.success(),
-        "{cxx} failed on {what} (sources in {}):\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    host::compile_host(dir, src, exe, wave).unwrap_or_else(|e| panic!("on {what}: {e}"));
 }
 
 pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
@@ -175,7 +144,7 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
 
     let found = tilelang_build::find::kernels(&manifest.join("src")).unwrap();
     let dev = Device::cpu();
-    let mut harness = String::from(PRELUDE);
+    let mut harness = String::from(host::PRELUDE);
     let mut entries = String::new();
     let mut manifest_text = String::new();
     let mut runs: Vec<Run> = Vec::new();
@@ -282,7 +251,7 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
     harness.push_str("namespace {\nconst tl_emu::Entry entries[] = {\n");
     harness.push_str(&entries);
     harness.push_str("};\n}  // namespace\n");
-    harness.push_str(RUNNER);
+    harness.push_str(host::RUNNER);
     std::fs::write(dir.join("harness.cpp"), harness).unwrap();
     std::fs::write(dir.join("runs.txt"), manifest_text).unwrap();
 
@@ -299,7 +268,7 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
 
     // Run every launch.
     let t1 = Instant::now();
-    let (status, stdout, stderr) = run_with_timeout(&dir, RUN_TIMEOUT);
+    let (status, stdout, stderr) = host::run_harness(&dir, RUN_TIMEOUT);
     let ran = t1.elapsed();
     let mut failures = Vec::new();
     let done: Vec<&str> = stdout.lines().collect();
@@ -549,60 +518,6 @@ fn tma_run(k: &Kernel, t: &lower::TmaLaunch, line: &str, run: &Run) -> Option<(S
     Some((line, run))
 }
 
-/// Runs `./harness runs.txt` in `dir`; returns (success, stdout, stderr). Kills it after
-/// `timeout` (a deadlock: some thread of a block never reaches a barrier).
-fn run_with_timeout(dir: &Path, timeout: Duration) -> (bool, String, String) {
-    let mut child = Command::new(dir.join("harness"))
-        .current_dir(dir)
-        .arg("runs.txt")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the emulation");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for the emulation") {
-            break Some(s);
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (stdout, mut stderr) = (out.join().unwrap(), err.join().unwrap());
-    match status {
-        Some(s) => {
-            if !s.success() {
-                let _ = write!(stderr, "\n(exit status: {s})");
-            }
-            (s.success(), stdout, stderr)
-        }
-        None => {
-            let _ = write!(
-                stderr,
-                "\n(killed after {} s: a deadlock? every thread of a block must reach each barrier, \
-                 every lane of a wave each shuffle)",
-                timeout.as_secs()
-            );
-            (false, stdout, stderr)
-        }
-    }
-}
-
 /// Evaluates a grid expression the way the launcher does (shape symbols and const generics).
 fn eval(e: &Expr, consts: &[u64], syms: &[i128]) -> i128 {
     let ev = |x: &Expr| eval(x, consts, syms);
@@ -815,96 +730,3 @@ fn compare(d: Dtype, shape: &[usize], got: &[u8], want: &[u8], tol: Tol) -> Opti
         }
     ))
 }
-
-/// The C++ harness before the generated sources and their calls.
-const PRELUDE: &str = r#"// Generated by kernels/tests/emulation.rs: every config of the tutorial kernels, emulated.
-#include "tl.h"
-namespace tl_emu {
-// Calls an entry with the tensors' device pointers, the shape symbols' values and, for a TMA
-// entry, its tensor maps.
-using Call = void (*)(void* const* tensors, const long long* syms, const double* scalars, const tl::TensorMap* maps);
-struct Entry { const char* name; Call call; int threads; size_t smem; };
-}  // namespace tl_emu
-"#;
-
-/// The C++ driver after the generated entries: reads `runs.txt`, one launch per line
-/// (`run <id> <entry> <gx> <gy> <gz> <ntensors> {<file> <bytes> <is_output>} <nsyms> {<value>}
-/// <nscalars> {<value>} <nmaps> {<tensor> <rank> <element bytes> <swizzle> <dims, innermost
-/// first> <box>}`),
-/// runs it, checks the guard bytes around every tensor and writes the outputs to
-/// `<file>.<id>.out`.
-/// Prints `start <id>` to stderr before each launch and `oob <id> <tensor> <byte offset>` to
-/// stdout for a write outside a tensor (the first changed guard byte, relative to its start).
-const RUNNER: &str = r#"
-#include <fstream>
-#include <string>
-
-int main(int argc, char** argv) {
-  if (argc != 2) { std::fprintf(stderr, "usage: harness runs.txt\n"); return 2; }
-  constexpr size_t GUARD = 256;             // bytes before and after each tensor
-  constexpr unsigned char GUARD_BYTE = 0xA5;
-  std::ifstream in(argv[1]);
-  std::string tag;
-  while (in >> tag) {
-    if (tag != "run") { std::fprintf(stderr, "bad manifest: %s\n", tag.c_str()); return 2; }
-    int id, ntensors, nsyms;
-    std::string name;
-    long long grid[3];
-    in >> id >> name >> grid[0] >> grid[1] >> grid[2] >> ntensors;
-    const tl_emu::Entry* e = nullptr;
-    for (const auto& x : entries) if (name == x.name) e = &x;
-    if (!e) { std::fprintf(stderr, "unknown entry %s\n", name.c_str()); return 2; }
-    std::vector<std::string> files(ntensors);
-    std::vector<size_t> bytes(ntensors), alloc(ntensors);
-    std::vector<int> is_out(ntensors);
-    std::vector<unsigned char*> raw(ntensors);
-    std::vector<void*> ptrs(ntensors);
-    for (int i = 0; i < ntensors; ++i) {
-      in >> files[i] >> bytes[i] >> is_out[i];
-      alloc[i] = (bytes[i] + 2 * GUARD + 255) / 256 * 256;  // hipMalloc aligns to 256 bytes
-      raw[i] = (unsigned char*)std::aligned_alloc(256, alloc[i]);
-      std::memset(raw[i], GUARD_BYTE, alloc[i]);
-      ptrs[i] = raw[i] + GUARD;
-      std::ifstream f(files[i], std::ios::binary);
-      f.read((char*)ptrs[i], (std::streamsize)bytes[i]);
-      if ((size_t)f.gcount() != bytes[i]) { std::fprintf(stderr, "short file %s\n", files[i].c_str()); return 2; }
-    }
-    in >> nsyms;
-    std::vector<long long> syms(nsyms + 1);
-    for (int i = 0; i < nsyms; ++i) in >> syms[i];
-    int nscalars;
-    in >> nscalars;
-    std::vector<double> scalars(nscalars + 1);
-    for (int i = 0; i < nscalars; ++i) in >> scalars[i];
-    int nmaps;
-    in >> nmaps;
-    std::vector<tl::TensorMap> maps(nmaps + 1);
-    for (int i = 0; i < nmaps; ++i) {
-      tl::TensorMap& m = maps[i];
-      int tensor;
-      in >> tensor >> m.rank >> m.elem_bytes >> m.swizzle;
-      m.base = (unsigned char*)ptrs[tensor];
-      for (int d = 0; d < m.rank; ++d) in >> m.dims[d];
-      for (int d = 0; d < m.rank; ++d) in >> m.box[d];
-      m.strides[0] = m.elem_bytes;
-      for (int d = 1; d < m.rank; ++d) m.strides[d] = m.strides[d - 1] * m.dims[d - 1];
-    }
-    std::fprintf(stderr, "start %d\n", id);
-    std::fflush(stderr);
-    tl_host::launch(grid[0], grid[1], grid[2], e->threads, e->smem, [&] { e->call(ptrs.data(), syms.data(), scalars.data(), maps.data()); });
-    for (int i = 0; i < ntensors; ++i) {
-      for (size_t b = 0; b < GUARD; ++b)
-        if (raw[i][b] != GUARD_BYTE) { std::printf("oob %d %d %lld\n", id, i, (long long)b - (long long)GUARD); break; }
-      for (size_t b = GUARD + bytes[i]; b < alloc[i]; ++b)
-        if (raw[i][b] != GUARD_BYTE) { std::printf("oob %d %d %lld\n", id, i, (long long)(b - GUARD)); break; }
-      if (is_out[i]) {
-        std::ofstream f(files[i] + "." + std::to_string(id) + ".out", std::ios::binary);
-        f.write((const char*)ptrs[i], (std::streamsize)bytes[i]);
-      }
-      std::free(raw[i]);
-    }
-  }
-  std::fflush(stdout);
-  return 0;
-}
-"#;

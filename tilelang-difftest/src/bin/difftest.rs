@@ -4,6 +4,7 @@
 //! difftest gpu     --dir D --offset O --n N [--archs sm_90,sm_90a] [--jobs 16] [--batch 24] [--chunk 100] [--procs 4] [--deadline 540]
 //! difftest compile --dir D --offset O --n N [--archs ..] [--jobs ..] [--batch ..]
 //! difftest run     --dir D --offset O --n N
+//! difftest emulate --dir D --offset O --n N --archs gfx942,gfx1100 [--chunk 100] [--deadline ..]
 //! ```
 //! Kernel `i` is `gen::seed_of(i)` for `i` in `offset..offset + n`. `gpu` compiles and runs
 //! the kernels `chunk` at a time (each chunk in its own folder under `dir`), compiling the next
@@ -11,6 +12,8 @@
 //! evaluate in parallel: a fault poisons a CUDA context, so it costs one child, whose kernels
 //! are then rerun one per process to name the culprit. Every compiled chunk's SASS is scanned
 //! for known device-compiler miscompilations (`device::scan_sass`).
+//! `emulate` runs the kernels under the host emulation of each arch's device code instead
+//! (`tilelang_difftest::emulate`, clang++-19 on this machine), a chunk at a time.
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
 //! when anything was found.
 
@@ -122,6 +125,7 @@ fn main() {
             !tally.findings.is_empty()
         }
         "gpu" => gpu(&o, &archs, t),
+        "emulate" => emulate(&o, &archs, t),
         other => {
             eprintln!("difftest: unknown command {other}");
             std::process::exit(2)
@@ -216,6 +220,39 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
     });
     println!(
         "difftest: kernels {}..{done} done in {:.1} s",
+        o.offset,
+        t.elapsed().as_secs_f64()
+    );
+    found
+}
+
+/// `difftest emulate`: chunk by chunk, each arch's host emulation against the evaluator.
+fn emulate(o: &Opts, archs: &[&str], t: Instant) -> bool {
+    let mut found = false;
+    let mut at = o.offset;
+    while at < o.offset + o.n {
+        if t.elapsed().as_secs_f64() > o.deadline {
+            println!("difftest: deadline reached; resume with --offset {at}");
+            return true;
+        }
+        let n = o.chunk.min(o.offset + o.n - at);
+        for arch in archs {
+            let c = Instant::now();
+            let dir = o.dir.join(arch);
+            let tally = tilelang_difftest::emulate::run(&dir, &seeds(at, n), arch)
+                .unwrap_or_else(|e| panic!("{e}"));
+            found |= !tally.findings.is_empty();
+            print!(
+                "[{at}..{}] {arch} emulated in {:.1} s: {}",
+                at + n,
+                c.elapsed().as_secs_f64(),
+                device::report(&tally)
+            );
+        }
+        at += n;
+    }
+    println!(
+        "difftest: kernels {}..{at} emulated in {:.1} s",
         o.offset,
         t.elapsed().as_secs_f64()
     );

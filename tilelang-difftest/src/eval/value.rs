@@ -386,6 +386,34 @@ impl Data {
         }
     }
 
+    /// The elements as little-endian bytes, as a device holds them.
+    pub fn le_bytes(&self) -> Vec<u8> {
+        each_data!(self, v => v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+
+    /// Elements of this one's dtype read from little-endian `bytes` (a whole number of them).
+    pub fn like_le_bytes(&self, bytes: &[u8]) -> Data {
+        macro_rules! read {
+            ($t:ty, $var:ident) => {
+                Data::$var(
+                    bytes
+                        .chunks_exact(std::mem::size_of::<$t>())
+                        .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()))
+                        .collect(),
+                )
+            };
+        }
+        match self {
+            Data::F16(_) => read!(f16, F16),
+            Data::Bf16(_) => read!(bf16, Bf16),
+            Data::F32(_) => read!(f32, F32),
+            Data::F64(_) => read!(f64, F64),
+            Data::I32(_) => read!(i32, I32),
+            Data::U32(_) => read!(u32, U32),
+            Data::U8(_) => read!(u8, U8),
+        }
+    }
+
     /// Each element's bits, widened (for comparisons that must not equate NaNs or ±0).
     pub fn bits(&self) -> Vec<u64> {
         match self {
