@@ -46,6 +46,9 @@ pub enum Construct {
     /// `gemm` with the A operand in shared memory / in registers (a fragment).
     GemmShared,
     GemmFragmentA,
+    /// `reduce_sum` / `reduce_max` along a dimension.
+    ReduceSum(usize),
+    ReduceMax(usize),
     /// `serial(start, end)` / `pipelined(n, stages)` loops.
     Serial,
     Pipelined,
@@ -109,6 +112,10 @@ pub fn stage1() -> Vec<Construct> {
         Fill,
         GemmShared,
         GemmFragmentA,
+        ReduceSum(0),
+        ReduceSum(1),
+        ReduceMax(0),
+        ReduceMax(1),
         Serial,
         Pipelined,
         LitInt,
@@ -273,6 +280,12 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
                 out.insert(match k.buffers[*a].scope {
                     Scope::Shared => C::GemmShared,
                     Scope::Fragment | Scope::Local => C::GemmFragmentA,
+                });
+            }
+            StmtKind::Reduce { op, dim, .. } => {
+                out.insert(match op {
+                    ir::ReduceOp::Sum => C::ReduceSum(*dim),
+                    ir::ReduceOp::Max => C::ReduceMax(*dim),
                 });
             }
             StmtKind::For {

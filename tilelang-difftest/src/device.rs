@@ -101,6 +101,22 @@ pub fn compile(
     batch: usize,
     jobs: usize,
 ) -> Result<Vec<Finding>, String> {
+    let sources: Vec<(u64, String)> = seeds
+        .iter()
+        .map(|&s| (s, gen::generate(s).source()))
+        .collect();
+    compile_sources(dir, &sources, archs, batch, jobs)
+}
+
+/// [`compile`] for `#[tile_kernel]` sources, each named by a number (a seed) in the index and
+/// the findings.
+pub fn compile_sources(
+    dir: &Path,
+    sources: &[(u64, String)],
+    archs: &[&str],
+    batch: usize,
+    jobs: usize,
+) -> Result<Vec<Finding>, String> {
     let include = dir.join("include");
     std::fs::create_dir_all(&include).map_err(|e| format!("{}: {e}", include.display()))?;
     for (name, text) in lower::HEADERS {
@@ -109,8 +125,9 @@ pub fn compile(
     let mut findings = Vec::new();
     // (arch, seed, source, entry): every source to compile.
     let mut units: Vec<(Target, Entry, String)> = Vec::new();
-    for &seed in seeds {
-        let k = match ir_of(seed) {
+    for (seed, source) in sources {
+        let seed = *seed;
+        let k = match crate::compile::to_ir(source) {
             Ok(k) => k,
             Err(e) => {
                 findings.push(Finding {

@@ -232,6 +232,13 @@ pub enum Stmt {
         b: String,
         c: String,
     },
+    /// `reduce_<op>(&src, &mut dst, dim);` (`op`: `sum` or `max`)
+    Reduce {
+        op: &'static str,
+        src: String,
+        dst: String,
+        dim: usize,
+    },
     /// `for var in serial(start, end) { body }`, or with stages `for var in pipelined(end,
     /// stages) { body }`.
     Loop {
@@ -297,6 +304,9 @@ pub enum Skeleton {
     /// A GEMM: tiles of A and B copied in a `serial` or `pipelined` loop over K, `gemm` into a
     /// fragment accumulator, the accumulator copied out.
     Gemm,
+    /// A reduction along either dimension of a tile, its result copied out and broadcast back,
+    /// or reductions of successive tiles folded into an accumulator in a loop.
+    Reduce,
 }
 
 /// One generated kernel and the seed it came from.

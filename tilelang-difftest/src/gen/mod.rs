@@ -3,12 +3,13 @@
 //!
 //! By concept: `ast.rs` (the generator's own tree, a leaf), `rng.rs`, `config.rs` (config
 //! pools), `expr.rs` (typed expressions and the exactness rule), `skeleton.rs`
-//! (the kernels' shapes), `print.rs` (Rust source).
+//! (the kernels' shapes; reductions in `reduce.rs`), `print.rs` (Rust source).
 
 pub mod ast;
 pub mod config;
 pub mod expr;
 pub mod print;
+pub mod reduce;
 pub mod rng;
 pub mod skeleton;
 
@@ -27,17 +28,19 @@ pub fn seed_of(i: u64) -> u64 {
 pub fn generate(seed: u64) -> Program {
     let mut rng = rng::Rng::new(seed);
     let name = format!("g{seed:016x}");
-    let skeleton = match rng.below(6) {
+    let skeleton = match rng.below(7) {
         0 => Skeleton::Elementwise(1),
         1 => Skeleton::Elementwise(2),
         2 => Skeleton::Elementwise(3),
         3 | 4 => Skeleton::Tiles,
-        _ => Skeleton::Gemm,
+        5 => Skeleton::Gemm,
+        _ => Skeleton::Reduce,
     };
     let kernel = match skeleton {
         Skeleton::Elementwise(rank) => skeleton::elementwise(&mut rng, name, rank as usize),
         Skeleton::Tiles => skeleton::tiles(&mut rng, name),
         Skeleton::Gemm => skeleton::gemm(&mut rng, name),
+        Skeleton::Reduce => reduce::reduce(&mut rng, name),
     };
     Program {
         seed,

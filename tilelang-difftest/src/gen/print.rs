@@ -184,6 +184,9 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize) {
         Stmt::Gemm { a, b, c } => {
             let _ = writeln!(s, "{pad}gemm(&{a}, &{b}, &mut {c});");
         }
+        Stmt::Reduce { op, src, dst, dim } => {
+            let _ = writeln!(s, "{pad}reduce_{op}(&{src}, &mut {dst}, {dim});");
+        }
         Stmt::Loop {
             var,
             start,

@@ -25,16 +25,16 @@ const THREADS: ConstPool = ConstPool {
 };
 
 /// Fresh names (`v0`, `v1`, ..) for `let`s.
-struct Names(usize);
+pub(super) struct Names(pub(super) usize);
 
 impl Names {
-    fn fresh(&mut self) -> String {
+    pub(super) fn fresh(&mut self) -> String {
         self.0 += 1;
         format!("v{}", self.0 - 1)
     }
 }
 
-fn tensor(name: &str, dtype: Ty, dims: &[&str], mutable: bool) -> Param {
+pub(super) fn tensor(name: &str, dtype: Ty, dims: &[&str], mutable: bool) -> Param {
     Param {
         name: name.into(),
         kind: ParamKind::Tensor {
@@ -46,11 +46,11 @@ fn tensor(name: &str, dtype: Ty, dims: &[&str], mutable: bool) -> Param {
     }
 }
 
-fn names(xs: &[&str]) -> Vec<String> {
+pub(super) fn names(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|x| x.to_string()).collect()
 }
 
-fn element(rng: &mut Rng) -> Ty {
+pub(super) fn element(rng: &mut Rng) -> Ty {
     rng.pick(&Ty::ELEMENTS)
 }
 
@@ -95,7 +95,7 @@ fn lets(rng: &mut Rng, env: &mut Env, fresh: &mut Names, max: usize, out: &mut V
 /// Stores `target[index]` once: directly, or in both arms of an `if`; with `compound`,
 /// sometimes as `+=`, `-=` or `*=` (the old value is an exact input). Returns whether the
 /// stored value may be a float product.
-fn store(
+pub(super) fn store(
     rng: &mut Rng,
     env: &Env,
     target: &str,
@@ -138,7 +138,11 @@ fn store(
     }
 }
 
-fn threads(rng: &mut Rng, consts: &mut Vec<String>, pools: &mut Vec<ConstPool>) -> Threads {
+pub(super) fn threads(
+    rng: &mut Rng,
+    consts: &mut Vec<String>,
+    pools: &mut Vec<ConstPool>,
+) -> Threads {
     if rng.chance(3, 4) {
         consts.push(THREADS.name.into());
         pools.push(THREADS);
@@ -429,14 +433,14 @@ impl Builder<'_> {
     }
 }
 
-fn region(tensor: &str, offsets: &[Expr]) -> Tile {
+pub(super) fn region(tensor: &str, offsets: &[Expr]) -> Tile {
     Tile::Region {
         tensor: tensor.into(),
         offsets: offsets.to_vec(),
     }
 }
 
-fn buf(name: &str) -> Tile {
+pub(super) fn buf(name: &str) -> Tile {
     Tile::Buf(name.into())
 }
 
