@@ -82,6 +82,13 @@ pub enum BinOp {
     Ne,
     And,
     Or,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
 }
 
 impl BinOp {
@@ -98,6 +105,13 @@ impl BinOp {
             BinOp::Ne => "!=",
             BinOp::And => "&&",
             BinOp::Or => "||",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
         }
     }
 }

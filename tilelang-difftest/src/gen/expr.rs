@@ -91,7 +91,7 @@ impl ExprGen<'_> {
         }
         let float = ty.is_float();
         loop {
-            match self.rng.below(9) {
+            match self.rng.below(12) {
                 0 | 1 => {
                     let op = if self.rng.chance(1, 2) {
                         BinOp::Add
@@ -148,6 +148,60 @@ impl ExprGen<'_> {
                     let x = self.value(ty, depth - 1, false);
                     return Val {
                         e: Expr::Call(Func::Abs, vec![x.e]),
+                        prod: false,
+                    };
+                }
+                9 if !float => {
+                    let op = self.rng.pick(&[BinOp::BitAnd, BinOp::BitOr, BinOp::BitXor]);
+                    let a = self.value(ty, depth - 1, false);
+                    let b = self.value(ty, depth - 1, false);
+                    let (a, b) = pair(self.rng, a.e, b.e);
+                    return Val {
+                        e: Expr::bin(op, a, b),
+                        prod: false,
+                    };
+                }
+                // A shift by `b & 7` (the CPU backend and tl.h both take the amount modulo the
+                // width; within it, no backend differs).
+                10 if !float => {
+                    let op = if self.rng.chance(1, 2) {
+                        BinOp::Shl
+                    } else {
+                        BinOp::Shr
+                    };
+                    let a = self.value(ty, depth - 1, false);
+                    let b = self.value(ty, depth - 1, false);
+                    let amount = Expr::bin(BinOp::BitAnd, b.e, Expr::Int(7, ty, LitForm::Untyped));
+                    return Val {
+                        e: Expr::bin(op, a.e, amount),
+                        prod: false,
+                    };
+                }
+                // Division by a divisor that is never zero (nor -1 below i32::MIN): integers
+                // by `(b & 7) + 1`, floats by `abs(b) + 1` (rounded once everywhere).
+                11 => {
+                    let a = self.value(ty, depth - 1, false);
+                    let b = self.value(ty, depth - 1, float);
+                    let divisor = if float {
+                        Expr::bin(
+                            BinOp::Add,
+                            Expr::Call(Func::Abs, vec![b.e]),
+                            Expr::Float(1.0, ty, LitForm::Untyped),
+                        )
+                    } else {
+                        Expr::bin(
+                            BinOp::Add,
+                            Expr::bin(BinOp::BitAnd, b.e, Expr::Int(7, ty, LitForm::Untyped)),
+                            Expr::Int(1, ty, LitForm::Untyped),
+                        )
+                    };
+                    let op = if !float && self.rng.chance(1, 2) {
+                        BinOp::Rem
+                    } else {
+                        BinOp::Div
+                    };
+                    return Val {
+                        e: Expr::bin(op, a.e, divisor),
                         prod: false,
                     };
                 }

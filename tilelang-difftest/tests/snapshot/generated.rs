@@ -5,21 +5,21 @@
 
 use tilelang::prelude::*;
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 64, configs = [f0(BL = 1, BM = 1, BN = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 64, configs = [f0(BL = 2, BM = 4, BN = 128), o1(BL = 3, BM = 3, BN = 7), o2(BL = 3, BM = 3, BN = 24)])]
 pub fn gb12b27a48ace5f86<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<bf16, (L, M, N)>, x1: &Tensor<u32, (L, M, N)>, x2: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<bf16, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>, s0: f32) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if ((l < L) && (r < M)) && (c < N) {
-            let mut v0 = if_then_else((x2[(l, r, c)] as u32) > x1[(l, r, c)], 7u8, (x0[(l, r, c)] as u8));
-            v0 = if_then_else(x2[(l, r, c)] == x2[(l, r, c)], 255 + (i as u8), (s0 as u8));
-            let v1 = if_then_else((s0 <= s0) && ((x0[(l, r, c)] as f16) < 1.5), if_then_else(v0 != (r as u8), 3.0, x2[(l, r, c)]), if_then_else((i as u32) < x1[(l, r, c)], x2[(l, r, c)], x2[(l, r, c)])) - abs(if_then_else(x1[(l, r, c)] != (c as u32), x2[(l, r, c)], x2[(l, r, c)]));
-            if (v0 + v0) > if_then_else(x2[(l, r, c)] >= x2[(l, r, c)], v0, v0) {
-                y0[(l, r, c)] = x0[(l, r, c)];
-            } else {
-                y0[(l, r, c)] = if_then_else(max(v0, v0) <= if_then_else(v0 > v0, v0, v0), x0[(l, r, c)], if_then_else((!(x1[(l, r, c)] > (i as u32))), if_then_else(x1[(l, r, c)] > x1[(l, r, c)], x0[(l, r, c)], x0[(l, r, c)]), 3.0 - x0[(l, r, c)]));
+        if l < L {
+            if r < M {
+                if c < N {
+                    let v0 = (x1[(l, r, c)] as u8);
+                    let mut v1 = x2[(l, r, c)];
+                    v1 = x2[(l, r, c)];
+                    y0[(l, r, c)] = if_then_else((s0 != s0) && (v0 == v0), if_then_else((x0[(l, r, c)] >= x0[(l, r, c)]) || (v1 != v1), x0[(l, r, c)] - x0[(l, r, c)], if_then_else(x0[(l, r, c)] <= x0[(l, r, c)], x0[(l, r, c)], 1.5)), if_then_else((!(v1 > v1)), if_then_else(s0 > s0, x0[(l, r, c)], (j as bf16)), if_then_else(x2[(l, r, c)] < v1, x0[(l, r, c)], x0[(l, r, c)])));
+                    y1[(l, r, c)] = if_then_else(x1[(l, r, c)] <= (x1[(l, r, c)] | x1[(l, r, c)]), if_then_else(0.0f32 == s0, x0[(l, r, c)], x0[(l, r, c)]), x0[(l, r, c)]);
+                }
             }
-            y1[(l, r, c)] = min(abs(x0[(l, r, c)]) + if_then_else(1000u32 > x1[(l, r, c)], x0[(l, r, c)], x0[(l, r, c)]), if_then_else((v1 < x2[(l, r, c)]) && (x2[(l, r, c)] != v1), x0[(l, r, c)] - x0[(l, r, c)], (1.0 as bf16) - (1.5 as bf16)));
         }
     }
 }
@@ -44,8 +44,8 @@ pub fn g67e12aec674c1fff<const BM: usize, const BN: usize, const BK: usize, cons
     copy(&acc, c.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 32, BN = 32, THREADS = 128)])]
-pub fn g55dafe1ede3fb0e6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f32, (M, N)>, y0: &mut Tensor<i32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 24, THREADS = 32), o1(BM = 3, BN = 24, THREADS = 33)], defaults = [sm_80 = o0, gfx942 = o1])]
+pub fn g55dafe1ede3fb0e6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<bf16, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -54,74 +54,74 @@ pub fn g55dafe1ede3fb0e6<const BM: usize, const BN: usize, const THREADS: usize>
     let mut o = alloc_fragment::<i32, (BM, BN)>();
     for (j, i) in parallel(BN, BM) {
         let v0 = (c0 as u32);
-        o[(i, j)] = if_then_else((b0[(i, j)] * a0[(i, j)]) <= abs(b0[(i, j)]), abs((v0 as i32)) + ((j as i32) - 7), (if_then_else((c0 as f64) < (r0 as f64), b0[(i, j)], (c0 as bf16)) as i32));
+        o[(i, j)] = (max((-1i32), (r0 as i32)) >> (((-5i32) + (-5i32)) & 7)) >> ((b0[(i, j)] as i32) & 7);
     }
-    let mut o2 = alloc_shared::<u32>((BM, BN));
-    copy(&o, &mut o2);
-    copy(&o2, y0.at_mut((r0, c0)));
+    copy(&o, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 3, BN = 24)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 5, BN = 40)])]
 pub fn ga394e4cab44df4cf<const BM: usize, const BN: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<f32, (M, N)>, x2: &Tensor<f64, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: u8, s1: u8) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            let v0: u32 = abs(65535u32);
-            let v1 = max(x1[(r, c)], if_then_else(x1[(r, c)] <= (c as f32), x1[(r, c)], x1[(r, c)]) * (-x1[(r, c)]));
-            let v2 = if_then_else((v0 != v0) && ((j as f32) <= v1), x1[(r, c)] + x1[(r, c)], v1) * if_then_else(x1[(r, c)] > v1, (v0 as f32), (-x1[(r, c)]));
+            let v0 = (r as u32);
+            let mut v1: f64 = if_then_else(min((0.0 as bf16), (2.0 as bf16)) >= ((x2[(r, c)] as bf16) * (c as bf16)), max(x2[(r, c)] * 0.25, x2[(r, c)] / (abs(x2[(r, c)]) + 1.0)), max((s1 as f64) / (abs((-1.0f64)) + 1.0), ((c as i32) as f64)));
+            v1 = x2[(r, c)] * if_then_else(s1 >= s1, 3.0, x2[(r, c)]);
+            let v2 = x2[(r, c)];
             y0[(r, c)] = (-5i32);
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 256, THREADS = 256), o1(BM = 5, BN = 40, THREADS = 64)], defaults = [gfx1100 = o1])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 64)])]
 pub fn g99ea072283196d80<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (M, N)>, y0: &mut Tensor<u8, (M, N)>, s0: bf16) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if r < M {
-            if c < N {
-                let v0: u32 = (j as u32);
-                if (!((s0 >= s0) || (v0 <= v0))) {
-                    y0[(r, c)] = if_then_else(s0 != s0, max((v0 as u8), if_then_else((r as f64) <= x0[(r, c)], 255, (v0 as u8))), ((c as u8) * 3) * abs(100u8));
-                } else {
-                    y0[(r, c)] = (x0[(r, c)] as u8) + (if_then_else(s0 == s0, 3u8, 3u8) + (0u8 * 1u8));
+        if (r < M) && (c < N) {
+            let v0: u32 = (j as u32);
+            if (!((s0 >= s0) || (v0 <= v0))) {
+                y0[(r, c)] = (0u8 - (s0 as u8)) * if_then_else((!(v0 != v0)), (c as u8) - 255, 2u8 + 3u8);
+            } else {
+                y0[(r, c)] = ((v0 as u8) >> (((v0 as u8) - 255) & 7)) & (7u8 << ((3u8 / ((100u8 & 7) + 1)) & 7));
+            }
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 24, THREADS = 33)])]
+pub fn g7c2f363299fc6fbc<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, y0: &mut Tensor<f32, (L, M, N)>, s0: u32) {
+    let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
+    for (k, i, j) in parallel(BL, BM, BN) {
+        let (l, r, c) = (l0 + k, r0 + i, c0 + j);
+        if l < L {
+            if r < M {
+                if c < N {
+                    let v0: u8 = (r as u8);
+                    let mut v1: bf16 = if_then_else(((v0 == v0) || ((j as u32) == s0)) && (s0 <= s0), if_then_else((!(s0 < s0)), (c as bf16) + (l as bf16), (1.5 as bf16)), 0.25);
+                    v1 = min((-1.0 as bf16) * (2.0 as bf16), (1.0 as bf16) * (i as bf16));
+                    let v2 = abs((c as f32));
+                    y0[(l, r, c)] = (-min(v2, v2)) / (abs(1.0f32) + 1.0);
                 }
             }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [f0(BL = 2, BM = 2, BN = 128, THREADS = 256)])]
-pub fn g7c2f363299fc6fbc<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, y0: &mut Tensor<f32, (L, M, N)>, s0: u32) {
-    let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
-    for (k, i, j) in parallel(BL, BM, BN) {
-        let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if ((l < L) && (r < M)) && (c < N) {
-            let v0: u8 = (r as u8);
-            let mut v1 = (if_then_else((!(v0 > v0)), v0 + v0, v0) as bf16);
-            v1 = if_then_else(x1[(l, r, c)] < (j as f64), (l as bf16), (j as bf16)) - (-(0.25 as bf16));
-            let v2 = abs(s0);
-            if (x1[(l, r, c)] * x1[(l, r, c)]) >= if_then_else(v2 != s0, x1[(l, r, c)], 2.0) {
-                y0[(l, r, c)] = (-(max(1.0f32, 0.0f32) - (k as f32)));
-            } else {
-                y0[(l, r, c)] = (-(-((s0 as i32) as f32)));
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [f0(BM = 2, BN = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 3, BN = 40), f1(BM = 4, BN = 128), f2(BM = 8, BN = 64)])]
 pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<f64, (M, N)>, x2: &Tensor<u32, (M, N)>, y0: &mut Tensor<f16, (M, N)>, y1: &mut Tensor<f16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0: bf16 = max((0.25 as bf16) + (-1.0 as bf16), max((1.0 as bf16), (100.0 as bf16))) * abs(1.5 - (x2[(r, c)] as bf16));
-            let v1 = abs((x0[(r, c)] as f64)) + ((x1[(r, c)] - x1[(r, c)]) + (x1[(r, c)] + x1[(r, c)]));
-            y0[(r, c)] = (if_then_else(v1 < x1[(r, c)], (c as f16), (100.0 as f16)) - (1.5 as f16)) - abs((0.25 as f16));
-            y1[(r, c)] = (-((v1 - 1.0f64) as f16));
+        if r < M {
+            if c < N {
+                let mut v0 = min(((x2[(r, c)] - x2[(r, c)]) as bf16), if_then_else((x0[(r, c)] == x0[(r, c)]) && (x0[(r, c)] < x0[(r, c)]), abs((c as bf16)), abs((j as bf16))));
+                v0 = (x1[(r, c)] as bf16);
+                let v1 = max((x0[(r, c)] * x0[(r, c)]) >> (min(x0[(r, c)], 100u8) & 7), (j as u8) / ((min((r as u8), x0[(r, c)]) & 7) + 1));
+                y0[(r, c)] = if_then_else((x1[(r, c)] as u8) > x0[(r, c)], if_then_else(x0[(r, c)] > x0[(r, c)], (1.0 as f16), (0.5 as f16)), if_then_else((x2[(r, c)] as u8) <= x0[(r, c)], 0.0, (x0[(r, c)] as f16))) / (abs((-if_then_else((c as i32) == (-1), (1.0 as f16), (x2[(r, c)] as f16)))) + 1.0);
+                y1[(r, c)] = abs(((2.0 as f16) - (i as f16)) - (r as f16));
+            }
         }
     }
 }
@@ -141,7 +141,7 @@ pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const BK: usize, cons
     copy(&acc, c.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 5, BN = 40, THREADS = 96), f1(BM = 16, BN = 64, THREADS = 256), f2(BM = 4, BN = 128, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 64), f1(BM = 8, BN = 256, THREADS = 128), o2(BM = 5, BN = 40, THREADS = 33)])]
 pub fn g49c41341dae7119a<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<f32, (M, N)>, y: &mut Tensor<bf16, (M, N)>, z: &mut Tensor<bf16, (N,)>) {
     let c0 = block_idx(0) * BN;
     let mut a = alloc_shared::<bf16, (BM, BN)>();
@@ -153,7 +153,7 @@ pub fn g49c41341dae7119a<const BM: usize, const BN: usize, const THREADS: usize>
         copy(x.at((k * BM, c0)), &mut a);
         reduce_max(&a, &mut part, 0);
         for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = (-(if_then_else(a[(i, j)] == (i as bf16), 2.0f64, 2.0f64) as bf16));
+            o[(i, j)] = (part[j] - (a[(i, j)] - a[(i, j)])) / (abs(a[(i, j)]) + 1.0);
         }
         copy(&o, y.at_mut((k * BM, c0)));
         for j in parallel(BN) {
@@ -163,8 +163,8 @@ pub fn g49c41341dae7119a<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((c0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 1, BN = 40, THREADS = 33), o1(BM = 3, BN = 24, THREADS = 33)])]
-pub fn g822457a8d8935d71<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, h: &Tensor<u32, (M,)>, y0: &mut Tensor<f64, (L, M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [f0(BM = 32, BN = 128, THREADS = 128), f1(BM = 32, BN = 32, THREADS = 128)])]
+pub fn g822457a8d8935d71<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, h: &Tensor<u32, (M,)>, y0: &mut Tensor<u8, (L, M, N)>) {
     let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
     let mut a0 = alloc_fragment::<i32, (BM, BN)>();
     copy(x0.at((l, r0, c0)), &mut a0);
@@ -175,18 +175,14 @@ pub fn g822457a8d8935d71<const BM: usize, const BN: usize, const THREADS: usize>
     let mut o = alloc_fragment::<u8>((BM, BN));
     for (j, i) in parallel(BN, BM) {
         let v0 = hv[i];
-        let v1: u32 = if_then_else((a1[(i, j)] == (a0[(i, j)] as u8)) && (7u32 == 7u32), 1u32 * 1000u32, (v0 as u32)) - (r0 as u32);
-        if (!(v1 < v1)) {
-            o[(i, j)] = max((v1 as u8), abs(0u8 * hv[i]));
-        } else {
-            o[(i, j)] = if_then_else((!(!((-0.5 as bf16) <= (1.0 as bf16)))), min(v0, hv[i]) + 255, abs(if_then_else(hv[i] > 0, v0, v0)));
-        }
+        let v1 = abs((v0 as u32) << (if_then_else(a0[(i, j)] <= a0[(i, j)], 7u32, 2u32) & 7));
+        o[(i, j)] = v0 << ((255 * v0) & 7);
     }
     copy(&o, y0.at_mut((l, r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [f0(BM = 32, BN = 32, THREADS = 256)])]
-pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (L, M, N)>, x1: &Tensor<bf16, (L, M, N)>, y0: &mut Tensor<i32, (L, M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 64), o1(BM = 8, BN = 24, THREADS = 33)])]
+pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (L, M, N)>, x1: &Tensor<bf16, (L, M, N)>, y0: &mut Tensor<u32, (L, M, N)>, y1: &mut Tensor<u8, (L, M, N)>) {
     let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
     let mut a0 = alloc_fragment::<f64, (BM, BN)>();
     copy(x0.at((l, r0, c0)), &mut a0);
@@ -196,31 +192,28 @@ pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>
     copy(x1.at((l, r0, c0)), &mut a1);
     let mut o = alloc_fragment::<f16>((BM, BN));
     for (j, i) in parallel(BN, BM) {
-        o[(i, j)] = ((100.0f32 + abs(1.5f32)) as f16);
+        o[(i, j)] = (((c0 as u32) / ((7u32 & 7) + 1)) as f16) - (a0[(i, j)] as f16);
     }
-    let mut o2 = alloc_shared::<f64, (BM, BN)>();
-    copy(&o, &mut o2);
-    copy(&o2, y0.at_mut((l, r0, c0)));
+    copy(&o, y0.at_mut((l, r0, c0)));
+    copy(&a0, y1.at_mut((l, r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 1, BN = 256, THREADS = 256), o1(BM = 5, BN = 24, THREADS = 96)], defaults = [sm_90 = f0, sm_80 = o1, gfx942 = f0])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 40, THREADS = 64), f1(BM = 2, BN = 64, THREADS = 128)])]
 pub fn g8cf4a3810a60dc05<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (M, N)>, y0: &mut Tensor<i32, (M, N)>, y1: &mut Tensor<f16, (M, N)>, s0: u32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if r < M {
-            if c < N {
-                let v0: bf16 = max((-0.5 as bf16), (x0[(r, c)] as bf16));
-                let v1 = (0.25 as f16) - (1.0 as f16);
-                y0[(r, c)] = (r as i32);
-                y1[(r, c)] = v1;
-            }
+        if (r < M) && (c < N) {
+            let v0 = (s0 as bf16) * if_then_else(x0[(r, c)] != (s0 as f64), (-(s0 as bf16)), if_then_else(s0 < (c as u32), (x0[(r, c)] as bf16), (r as bf16)));
+            let v1: u8 = 100u8;
+            y0[(r, c)] = (s0 as i32);
+            y1[(r, c)] = (-abs(if_then_else((i as bf16) < (x0[(r, c)] as bf16), (0.0 as f16), (j as f16))));
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 8, BN = 24), o1(BM = 1, BN = 40)], defaults = [sm_90 = o1, sm_80 = o0, gfx942 = o1])]
-pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<i32, (M, N)>, w: &Tensor<f32, (N,)>, y0: &mut Tensor<f64, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 8, BN = 7), o1(BM = 3, BN = 24), f2(BM = 32, BN = 32)], defaults = [cpu = o1, gfx1030 = f2])]
+pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<i32, (M, N)>, w: &Tensor<f32, (N,)>, y0: &mut Tensor<f32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<i32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -231,14 +224,11 @@ pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x0: &Tensor<i32, (M, 
     let mut o = alloc_fragment::<f64, (BM, BN)>();
     for (j, i) in parallel(BN, BM) {
         let v0 = (r0 as f64);
-        let v1 = max((a0[(i, j)] as f32), 0.0f32) + if_then_else(0.25f32 != 0.0f32, 0.25f32 + (c0 as f32), abs(0.5f32));
-        if ((j as i32) as u8) >= (3u8 - 0u8) {
-            o[(i, j)] = ((v0 - v0) + v0) - v0;
-        } else {
-            o[(i, j)] = min(v0, abs(v0)) - (-(v0 + v0));
-        }
+        let mut v1: f32 = (-abs(abs((c0 as f32))));
+        v1 = if_then_else((0.25f32 != 0.0f32) || (wv[j] <= wv[j]), 0.25 - (r0 as f32), if_then_else(2i32 > a0[(i, j)], (i as f32), 100.0f32));
+        o[(i, j)] = if_then_else(abs(a0[(i, j)]) > abs((i as i32)), v0, (i as f64));
     }
-    let mut o2 = alloc_shared::<bf16, (BM, BN)>();
+    let mut o2 = alloc_fragment::<u32, (BM, BN)>();
     copy(&o, &mut o2);
     copy(&o2, y0.at_mut((r0, c0)));
 }
@@ -258,7 +248,7 @@ pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize, const BK: usize, cons
     copy(&acc, c.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 40, THREADS = 64), f1(BM = 4, BN = 128, THREADS = 128)])]
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 32)])]
 pub fn g7033dd42c90b5023<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, y: &mut Tensor<u32, (M, N)>, z: &mut Tensor<f64, (M,)>) {
     let r0 = block_idx(0) * BM;
     let mut a = alloc_fragment::<f64>((BM, BN));
@@ -270,7 +260,7 @@ pub fn g7033dd42c90b5023<const BM: usize, const BN: usize, const THREADS: usize>
         copy(x.at((r0, k * BN)), &mut a);
         reduce_sum(&a, &mut part, 1);
         for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = min(((part[i] - a[(i, j)]) as u32), max(abs((i as u32)), if_then_else(0.0 == (part[i] as f32), 2u32, (j as u32))));
+            o[(i, j)] = if_then_else(part[i] == 100.0, 3u32, (j as u32) / (((i as u32) & 7) + 1)) % ((100u32 & 7) + 1);
         }
         copy(&o, y.at_mut((r0, k * BN)));
         for i in parallel(BM) {
@@ -297,36 +287,36 @@ pub fn g973e7fc8105d029a<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [o0(BL = 3, BM = 3, BN = 24)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [f0(BL = 1, BM = 4, BN = 128), f1(BL = 2, BM = 2, BN = 64)])]
 pub fn g85a3358c28c2f629<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<u32, (L, M, N)>, x1: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>, y1: &mut Tensor<f16, (L, M, N)>, s0: f64) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if ((l < L) && (r < M)) && (c < N) {
-            let v0: u8 = 255u8;
-            let v1 = if_then_else((!(!((s0 as bf16) == (x0[(l, r, c)] as bf16)))), if_then_else(x1[(l, r, c)] != y1[(l, r, c)], x0[(l, r, c)], 1000), (v0 as u32));
-            if ((-0.5) + x1[(l, r, c)]) <= x1[(l, r, c)] {
-                y0[(l, r, c)] = (v1 as f16);
-            } else {
-                y0[(l, r, c)] = y1[(l, r, c)];
-            }
-            if (x0[(l, r, c)] * v1) > (v0 as u32) {
-                y1[(l, r, c)] = max(if_then_else((!(y1[(l, r, c)] > (s0 as f16))), if_then_else(s0 > s0, x1[(l, r, c)], x1[(l, r, c)]), (s0 as f16) * (r as f16)), if_then_else(v0 <= v0, if_then_else(s0 == (c as f64), y1[(l, r, c)], x1[(l, r, c)]), (-(-2.5 as f16))));
-            } else {
-                y1[(l, r, c)] -= max((k as f16), y1[(l, r, c)] + y1[(l, r, c)]) - (v0 as f16);
+        if l < L {
+            if r < M {
+                if c < N {
+                    let v0: u8 = 255u8;
+                    let v1 = (max(x0[(l, r, c)], x0[(l, r, c)]) / ((if_then_else(x1[(l, r, c)] != y1[(l, r, c)], x0[(l, r, c)], x0[(l, r, c)]) & 7) + 1)) * ((x0[(l, r, c)] | (c as u32)) << ((x0[(l, r, c)] + x0[(l, r, c)]) & 7));
+                    y0[(l, r, c)] = (-0.5 as f16);
+                    if x1[(l, r, c)] == (x0[(l, r, c)] as f16) {
+                        y1[(l, r, c)] = min(if_then_else(y1[(l, r, c)] > y1[(l, r, c)], x1[(l, r, c)], x1[(l, r, c)]), (v0 as f16)) + y1[(l, r, c)];
+                    } else {
+                        y1[(l, r, c)] = y1[(l, r, c)] / (abs(x1[(l, r, c)] + max(y1[(l, r, c)], x1[(l, r, c)])) + 1.0);
+                    }
+                }
             }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 2048, THREADS = 256), o1(BLOCK = 129, THREADS = 96), f2(BLOCK = 256, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 2048, THREADS = 256)])]
 pub fn g68ea52e647680bc1<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<f16, (N,)>, y0: &mut Tensor<f16, (N,)>, y1: &mut Tensor<f64, (N,)>, s0: f16) {
     let c0 = block_idx(0) * BLOCK;
     for j in parallel(BLOCK) {
         let c = c0 + j;
         if c < N {
             y0[c] = x0[c];
-            y1[c] = if_then_else((!(y1[c] == (j as f64))), abs((x0[c] as f64)), y1[c]);
+            y1[c] = abs((j as f64) - y1[c]) / (abs(if_then_else(y1[c] == y1[c], ((j as u32) as f64), max(y1[c], y1[c]))) + 1.0);
         }
     }
 }
@@ -346,7 +336,7 @@ pub fn g06b460bc51904bf4<const BM: usize, const BN: usize, const THREADS: usize>
             if (!(part[i] != (j as i32))) || ((part[i] < part[i]) || (part[i] <= 0i32)) {
                 o[(i, j)] = (1.0 as bf16);
             } else {
-                o[(i, j)] = if_then_else((!((part[i] >= part[i]) || (a[(i, j)] == a[(i, j)]))), (a[(i, j)] as bf16), abs((2.0 as bf16)));
+                o[(i, j)] = if_then_else((!((part[i] >= part[i]) || (a[(i, j)] == a[(i, j)]))), (a[(i, j)] as bf16), (-(2.0 as bf16)));
             }
         }
         copy(&o, y.at_mut((r0, k * BN)));
@@ -357,28 +347,28 @@ pub fn g06b460bc51904bf4<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 256, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 1024, THREADS = 128), f1(BLOCK = 256, THREADS = 128), o2(BLOCK = 7, THREADS = 96)])]
 pub fn g9fb159a4bedc59e1<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<u8, (N,)>, x1: &Tensor<u32, (N,)>, x2: &Tensor<f64, (N,)>, y0: &mut Tensor<u32, (N,)>, y1: &mut Tensor<u32, (N,)>, s0: u8) {
     let c0 = block_idx(0) * BLOCK;
     for j in parallel(BLOCK) {
         let c = c0 + j;
         if c < N {
-            let v0 = (c as f32);
-            let v1 = 100i32;
-            let mut v2 = v0 * max(v0, abs(v0));
-            v2 = abs(if_then_else((c as u8) <= x0[c], v0, (c as f32)));
-            if if_then_else(v1 < (-1), v0, v2) == (-v2) {
-                y0[c] = (if_then_else(s0 > s0, x1[c], x1[c]) + min(x1[c], x1[c])) + if_then_else((x0[c] > s0) && ((v1 as bf16) > 3.0), abs(x1[c]), x1[c]);
+            let mut v0: f32 = (c as f32) - (j as f32);
+            v0 = (s0 as f32);
+            let v1: f64 = ((abs((c as u32)) - ((j as u8) as u32)) as f64);
+            let v2 = max((-((c as f16) * (v0 as f16))), (x1[c] as f16));
+            y0[c] = x1[c];
+            if (v2 <= v2) || (x1[c] <= (v0 as u32)) {
+                y1[c] = (if_then_else(v2 <= v2, x1[c], 0) + x1[c]) - if_then_else((x2[c] as i32) > 2, x1[c], x1[c]);
             } else {
-                y0[c] = x1[c];
+                y1[c] = abs(x1[c] << (x1[c] & 7)) ^ (((v0 as u32) >> ((x2[c] as u32) & 7)) + min(x1[c], x1[c]));
             }
-            y1[c] = max(x1[c] + x1[c], 1000u32);
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 64, THREADS = 256)])]
-pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<i32, (M, N)>, s0: f64, y0: &mut Tensor<bf16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 7, THREADS = 64)])]
+pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<i32, (M, N)>, s0: f64, y0: &mut Tensor<u8, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<u32>((BM, BN));
     copy(x0.at((r0, c0)), &mut a0);
@@ -388,27 +378,27 @@ pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize, const THREADS: usize>
     copy(x1.at((r0, c0)), &mut a1);
     let mut o = alloc_fragment::<f64>((BM, BN));
     for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = min(((b0[(i, j)] as i32) as f64), (i as f64));
+        o[(i, j)] = (-if_then_else(s0 <= (b0[(i, j)] as f64), s0, s0)) * s0;
     }
-    copy(&o, y0.at_mut((r0, c0)));
+    let mut o2 = alloc_fragment::<i32, (BM, BN)>();
+    copy(&o, &mut o2);
+    copy(&o2, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 33), f1(BM = 8, BN = 128, THREADS = 128)], defaults = [gfx942 = f1])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 1, BN = 256, THREADS = 128)])]
 pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<bf16, (M, N)>, y0: &mut Tensor<f32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if r < M {
-            if c < N {
-                let v0 = (r as i32);
-                y0[(r, c)] = (-1.0f32) + (abs(x0[(r, c)]) as f32);
-                y1[(r, c)] *= abs(abs(y1[(r, c)] - y1[(r, c)]));
-            }
+        if (r < M) && (c < N) {
+            let v0 = (r as i32);
+            y0[(r, c)] = ((x1[(r, c)] / (abs((-x1[(r, c)])) + 1.0)) as f32);
+            y1[(r, c)] = y1[(r, c)];
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 5, BN = 40, THREADS = 64), f1(BM = 8, BN = 256, THREADS = 256)])]
+#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 128), o1(BM = 3, BN = 100, THREADS = 33)])]
 pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u8, (M, N)>, y: &mut Tensor<u32, (M, N)>, z: &mut Tensor<f64, (N,)>) {
     let c0 = block_idx(0) * BN;
     let mut a = alloc_shared::<f64>((BM, BN));
@@ -420,7 +410,7 @@ pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>
         copy(x.at((k * BM, c0)), &mut a);
         reduce_sum(&a, &mut part, 0);
         for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = abs(0u32 - (part[j] as u32)) + ((j as f64) as u32);
+            o[(i, j)] = (i as u32);
         }
         copy(&o, y.at_mut((k * BM, c0)));
         for j in parallel(BN) {
@@ -430,33 +420,33 @@ pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((c0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [o0(BL = 3, BM = 3, BN = 7), o1(BL = 3, BM = 3, BN = 24), f2(BL = 2, BM = 1, BN = 64)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [f0(BL = 1, BM = 4, BN = 64)])]
 pub fn g17e6fc20d7894058<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<i32, (L, M, N)>, x2: &Tensor<i32, (L, M, N)>, y0: &mut Tensor<f32, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>, s0: u8, s1: f16) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if ((l < L) && (r < M)) && (c < N) {
-            y0[(l, r, c)] = if_then_else((!(0.5f64 == 1.0f64)), max(2.0 - (i as f32), 1.5), (-(x0[(l, r, c)] as f32)) - ((r as f32) - (-2.5)));
-            if (s0 + s0) == ((-1i32) as u8) {
-                y1[(l, r, c)] = if_then_else((x0[(l, r, c)] + (r as f16)) != (s1 + s1), 0.25, y1[(l, r, c)]);
-            } else {
-                y1[(l, r, c)] = y1[(l, r, c)];
+        if l < L {
+            if r < M {
+                if c < N {
+                    y0[(l, r, c)] = (s1 as f32);
+                    y1[(l, r, c)] = (-((i as f64) as bf16));
+                }
             }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 24, THREADS = 32)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 7, THREADS = 96), f1(BL = 2, BM = 4, BN = 64, THREADS = 256), f2(BL = 1, BM = 1, BN = 64, THREADS = 256)])]
 pub fn gd7a44951fa5499c6<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (L, M, N)>, x1: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f64, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
         if ((l < L) && (r < M)) && (c < N) {
-            let v0 = min(abs(2u8 + 2u8), (l as u8));
-            let mut v1: bf16 = (-(-2.5 as bf16)) - abs((-0.5 as bf16));
-            v1 = if_then_else(v0 <= v0, min((3.0 as bf16), (-0.5 as bf16)), (l as bf16) - (k as bf16));
-            y0[(l, r, c)] = if_then_else((!((v0 == 0) && (x1[(l, r, c)] >= x1[(l, r, c)]))), if_then_else((v0 as f16) >= x1[(l, r, c)], if_then_else(v1 <= v1, 3.0f64, 0.25f64), 0.0f64 + (j as f64)), if_then_else(x1[(l, r, c)] != x1[(l, r, c)], 0.25, if_then_else(v1 <= v1, (r as f64), (v0 as f64))));
-            y1[(l, r, c)] = max((if_then_else(v1 != v1, (-0.5f32), 2.0f32) as bf16), if_then_else(x0[(l, r, c)] < v0, v1, v1));
+            let v0 = min(abs((x1[(l, r, c)] as u8)), ((j as u8) * 7u8) + (x0[(l, r, c)] & x0[(l, r, c)]));
+            let mut v1 = 7i32 + (((-1i32) | 0i32) - (1i32 | 3i32));
+            v1 = abs(max((l as i32), (l as i32)));
+            y0[(l, r, c)] = min((l as f64), (-3.0f64)) / (abs(if_then_else(((v0 as f16) >= x1[(l, r, c)]) || (v0 == v0), 0.5f64, 0.25f64)) + 1.0);
+            y1[(l, r, c)] = (if_then_else(0u8 >= x0[(l, r, c)], 0.25f32, (v1 as f32)) as bf16);
         }
     }
 }
@@ -515,8 +505,8 @@ pub fn gdbf76877b592465b<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 7, THREADS = 32)])]
-pub fn g2c0fa0acbbc8e5c1<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<u32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 128, THREADS = 128), o1(BM = 3, BN = 7, THREADS = 33)])]
+pub fn g2c0fa0acbbc8e5c1<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<u32, (M, N)>, y0: &mut Tensor<f64, (M, N)>, y1: &mut Tensor<f16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<u8, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -530,28 +520,30 @@ pub fn g2c0fa0acbbc8e5c1<const BM: usize, const BN: usize, const THREADS: usize>
     clear(&mut o);
     for (i, j) in parallel(BM, BN) {
         if (a1[(i, j)] == a1[(i, j)]) && (!(a0[(i, j)] < a0[(i, j)])) {
-            o[(i, j)] = min(((0u32 * 0u32) as bf16), if_then_else(b0[(i, j)] == 0.0, 0.5, b1[(i, j)]));
+            o[(i, j)] = if_then_else(((j as f16) - (b1[(i, j)] as f16)) > (r0 as f16), (b1[(i, j)] * 0.5) * (b0[(i, j)] + (a1[(i, j)] as bf16)), if_then_else(a1[(i, j)] >= (r0 as f32), b1[(i, j)], b1[(i, j)]));
         }
     }
-    let mut o2 = alloc_shared::<f64, (BM, BN)>();
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] = o[(i, j)];
+    }
+    let mut o2 = alloc_fragment::<f32, (BM, BN)>();
     copy(&o, &mut o2);
     copy(&o2, y0.at_mut((r0, c0)));
+    copy(&a0, y1.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 32, BN = 32, THREADS = 128), f1(BM = 16, BN = 128, THREADS = 256), f2(BM = 64, BN = 64, THREADS = 256)])]
-pub fn ge38a33f8e21998fd<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 64, THREADS = 128), f1(BM = 16, BN = 128, THREADS = 256)])]
+pub fn ge38a33f8e21998fd<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<bf16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<f64, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
     let mut o = alloc_fragment::<i32, (BM, BN)>();
-    for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = ((i as i32) - if_then_else(a0[(i, j)] != a0[(i, j)], (r0 as i32), 1)) * (c0 as i32);
+    for (j, i) in parallel(BN, BM) {
+        o[(i, j)] = ((i as i32) >> (if_then_else(a0[(i, j)] != a0[(i, j)], (r0 as i32), 1) & 7)) % (((c0 as i32) & 7) + 1);
     }
-    for (i, j) in parallel(BM, BN) {
-        let v0 = (j as bf16);
-        o[(i, j)] += o[(i, j)] - min(if_then_else(v0 != v0, o[(i, j)], (i as i32)), o[(i, j)] - o[(i, j)]);
-    }
-    copy(&o, y0.at_mut((r0, c0)));
+    let mut o2 = alloc_shared::<bf16, (BM, BN)>();
+    copy(&o, &mut o2);
+    copy(&o2, y0.at_mut((r0, c0)));
 }
 
 #[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 128, BN = 128, BK = 32, THREADS = 128), o1(BM = 8, BN = 8, BK = 16, THREADS = 64), o2(BM = 16, BN = 40, BK = 8, THREADS = 64)])]
@@ -574,7 +566,7 @@ pub fn geb121de9a4d66431<const BM: usize, const BN: usize, const BK: usize, cons
     copy(&acc, c.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 1, BN = 7, THREADS = 64, S = 4), o1(BM = 1, BN = 100, THREADS = 33, S = 4)], defaults = [cpu = o0, sm_80 = o1, gfx1100 = o0])]
+#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [f0(BM = 8, BN = 64, THREADS = 128, S = 3)])]
 pub fn g29019326edd15e3f<const BM: usize, const BN: usize, const THREADS: usize, const S: usize>(x: &Tensor<u32, (M, N)>, y: &mut Tensor<f32, (M, N)>, z: &mut Tensor<f64, (N,)>) {
     let c0 = block_idx(0) * BN;
     let mut a = alloc_shared::<f64, (BM, BN)>();
@@ -586,10 +578,10 @@ pub fn g29019326edd15e3f<const BM: usize, const BN: usize, const THREADS: usize,
         copy(x.at((k * BM, c0)), &mut a);
         reduce_sum(&a, &mut part, 0);
         for (i, j) in parallel(BM, BN) {
-            if a[(i, j)] != min(part[j], a[(i, j)]) {
-                o[(i, j)] = 0.0f32;
+            if a[(i, j)] != if_then_else(a[(i, j)] == part[j], (-2.5), (i as f64)) {
+                o[(i, j)] = 1.5f32 + (-abs((-0.5f32)));
             } else {
-                o[(i, j)] = (-2.5f32);
+                o[(i, j)] = (1u32 as f32);
             }
         }
         copy(&o, y.at_mut((k * BM, c0)));
