@@ -602,12 +602,13 @@ fn atomics() {
     expect(
         r#"
 #[tile_kernel(grid = [1], threads = 4)]
-fn k(c: &mut Tensor<f32, (N,)>) {
+fn k(c: &mut Tensor<f32, (N,)>, b: &mut Tensor<u8, (N,)>) {
     let mut f = alloc_fragment::<f32>((4,));
     for i in parallel(4) {
         atomic_add(&mut f[i], 1.0);
         atomic_add(c[i], 1.0);
         atomic_add(&mut c[i], 1u8);
+        atomic_add(&mut b[i], 1u8);
     }
 }
 "#,
@@ -623,6 +624,10 @@ fn k(c: &mut Tensor<f32, (N,)>) {
             (
                 "dtype mismatch: the added value must be f32, found u8",
                 "add a cast: `(..) as f32`",
+            ),
+            (
+                "`atomic_add` on a u8 element: NVIDIA GPUs have no 8-bit atomic add",
+                "accumulate into a u32 (or i32) tensor or buffer",
             ),
         ],
     );

@@ -49,6 +49,9 @@ pub enum Construct {
     /// `reduce_sum` / `reduce_max` along a dimension.
     ReduceSum(usize),
     ReduceMax(usize),
+    /// `atomic_add` into a global tensor / a shared buffer.
+    AtomicGlobal,
+    AtomicShared,
     /// `serial(start, end)` / `pipelined(n, stages)` loops.
     Serial,
     Pipelined,
@@ -116,6 +119,8 @@ pub fn stage1() -> Vec<Construct> {
         ReduceSum(1),
         ReduceMax(0),
         ReduceMax(1),
+        AtomicGlobal,
+        AtomicShared,
         Serial,
         Pipelined,
         LitInt,
@@ -285,6 +290,12 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
                     Scope::Fragment | Scope::Local => C::GemmFragmentA,
                 });
             }
+            StmtKind::AtomicAdd { access, .. } => {
+                out.insert(match access.target {
+                    ir::Target::Buffer(_) => C::AtomicShared,
+                    ir::Target::Tensor(_) => C::AtomicGlobal,
+                });
+            }
             StmtKind::Reduce { op, dim, .. } => {
                 out.insert(match op {
                     ir::ReduceOp::Sum => C::ReduceSum(*dim),
@@ -303,7 +314,6 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
             } => {
                 out.insert(C::Pipelined);
             }
-            _ => {}
         }
         visit::each_stmt_expr(s, &mut |e| visit::each_expr(e, &mut |e| expr(e, &mut out)));
     });

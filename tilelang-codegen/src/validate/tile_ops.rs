@@ -478,6 +478,16 @@ impl Checker<'_> {
                     }
                 }
                 let ty = self.target_dtype(access.target);
+                if ty == Dtype::U8 {
+                    // Found by generated kernels (issue 38): accepted here, nvcc then failed
+                    // on tl.h ("no instance of overloaded function tl::atomic_add").
+                    self.cx.error_hint(
+                        args[0].span,
+                        "`atomic_add` on a u8 element: NVIDIA GPUs have no 8-bit atomic add",
+                        "accumulate into a u32 (or i32) tensor or buffer",
+                    );
+                    return None;
+                }
                 let value = self.expr_as(&args[1], ty, "the added value")?;
                 StmtKind::AtomicAdd { access, value }
             }

@@ -253,6 +253,12 @@ pub enum Stmt {
         dst: String,
         dim: usize,
     },
+    /// `atomic_add(&mut target[index], value);`
+    Atomic {
+        target: String,
+        index: Vec<Expr>,
+        value: Expr,
+    },
     /// `for var in serial(start, end) { body }`, or with stages `for var in pipelined(end,
     /// stages) { body }`.
     Loop {
@@ -321,6 +327,8 @@ pub enum Skeleton {
     /// A reduction along either dimension of a tile, its result copied out and broadcast back,
     /// or reductions of successive tiles folded into an accumulator in a loop.
     Reduce,
+    /// Sums by `atomic_add`, into a global tensor or a shared buffer.
+    Atomic,
 }
 
 /// One generated kernel and the seed it came from.

@@ -28,19 +28,21 @@ pub fn seed_of(i: u64) -> u64 {
 pub fn generate(seed: u64) -> Program {
     let mut rng = rng::Rng::new(seed);
     let name = format!("g{seed:016x}");
-    let skeleton = match rng.below(7) {
+    let skeleton = match rng.below(8) {
         0 => Skeleton::Elementwise(1),
         1 => Skeleton::Elementwise(2),
         2 => Skeleton::Elementwise(3),
         3 | 4 => Skeleton::Tiles,
         5 => Skeleton::Gemm,
-        _ => Skeleton::Reduce,
+        6 => Skeleton::Reduce,
+        _ => Skeleton::Atomic,
     };
     let kernel = match skeleton {
         Skeleton::Elementwise(rank) => skeleton::elementwise(&mut rng, name, rank as usize),
         Skeleton::Tiles => skeleton::tiles(&mut rng, name),
         Skeleton::Gemm => skeleton::gemm(&mut rng, name),
         Skeleton::Reduce => reduce::reduce(&mut rng, name),
+        Skeleton::Atomic => reduce::atomic(&mut rng, name),
     };
     Program {
         seed,

@@ -184,6 +184,18 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize) {
         Stmt::Gemm { a, b, c } => {
             let _ = writeln!(s, "{pad}gemm(&{a}, &{b}, &mut {c});");
         }
+        Stmt::Atomic {
+            target,
+            index,
+            value,
+        } => {
+            let _ = writeln!(
+                s,
+                "{pad}atomic_add(&mut {}, {});",
+                load(target, index),
+                top(value)
+            );
+        }
         Stmt::Reduce { op, src, dst, dim } => {
             let _ = writeln!(s, "{pad}reduce_{op}(&{src}, &mut {dst}, {dim});");
         }

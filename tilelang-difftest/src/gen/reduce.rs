@@ -219,3 +219,151 @@ pub fn reduce(rng: &mut Rng, name: String) -> Kernel {
         body,
     }
 }
+
+/// The dtypes an atomic sum is drawn in: the integers (which wrap), and f32 and f64 adding
+/// inputs (every order exact). Not u8, which has no atomic add.
+const ATOMIC_TYPES: [Ty; 4] = [Ty::F32, Ty::F64, Ty::I32, Ty::U32];
+
+/// Sums by `atomic_add`: every element of `x` added into its row, of a global tensor (`z`, in
+/// and out: it starts as an input) from a 2-D grid of tiles, or of a shared buffer that a
+/// block's `serial` loop over the columns fills and then copies out:
+///
+/// ```text
+/// let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+/// for (i, j) in parallel(BM, BN) {
+///     let (r, c) = (r0 + i, c0 + j);
+///     if r < M && c < N { atomic_add(&mut z[r], v); }      v: x[(r, c)] as R, or (integers)
+/// }                                                        any expression of it
+/// ```
+pub fn atomic(rng: &mut Rng, name: String) -> Kernel {
+    let r = rng.pick(&ATOMIC_TYPES);
+    let shared = rng.chance(1, 2);
+    let mut pools = vec![
+        ConstPool {
+            name: "BM",
+            fast: &[2, 4, 8],
+            odd: &[1, 3, 5],
+        },
+        ConstPool {
+            name: "BN",
+            fast: &[64, 128, 256],
+            odd: &[7, 24, 40],
+        },
+    ];
+    let mut consts = names(&["BM", "BN"]);
+    let threads = threads(rng, &mut consts, &mut pools);
+    let x_ty = element(rng);
+    let mut params = vec![tensor("x", x_ty, &["M", "N"], false)];
+    let mut z = tensor("z", r, &["M"], true);
+    if let super::ast::ParamKind::Tensor { read, .. } = &mut z.kind {
+        *read = !shared;
+    }
+    params.push(z);
+    let (rc, x_rc) = (["r", "c"], Expr::load("x", &["r", "c"]));
+    let value = if r.is_float() {
+        Expr::Cast(Box::new(x_rc), r)
+    } else {
+        let mut env = Env::default();
+        env.add(x_rc, x_ty, false);
+        for v in ["i", "j"] {
+            env.add(Expr::name(v), Ty::Index, false);
+        }
+        super::expr::ExprGen { rng, env: &env }.value(r, 2, false).e
+    };
+    let (target, index) = if shared {
+        ("s", Expr::name("i"))
+    } else {
+        ("z", Expr::name("r"))
+    };
+    let c_of = if shared {
+        Expr::bin(
+            BinOp::Add,
+            Expr::bin(BinOp::Mul, Expr::name("k"), Expr::name("BN")),
+            Expr::name("j"),
+        )
+    } else {
+        Expr::bin(BinOp::Add, Expr::name("c0"), Expr::name("j"))
+    };
+    let guard = Expr::bin(
+        BinOp::And,
+        Expr::bin(BinOp::Lt, Expr::name("r"), Expr::name("M")),
+        Expr::bin(BinOp::Lt, Expr::name("c"), Expr::name("N")),
+    );
+    let each = Stmt::Parallel {
+        vars: names(&["i", "j"]),
+        extents: names(&["BM", "BN"]),
+        body: vec![
+            Stmt::LetTuple(vec![
+                (
+                    rc[0].into(),
+                    Expr::bin(BinOp::Add, Expr::name("r0"), Expr::name("i")),
+                ),
+                (rc[1].into(), c_of),
+            ]),
+            Stmt::If {
+                cond: guard,
+                then: vec![Stmt::Atomic {
+                    target: target.into(),
+                    index: vec![index],
+                    value,
+                }],
+                els: vec![],
+            },
+        ],
+    };
+    let mut body = Vec::new();
+    let grid;
+    if shared {
+        grid = vec![Expr::DivCeil(
+            Box::new(Expr::name("M")),
+            Box::new(Expr::name("BM")),
+        )];
+        body.push(Stmt::Let {
+            name: "r0".into(),
+            mutable: false,
+            ty: None,
+            value: Expr::bin(BinOp::Mul, Expr::BlockIdx(0), Expr::name("BM")),
+        });
+        body.push(alloc(rng, "s", Scope::Shared, r, &["BM"]));
+        body.push(Stmt::Clear("s".into()));
+        body.push(Stmt::Loop {
+            var: "k".into(),
+            start: Expr::idx(0),
+            end: Expr::DivCeil(Box::new(Expr::name("N")), Box::new(Expr::name("BN"))),
+            stages: None,
+            body: vec![each],
+        });
+        body.push(Stmt::Copy {
+            src: buf("s"),
+            dst: region("z", &[Expr::name("r0")]),
+        });
+    } else {
+        grid = vec![
+            Expr::DivCeil(Box::new(Expr::name("N")), Box::new(Expr::name("BN"))),
+            Expr::DivCeil(Box::new(Expr::name("M")), Box::new(Expr::name("BM"))),
+        ];
+        body.push(Stmt::LetTuple(vec![
+            (
+                "r0".into(),
+                Expr::bin(BinOp::Mul, Expr::BlockIdx(1), Expr::name("BM")),
+            ),
+            (
+                "c0".into(),
+                Expr::bin(BinOp::Mul, Expr::BlockIdx(0), Expr::name("BN")),
+            ),
+        ]));
+        body.push(each);
+    }
+    let configs = config::draw(rng, &pools, |_| true);
+    let defaults = config::defaults(rng, &configs);
+    Kernel {
+        name,
+        grid,
+        threads,
+        consts,
+        configs,
+        defaults,
+        params,
+        body,
+    }
+}

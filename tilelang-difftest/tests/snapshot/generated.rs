@@ -5,278 +5,92 @@
 
 use tilelang::prelude::*;
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 64, configs = [f0(BL = 2, BM = 4, BN = 128), o1(BL = 3, BM = 3, BN = 7), o2(BL = 3, BM = 3, BN = 24)])]
-pub fn gb12b27a48ace5f86<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<bf16, (L, M, N)>, x1: &Tensor<u32, (L, M, N)>, x2: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<bf16, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>, s0: f32) {
-    let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
-    for (k, i, j) in parallel(BL, BM, BN) {
-        let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if l < L {
-            if r < M {
-                if c < N {
-                    let v0 = (x1[(l, r, c)] as u8);
-                    let mut v1 = x2[(l, r, c)];
-                    v1 = x2[(l, r, c)];
-                    y0[(l, r, c)] = if_then_else((s0 != s0) && (v0 == v0), if_then_else((x0[(l, r, c)] >= x0[(l, r, c)]) || (v1 != v1), x0[(l, r, c)] - x0[(l, r, c)], if_then_else(x0[(l, r, c)] <= x0[(l, r, c)], x0[(l, r, c)], 1.5)), if_then_else((!(v1 > v1)), if_then_else(s0 > s0, x0[(l, r, c)], (j as bf16)), if_then_else(x2[(l, r, c)] < v1, x0[(l, r, c)], x0[(l, r, c)])));
-                    y1[(l, r, c)] = if_then_else(x1[(l, r, c)] <= (x1[(l, r, c)] | x1[(l, r, c)]), if_then_else(0.0f32 == s0, x0[(l, r, c)], x0[(l, r, c)]), x0[(l, r, c)]);
-                }
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 24, BK = 16, THREADS = 64, S = 1), o1(BM = 8, BN = 40, BK = 16, THREADS = 64, S = 1)])]
-pub fn g67e12aec674c1fff<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<f32, (M, K)>, b: &Tensor<f32, (K, N)>, bias: &Tensor<f16, (N,)>, c: &mut Tensor<f32, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_fragment::<f32, (BM, BK)>();
-    let mut b_s = alloc_shared::<f32>((BK, BN));
-    let mut acc = alloc_fragment::<f32, (BM, BN)>();
-    fill(&mut acc, 0.0f32);
-    for k in pipelined(K.div_ceil(BK), S) {
-        copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
-    }
-    let mut bv = alloc_fragment::<f32>((BN,));
-    copy(bias.at((c0,)), &mut bv);
-    for (i, j) in parallel(BM, BN) {
-        acc[(i, j)] += bv[j];
-    }
-    copy(&acc, c.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 24, THREADS = 32), o1(BM = 3, BN = 24, THREADS = 33)], defaults = [sm_80 = o0, gfx942 = o1])]
-pub fn g55dafe1ede3fb0e6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a0 = alloc_fragment::<bf16, (BM, BN)>();
-    copy(x0.at((r0, c0)), &mut a0);
-    let mut b0 = alloc_fragment::<bf16, (BM, BN)>();
-    copy(&a0, &mut b0);
-    let mut o = alloc_fragment::<i32, (BM, BN)>();
-    for (j, i) in parallel(BN, BM) {
-        let v0 = (c0 as u32);
-        o[(i, j)] = (max((-1i32), (r0 as i32)) >> (((-5i32) + (-5i32)) & 7)) >> ((b0[(i, j)] as i32) & 7);
-    }
-    copy(&o, y0.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 5, BN = 40)])]
-pub fn ga394e4cab44df4cf<const BM: usize, const BN: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<f32, (M, N)>, x2: &Tensor<f64, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: u8, s1: u8) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    for (i, j) in parallel(BM, BN) {
-        let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0 = (r as u32);
-            let mut v1: f64 = if_then_else(min((0.0 as bf16), (2.0 as bf16)) >= ((x2[(r, c)] as bf16) * (c as bf16)), max(x2[(r, c)] * 0.25, x2[(r, c)] / (abs(x2[(r, c)]) + 1.0)), max((s1 as f64) / (abs((-1.0f64)) + 1.0), ((c as i32) as f64)));
-            v1 = x2[(r, c)] * if_then_else(s1 >= s1, 3.0, x2[(r, c)]);
-            let v2 = x2[(r, c)];
-            y0[(r, c)] = (-5i32);
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 64)])]
-pub fn g99ea072283196d80<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (M, N)>, y0: &mut Tensor<u8, (M, N)>, s0: bf16) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    for (i, j) in parallel(BM, BN) {
-        let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0: u32 = (j as u32);
-            if (!((s0 >= s0) || (v0 <= v0))) {
-                y0[(r, c)] = (0u8 - (s0 as u8)) * if_then_else((!(v0 != v0)), (c as u8) - 255, 2u8 + 3u8);
-            } else {
-                y0[(r, c)] = ((v0 as u8) >> (((v0 as u8) - 255) & 7)) & (7u8 << ((3u8 / ((100u8 & 7) + 1)) & 7));
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 24, THREADS = 33)])]
-pub fn g7c2f363299fc6fbc<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, y0: &mut Tensor<f32, (L, M, N)>, s0: u32) {
-    let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
-    for (k, i, j) in parallel(BL, BM, BN) {
-        let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if l < L {
-            if r < M {
-                if c < N {
-                    let v0: u8 = (r as u8);
-                    let mut v1: bf16 = if_then_else(((v0 == v0) || ((j as u32) == s0)) && (s0 <= s0), if_then_else((!(s0 < s0)), (c as bf16) + (l as bf16), (1.5 as bf16)), 0.25);
-                    v1 = min((-1.0 as bf16) * (2.0 as bf16), (1.0 as bf16) * (i as bf16));
-                    let v2 = abs((c as f32));
-                    y0[(l, r, c)] = (-min(v2, v2)) / (abs(1.0f32) + 1.0);
-                }
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 3, BN = 40), f1(BM = 4, BN = 128), f2(BM = 8, BN = 64)])]
-pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<f64, (M, N)>, x2: &Tensor<u32, (M, N)>, y0: &mut Tensor<f16, (M, N)>, y1: &mut Tensor<f16, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    for (i, j) in parallel(BM, BN) {
-        let (r, c) = (r0 + i, c0 + j);
-        if r < M {
-            if c < N {
-                let mut v0 = min(((x2[(r, c)] - x2[(r, c)]) as bf16), if_then_else((x0[(r, c)] == x0[(r, c)]) && (x0[(r, c)] < x0[(r, c)]), abs((c as bf16)), abs((j as bf16))));
-                v0 = (x1[(r, c)] as bf16);
-                let v1 = max((x0[(r, c)] * x0[(r, c)]) >> (min(x0[(r, c)], 100u8) & 7), (j as u8) / ((min((r as u8), x0[(r, c)]) & 7) + 1));
-                y0[(r, c)] = if_then_else((x1[(r, c)] as u8) > x0[(r, c)], if_then_else(x0[(r, c)] > x0[(r, c)], (1.0 as f16), (0.5 as f16)), if_then_else((x2[(r, c)] as u8) <= x0[(r, c)], 0.0, (x0[(r, c)] as f16))) / (abs((-if_then_else((c as i32) == (-1), (1.0 as f16), (x2[(r, c)] as f16)))) + 1.0);
-                y1[(r, c)] = abs(((2.0 as f16) - (i as f16)) - (r as f16));
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 64, BN = 64, BK = 32, THREADS = 256), o1(BM = 8, BN = 8, BK = 8, THREADS = 96), f2(BM = 64, BN = 128, BK = 64, THREADS = 256)], defaults = [gfx1030 = f2])]
-pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize>(a: &Tensor<f32, (M, K)>, b: &Tensor<bf16, (K, N)>, c: &mut Tensor<f32, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_fragment::<f32>((BM, BK));
-    let mut b_s = alloc_shared::<f32, (BK, BN)>();
-    let mut acc = alloc_fragment::<f32, (BM, BN)>();
-    fill(&mut acc, 0.0f32);
-    for k in serial(0, K.div_ceil(BK)) {
-        copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
-    }
-    copy(&acc, c.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 64), f1(BM = 8, BN = 256, THREADS = 128), o2(BM = 5, BN = 40, THREADS = 33)])]
-pub fn g49c41341dae7119a<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<f32, (M, N)>, y: &mut Tensor<bf16, (M, N)>, z: &mut Tensor<bf16, (N,)>) {
-    let c0 = block_idx(0) * BN;
-    let mut a = alloc_shared::<bf16, (BM, BN)>();
-    let mut part = alloc_fragment::<bf16, (BN,)>();
-    let mut acc = alloc_shared::<bf16, (BN,)>();
-    fill(&mut acc, (-1000.0 as bf16));
-    let mut o = alloc_fragment::<bf16>((BM, BN));
-    for k in serial(0, M.div_ceil(BM)) {
-        copy(x.at((k * BM, c0)), &mut a);
-        reduce_max(&a, &mut part, 0);
-        for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = (part[j] - (a[(i, j)] - a[(i, j)])) / (abs(a[(i, j)]) + 1.0);
-        }
-        copy(&o, y.at_mut((k * BM, c0)));
-        for j in parallel(BN) {
-            acc[j] = max(acc[j], part[j]);
-        }
-    }
-    copy(&acc, z.at_mut((c0,)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [f0(BM = 32, BN = 128, THREADS = 128), f1(BM = 32, BN = 32, THREADS = 128)])]
-pub fn g822457a8d8935d71<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<f64, (L, M, N)>, h: &Tensor<u32, (M,)>, y0: &mut Tensor<u8, (L, M, N)>) {
-    let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
-    let mut a0 = alloc_fragment::<i32, (BM, BN)>();
-    copy(x0.at((l, r0, c0)), &mut a0);
-    let mut a1 = alloc_shared::<u8>((BM, BN));
-    copy(x1.at((l, r0, c0)), &mut a1);
-    let mut hv = alloc_fragment::<u8>((BM,));
-    copy(h.at((r0,)), &mut hv);
-    let mut o = alloc_fragment::<u8>((BM, BN));
-    for (j, i) in parallel(BN, BM) {
-        let v0 = hv[i];
-        let v1 = abs((v0 as u32) << (if_then_else(a0[(i, j)] <= a0[(i, j)], 7u32, 2u32) & 7));
-        o[(i, j)] = v0 << ((255 * v0) & 7);
-    }
-    copy(&o, y0.at_mut((l, r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 64), o1(BM = 8, BN = 24, THREADS = 33)])]
-pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (L, M, N)>, x1: &Tensor<bf16, (L, M, N)>, y0: &mut Tensor<u32, (L, M, N)>, y1: &mut Tensor<u8, (L, M, N)>) {
-    let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
-    let mut a0 = alloc_fragment::<f64, (BM, BN)>();
-    copy(x0.at((l, r0, c0)), &mut a0);
-    let mut b0 = alloc_fragment::<f16, (BM, BN)>();
-    copy(&a0, &mut b0);
-    let mut a1 = alloc_shared::<bf16, (BM, BN)>();
-    copy(x1.at((l, r0, c0)), &mut a1);
-    let mut o = alloc_fragment::<f16>((BM, BN));
-    for (j, i) in parallel(BN, BM) {
-        o[(i, j)] = (((c0 as u32) / ((7u32 & 7) + 1)) as f16) - (a0[(i, j)] as f16);
-    }
-    copy(&o, y0.at_mut((l, r0, c0)));
-    copy(&a0, y1.at_mut((l, r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 40, THREADS = 64), f1(BM = 2, BN = 64, THREADS = 128)])]
-pub fn g8cf4a3810a60dc05<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f64, (M, N)>, y0: &mut Tensor<i32, (M, N)>, y1: &mut Tensor<f16, (M, N)>, s0: u32) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    for (i, j) in parallel(BM, BN) {
-        let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0 = (s0 as bf16) * if_then_else(x0[(r, c)] != (s0 as f64), (-(s0 as bf16)), if_then_else(s0 < (c as u32), (x0[(r, c)] as bf16), (r as bf16)));
-            let v1: u8 = 100u8;
-            y0[(r, c)] = (s0 as i32);
-            y1[(r, c)] = (-abs(if_then_else((i as bf16) < (x0[(r, c)] as bf16), (0.0 as f16), (j as f16))));
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 8, BN = 7), o1(BM = 3, BN = 24), f2(BM = 32, BN = 32)], defaults = [cpu = o1, gfx1030 = f2])]
-pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<i32, (M, N)>, w: &Tensor<f32, (N,)>, y0: &mut Tensor<f32, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a0 = alloc_fragment::<i32, (BM, BN)>();
-    copy(x0.at((r0, c0)), &mut a0);
-    let mut a1 = alloc_fragment::<i32, (BM, BN)>();
-    copy(x1.at((r0, c0)), &mut a1);
-    let mut wv = alloc_shared::<bf16>((BN,));
-    copy(w.at((c0,)), &mut wv);
-    let mut o = alloc_fragment::<f64, (BM, BN)>();
-    for (j, i) in parallel(BN, BM) {
-        let v0 = (r0 as f64);
-        let mut v1: f32 = (-abs(abs((c0 as f32))));
-        v1 = if_then_else((0.25f32 != 0.0f32) || (wv[j] <= wv[j]), 0.25 - (r0 as f32), if_then_else(2i32 > a0[(i, j)], (i as f32), 100.0f32));
-        o[(i, j)] = if_then_else(abs(a0[(i, j)]) > abs((i as i32)), v0, (i as f64));
-    }
-    let mut o2 = alloc_fragment::<u32, (BM, BN)>();
-    copy(&o, &mut o2);
-    copy(&o2, y0.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 64, BN = 256, BK = 32, THREADS = 256)])]
-pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (K, N)>, c: &mut Tensor<f32, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_fragment::<f16, (BM, BK)>();
-    let mut b_s = alloc_shared::<f16>((BK, BN));
-    let mut acc = alloc_fragment::<f32, (BM, BN)>();
-    fill(&mut acc, 0.0f32);
-    for k in serial(0, K.div_ceil(BK)) {
-        copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
-    }
-    copy(&acc, c.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 32)])]
-pub fn g7033dd42c90b5023<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, y: &mut Tensor<u32, (M, N)>, z: &mut Tensor<f64, (M,)>) {
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 64, configs = [o0(BM = 5, BN = 100), o1(BM = 5, BN = 40), f2(BM = 4, BN = 64)])]
+pub fn gb12b27a48ace5f86<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, N)>, y: &mut Tensor<bf16, (M, N)>, z: &mut Tensor<i32, (M,)>) {
     let r0 = block_idx(0) * BM;
-    let mut a = alloc_fragment::<f64>((BM, BN));
-    let mut part = alloc_shared::<f64, (BM,)>();
-    let mut acc = alloc_fragment::<f64>((BM,));
-    fill(&mut acc, 0);
-    let mut o = alloc_fragment::<u32, (BM, BN)>();
+    let mut a = alloc_fragment::<i32, (BM, BN)>();
+    let mut part = alloc_fragment::<i32, (BM,)>();
+    let mut acc = alloc_fragment::<i32, (BM,)>();
+    fill(&mut acc, (-1000i32));
+    let mut o = alloc_fragment::<bf16>((BM, BN));
     for k in serial(0, N.div_ceil(BN)) {
         copy(x.at((r0, k * BN)), &mut a);
-        reduce_sum(&a, &mut part, 1);
+        reduce_max(&a, &mut part, 1);
         for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = if_then_else(part[i] == 100.0, 3u32, (j as u32) / (((i as u32) & 7) + 1)) % ((100u32 & 7) + 1);
+            if min(a[(i, j)], a[(i, j)]) != max(a[(i, j)], a[(i, j)]) {
+                o[(i, j)] = (0.5 as bf16);
+            } else {
+                o[(i, j)] = (part[i] as bf16);
+            }
         }
         copy(&o, y.at_mut((r0, k * BN)));
         for i in parallel(BM) {
-            acc[i] += part[i];
+            acc[i] = max(acc[i], part[i]);
         }
     }
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 24, BN = 40, THREADS = 33)])]
-pub fn g973e7fc8105d029a<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, z: &mut Tensor<u32, (M,)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 1, BN = 64)])]
+pub fn g67e12aec674c1fff<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<f32, (M, N)>, x2: &Tensor<f32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            let v0: i32 = (-1i32);
+            let v1: f32 = if_then_else(x1[(r, c)] != x2[(r, c)], ((v0 as u32) as f32), max(x2[(r, c)], if_then_else((r as f16) <= (r as f16), x1[(r, c)], (v0 as f32))));
+            y0[(r, c)] = min(x0[(r, c)], (x0[(r, c)] % ((x0[(r, c)] & 7) + 1)) - x0[(r, c)]);
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [o0(BLOCK = 129, THREADS = 96)])]
+pub fn g55dafe1ede3fb0e6<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<f32, (N,)>, x1: &Tensor<bf16, (N,)>, x2: &Tensor<bf16, (N,)>, y0: &mut Tensor<bf16, (N,)>, y1: &mut Tensor<f32, (N,)>, s0: f64) {
+    let c0 = block_idx(0) * BLOCK;
+    for j in parallel(BLOCK) {
+        let c = c0 + j;
+        if c < N {
+            let mut v0 = (x1[c] as u32);
+            v0 = abs((j as u32));
+            let v1: f64 = if_then_else(((c as f32) - x0[c]) < (-x0[c]), (v0 as f64) + ((-2.5 as bf16) as f64), abs(if_then_else((1.0 as bf16) < (j as bf16), s0, s0)));
+            if (100u8 & 3u8) >= (x0[c] as u8) {
+                y0[c] = abs(x1[c] - x2[c]);
+            } else {
+                y0[c] = (-(-(x1[c] + x1[c])));
+            }
+            if (v1 <= s0) || (!(x2[c] <= x2[c])) {
+                y1[c] = (if_then_else(x1[c] != x2[c], x1[c], x1[c]) as f32) + ((x0[c] / (abs(100.0f32) + 1.0)) / (abs(if_then_else(x1[c] <= (-0.5 as bf16), x0[c], (v0 as f32))) + 1.0));
+            } else {
+                y1[c] = max(x0[c], x0[c]);
+            }
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 64), o1(BM = 8, BN = 7, THREADS = 64), f2(BM = 16, BN = 64, THREADS = 256)], defaults = [sm_90 = o0, sm_80 = f2, gfx1100 = o0, gfx1030 = o0])]
+pub fn ga394e4cab44df4cf<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, y0: &mut Tensor<i32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_fragment::<u8, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut o = alloc_shared::<u8, (BM, BN)>();
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] = if_then_else((a0[(i, j)] > a0[(i, j)]) || (a0[(i, j)] != a0[(i, j)]), a0[(i, j)], a0[(i, j)]);
+    }
+    for (i, j) in parallel(BM, BN) {
+        let mut v0 = ((1000 ^ (c0 as u32)) % (((3 * (j as u32)) & 7) + 1)) + (((c0 as u32) & 7) << (if_then_else((j as bf16) > (j as bf16), (j as u32), (r0 as u32)) & 7));
+        v0 = ((c0 as u32) % (((o[(i, j)] as u32) & 7) + 1)) * ((j as u32) - (i as u32));
+        o[(i, j)] += a0[(i, j)];
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+}
+
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [o0(BM = 24, BN = 100)])]
+pub fn g99ea072283196d80<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, N)>, z: &mut Tensor<f64, (M,)>) {
     let r0 = block_idx(0) * BM;
-    let mut a = alloc_shared::<u32, (BM, BN)>();
-    let mut part = alloc_shared::<u32>((BM,));
-    let mut acc = alloc_shared::<u32, (BM,)>();
-    fill(&mut acc, 0u32);
+    let mut a = alloc_shared::<f64, (BM, BN)>();
+    let mut part = alloc_shared::<f64, (BM,)>();
+    let mut acc = alloc_shared::<f64>((BM,));
+    fill(&mut acc, (-1000.0f64));
     for k in serial(0, N.div_ceil(BN)) {
         copy(x.at((r0, k * BN)), &mut a);
         reduce_max(&a, &mut part, 1);
@@ -287,115 +101,264 @@ pub fn g973e7fc8105d029a<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [f0(BL = 1, BM = 4, BN = 128), f1(BL = 2, BM = 2, BN = 64)])]
-pub fn g85a3358c28c2f629<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<u32, (L, M, N)>, x1: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>, y1: &mut Tensor<f16, (L, M, N)>, s0: f64) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 8, BN = 40), o1(BM = 3, BN = 7)], defaults = [cpu = o0])]
+pub fn g7c2f363299fc6fbc<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u8, (M, N)>, y0: &mut Tensor<u8, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_shared::<f32, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut a1 = alloc_shared::<u8>((BM, BN));
+    copy(x1.at((r0, c0)), &mut a1);
+    let mut b1 = alloc_fragment::<u8, (BM, BN)>();
+    copy(&a1, &mut b1);
+    let mut o = alloc_shared::<bf16, (BM, BN)>();
+    for (j, i) in parallel(BN, BM) {
+        o[(i, j)] = if_then_else((a0[(i, j)] as u8) >= if_then_else(a1[(i, j)] < (r0 as u8), b1[(i, j)], (a0[(i, j)] as u8)), if_then_else((!((c0 as i32) >= (-5i32))), if_then_else(255u8 >= 7u8, (i as bf16), (0.25 as bf16)), (100.0 as bf16) + (2.0 as bf16)), (-(0.5 as bf16)) / (abs((j as bf16) / (abs((a0[(i, j)] as bf16)) + 1.0)) + 1.0));
+    }
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] -= if_then_else((!((a0[(i, j)] as i32) == 3i32)), (-o[(i, j)]), (a1[(i, j)] as bf16)) - abs(max(o[(i, j)], o[(i, j)]));
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 16, BN = 64), f1(BM = 16, BN = 32)])]
+pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<u8, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_fragment::<f64>((BM, BN));
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut a1 = alloc_shared::<u32, (BM, BN)>();
+    copy(x1.at((r0, c0)), &mut a1);
+    let mut o = alloc_fragment::<bf16>((BM, BN));
+    fill(&mut o, (3.0 as bf16));
+    for (j, i) in parallel(BN, BM) {
+        let v0 = (r0 as i32);
+        let v1 = 3.0 + (if_then_else((a1[(i, j)] as f64) == a0[(i, j)], v0, v0) as f16);
+        if (!(1u8 != (r0 as u8))) || (100u8 <= 7u8) {
+            o[(i, j)] = (if_then_else(s0 <= s0, (-1.0 as bf16), (0.25 as bf16)) + 0.25) - (-if_then_else(v0 >= 0i32, (a0[(i, j)] as bf16), 0.5));
+        }
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 32)])]
+pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<f32, (M, N)>, h: &Tensor<u8, (M,)>, y0: &mut Tensor<u32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_shared::<i32, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut a1 = alloc_fragment::<f64, (BM, BN)>();
+    copy(x1.at((r0, c0)), &mut a1);
+    let mut b1 = alloc_shared::<u32, (BM, BN)>();
+    copy(&a1, &mut b1);
+    let mut hv = alloc_fragment::<bf16, (BM,)>();
+    copy(h.at((r0,)), &mut hv);
+    let mut o = alloc_shared::<f16, (BM, BN)>();
+    clear(&mut o);
+    for (j, i) in parallel(BN, BM) {
+        let v0 = if_then_else(1u32 < if_then_else(hv[i] > hv[i], b1[(i, j)], b1[(i, j)]), hv[i] - (hv[i] / (abs((r0 as bf16)) + 1.0)), (-if_then_else(b1[(i, j)] >= b1[(i, j)], hv[i], hv[i])));
+        let v1: i32 = ((c0 as f64) as i32);
+        if (b1[(i, j)] as bf16) != v0 {
+            o[(i, j)] = (r0 as f16);
+        }
+    }
+    for (i, j) in parallel(BM, BN) {
+        let v2 = abs(if_then_else(((r0 as bf16) > hv[i]) || (a0[(i, j)] > a0[(i, j)]), if_then_else(b1[(i, j)] < b1[(i, j)], 3u8, 255u8), max(3, (c0 as u8))));
+        o[(i, j)] = abs((-o[(i, j)]));
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+    copy(&a0, y1.at_mut((r0, c0)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = 64, configs = [o0(BM = 3, BN = 7), o1(BM = 3, BN = 40), f2(BM = 32, BN = 32)], defaults = [sm_90 = o0, gfx942 = o0])]
+pub fn g49c41341dae7119a<const BM: usize, const BN: usize>(x0: &Tensor<i32, (L, M, N)>, x1: &Tensor<u32, (L, M, N)>, w: &Tensor<u8, (N,)>, h: &Tensor<bf16, (M,)>, s0: f32, y0: &mut Tensor<u8, (L, M, N)>) {
+    let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
+    let mut a0 = alloc_shared::<i32, (BM, BN)>();
+    copy(x0.at((l, r0, c0)), &mut a0);
+    let mut a1 = alloc_fragment::<u32, (BM, BN)>();
+    copy(x1.at((l, r0, c0)), &mut a1);
+    let mut b1 = alloc_shared::<u8, (BM, BN)>();
+    copy(&a1, &mut b1);
+    let mut wv = alloc_fragment::<f16, (BN,)>();
+    copy(w.at((c0,)), &mut wv);
+    let mut hv = alloc_fragment::<u8>((BM,));
+    copy(h.at((r0,)), &mut hv);
+    let mut o = alloc_fragment::<u32>((BM, BN));
+    for (i, j) in parallel(BM, BN) {
+        let v0 = abs(min(max(b1[(i, j)], b1[(i, j)]), hv[i] * (a0[(i, j)] as u8)));
+        let v1: bf16 = (abs((1.5 as bf16)) + (j as bf16)) / (abs((-abs((b1[(i, j)] as bf16)))) + 1.0);
+        o[(i, j)] = if_then_else((a1[(i, j)] * a1[(i, j)]) < (a1[(i, j)] / ((a1[(i, j)] & 7) + 1)), (c0 as u32), min(a1[(i, j)] * a1[(i, j)], 7u32));
+    }
+    copy(&o, y0.at_mut((l, r0, c0)));
+}
+
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 64, configs = [f0(BM = 8, BN = 128), f1(BM = 2, BN = 128), o2(BM = 3, BN = 24)])]
+pub fn g822457a8d8935d71<const BM: usize, const BN: usize>(x: &Tensor<u32, (M, N)>, z: &mut Tensor<f32, (M,)>) {
+    let r0 = block_idx(0) * BM;
+    let mut s = alloc_shared::<f32, (BM,)>();
+    clear(&mut s);
+    for k in serial(0, N.div_ceil(BN)) {
+        for (i, j) in parallel(BM, BN) {
+            let (r, c) = (r0 + i, (k * BN) + j);
+            if (r < M) && (c < N) {
+                atomic_add(&mut s[i], (x[(r, c)] as f32));
+            }
+        }
+    }
+    copy(&s, z.at_mut((r0,)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 256, THREADS = 128)])]
+pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, y0: &mut Tensor<f32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            y0[(r, c)] = (-(min((x0[(r, c)] as f32), (c as f32)) * (-1.0f32)));
+            y1[(r, c)] = 1000 | (j as u32);
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 7, THREADS = 33), o1(BM = 1, BN = 7, THREADS = 33)])]
+pub fn g8cf4a3810a60dc05<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<f16, (M, N)>, z: &mut Tensor<i32, (M,)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            atomic_add(&mut z[r], 1i32);
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [f0(BM = 4, BN = 128), f1(BM = 8, BN = 64)], defaults = [sm_90 = f0, sm_80 = f0, gfx1030 = f0])]
+pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x: &Tensor<i32, (M, N)>, z: &mut Tensor<u32, (M,)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            atomic_add(&mut z[r], 65535u32);
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 1, BN = 7)])]
+pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<f32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_fragment::<i32, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut a1 = alloc_fragment::<u32, (BM, BN)>();
+    copy(x1.at((r0, c0)), &mut a1);
+    let mut o = alloc_fragment::<f32, (BM, BN)>();
+    fill(&mut o, 100.0f32);
+    for (i, j) in parallel(BM, BN) {
+        if (1u32 << (a1[(i, j)] & 7)) == a1[(i, j)] {
+            o[(i, j)] = (-3.0f32);
+        }
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 256), f1(BM = 2, BN = 256, THREADS = 128)])]
+pub fn g7033dd42c90b5023<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: u32, s1: i32) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            y0[(r, c)] = (j as i32);
+        }
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 5, BN = 7)])]
+pub fn g973e7fc8105d029a<const BM: usize, const BN: usize>(x0: &Tensor<f16, (M, N)>, x1: &Tensor<f16, (M, N)>, y0: &mut Tensor<u32, (M, N)>, s0: i32) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            y0[(r, c)] = 1u32;
+        }
+    }
+}
+
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 128), o1(BM = 1, BN = 24, THREADS = 33), f2(BM = 4, BN = 256, THREADS = 256)])]
+pub fn g85a3358c28c2f629<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, z: &mut Tensor<u32, (M,)>) {
+    let r0 = block_idx(0) * BM;
+    let mut s = alloc_shared::<u32, (BM,)>();
+    clear(&mut s);
+    for k in serial(0, N.div_ceil(BN)) {
+        for (i, j) in parallel(BM, BN) {
+            let (r, c) = (r0 + i, (k * BN) + j);
+            if (r < M) && (c < N) {
+                atomic_add(&mut s[i], min(x[(r, c)] - x[(r, c)], max((i as u32), x[(r, c)])));
+            }
+        }
+    }
+    copy(&s, z.at_mut((r0,)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 256, configs = [f0(BL = 2, BM = 1, BN = 64)])]
+pub fn g68ea52e647680bc1<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>, y1: &mut Tensor<f64, (L, M, N)>, s0: f16) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if l < L {
-            if r < M {
-                if c < N {
-                    let v0: u8 = 255u8;
-                    let v1 = (max(x0[(l, r, c)], x0[(l, r, c)]) / ((if_then_else(x1[(l, r, c)] != y1[(l, r, c)], x0[(l, r, c)], x0[(l, r, c)]) & 7) + 1)) * ((x0[(l, r, c)] | (c as u32)) << ((x0[(l, r, c)] + x0[(l, r, c)]) & 7));
-                    y0[(l, r, c)] = (-0.5 as f16);
-                    if x1[(l, r, c)] == (x0[(l, r, c)] as f16) {
-                        y1[(l, r, c)] = min(if_then_else(y1[(l, r, c)] > y1[(l, r, c)], x1[(l, r, c)], x1[(l, r, c)]), (v0 as f16)) + y1[(l, r, c)];
-                    } else {
-                        y1[(l, r, c)] = y1[(l, r, c)] / (abs(x1[(l, r, c)] + max(y1[(l, r, c)], x1[(l, r, c)])) + 1.0);
-                    }
-                }
-            }
+        if ((l < L) && (r < M)) && (c < N) {
+            y0[(l, r, c)] = x0[(l, r, c)];
+            y1[(l, r, c)] = abs((j as f64) - y1[(l, r, c)]) / (abs(if_then_else(y1[(l, r, c)] == y1[(l, r, c)], ((y1[(l, r, c)] as u32) as f64), max(y1[(l, r, c)], y1[(l, r, c)]))) + 1.0);
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 2048, THREADS = 256)])]
-pub fn g68ea52e647680bc1<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<f16, (N,)>, y0: &mut Tensor<f16, (N,)>, y1: &mut Tensor<f64, (N,)>, s0: f16) {
-    let c0 = block_idx(0) * BLOCK;
-    for j in parallel(BLOCK) {
-        let c = c0 + j;
-        if c < N {
-            y0[c] = x0[c];
-            y1[c] = abs((j as f64) - y1[c]) / (abs(if_then_else(y1[c] == y1[c], ((j as u32) as f64), max(y1[c], y1[c]))) + 1.0);
-        }
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 1, BN = 24)])]
+pub fn g06b460bc51904bf4<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<f16, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a0 = alloc_shared::<u32, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut o = alloc_fragment::<f64, (BM, BN)>();
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] = min(2.0f64 * 3.0f64, abs((j as f64))) + (((-1.0f64) + (-0.5f64)) / (abs((j as f64) / (abs((c0 as f64)) + 1.0)) + 1.0));
     }
+    copy(&o, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 4, BN = 64, THREADS = 128), o1(BM = 5, BN = 100, THREADS = 96)])]
-pub fn g06b460bc51904bf4<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u8, (M, N)>, y: &mut Tensor<bf16, (M, N)>, z: &mut Tensor<i32, (M,)>) {
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 32), o1(BM = 5, BN = 7, THREADS = 32)])]
+pub fn g9fb159a4bedc59e1<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<f64, (M, N)>, z: &mut Tensor<i32, (M,)>) {
     let r0 = block_idx(0) * BM;
-    let mut a = alloc_fragment::<i32>((BM, BN));
-    let mut part = alloc_shared::<i32>((BM,));
-    let mut acc = alloc_fragment::<i32, (BM,)>();
-    fill(&mut acc, 0);
-    let mut o = alloc_fragment::<bf16, (BM, BN)>();
+    let mut a = alloc_fragment::<i32, (BM, BN)>();
+    let mut part = alloc_fragment::<i32, (BM,)>();
+    let mut acc = alloc_shared::<i32>((BM,));
+    fill(&mut acc, (-1000i32));
     for k in serial(0, N.div_ceil(BN)) {
         copy(x.at((r0, k * BN)), &mut a);
-        reduce_sum(&a, &mut part, 1);
-        for (i, j) in parallel(BM, BN) {
-            if (!(part[i] != (j as i32))) || ((part[i] < part[i]) || (part[i] <= 0i32)) {
-                o[(i, j)] = (1.0 as bf16);
-            } else {
-                o[(i, j)] = if_then_else((!((part[i] >= part[i]) || (a[(i, j)] == a[(i, j)]))), (a[(i, j)] as bf16), (-(2.0 as bf16)));
-            }
-        }
-        copy(&o, y.at_mut((r0, k * BN)));
+        reduce_max(&a, &mut part, 1);
         for i in parallel(BM) {
-            acc[i] += part[i];
+            acc[i] = max(acc[i], part[i]);
         }
     }
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 1024, THREADS = 128), f1(BLOCK = 256, THREADS = 128), o2(BLOCK = 7, THREADS = 96)])]
-pub fn g9fb159a4bedc59e1<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<u8, (N,)>, x1: &Tensor<u32, (N,)>, x2: &Tensor<f64, (N,)>, y0: &mut Tensor<u32, (N,)>, y1: &mut Tensor<u32, (N,)>, s0: u8) {
-    let c0 = block_idx(0) * BLOCK;
-    for j in parallel(BLOCK) {
-        let c = c0 + j;
-        if c < N {
-            let mut v0: f32 = (c as f32) - (j as f32);
-            v0 = (s0 as f32);
-            let v1: f64 = ((abs((c as u32)) - ((j as u8) as u32)) as f64);
-            let v2 = max((-((c as f16) * (v0 as f16))), (x1[c] as f16));
-            y0[c] = x1[c];
-            if (v2 <= v2) || (x1[c] <= (v0 as u32)) {
-                y1[c] = (if_then_else(v2 <= v2, x1[c], 0) + x1[c]) - if_then_else((x2[c] as i32) > 2, x1[c], x1[c]);
-            } else {
-                y1[c] = abs(x1[c] << (x1[c] & 7)) ^ (((v0 as u32) >> ((x2[c] as u32) & 7)) + min(x1[c], x1[c]));
-            }
-        }
-    }
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 7, THREADS = 64)])]
-pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<i32, (M, N)>, s0: f64, y0: &mut Tensor<u8, (M, N)>) {
-    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a0 = alloc_shared::<u32>((BM, BN));
-    copy(x0.at((r0, c0)), &mut a0);
-    let mut b0 = alloc_fragment::<bf16, (BM, BN)>();
-    copy(&a0, &mut b0);
-    let mut a1 = alloc_fragment::<i32, (BM, BN)>();
-    copy(x1.at((r0, c0)), &mut a1);
-    let mut o = alloc_fragment::<f64>((BM, BN));
-    for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = (-if_then_else(s0 <= (b0[(i, j)] as f64), s0, s0)) * s0;
-    }
-    let mut o2 = alloc_fragment::<i32, (BM, BN)>();
-    copy(&o, &mut o2);
-    copy(&o2, y0.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 1, BN = 256, THREADS = 128)])]
-pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, x1: &Tensor<bf16, (M, N)>, y0: &mut Tensor<f32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [f0(BM = 8, BN = 128), f1(BM = 4, BN = 128)])]
+pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize>(x: &Tensor<f64, (M, N)>, z: &mut Tensor<i32, (M,)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            let v0 = (r as i32);
-            y0[(r, c)] = ((x1[(r, c)] / (abs((-x1[(r, c)])) + 1.0)) as f32);
-            y1[(r, c)] = y1[(r, c)];
+            atomic_add(&mut z[r], if_then_else(x[(r, c)] <= 3.0f64, 3i32 / ((7i32 & 7) + 1), (-1i32) / ((0i32 & 7) + 1)));
         }
     }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 8, BK = 8, THREADS = 64, S = 1)])]
+pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (K, N)>, c: &mut Tensor<f64, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a_s = alloc_shared::<bf16, (BM, BK)>();
+    let mut b_s = alloc_shared::<bf16, (BK, BN)>();
+    let mut acc = alloc_fragment::<f32>((BM, BN));
+    fill(&mut acc, 0.0f32);
+    for k in pipelined(K.div_ceil(BK), S) {
+        copy(a.at((r0, k * BK)), &mut a_s);
+        copy(b.at((k * BK, c0)), &mut b_s);
+        gemm(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.at_mut((r0, c0)));
 }
 
 #[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 128), o1(BM = 3, BN = 100, THREADS = 33)])]
@@ -436,73 +399,78 @@ pub fn g17e6fc20d7894058<const BL: usize, const BM: usize, const BN: usize>(x0: 
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 7, THREADS = 96), f1(BL = 2, BM = 4, BN = 64, THREADS = 256), f2(BL = 1, BM = 1, BN = 64, THREADS = 256)])]
-pub fn gd7a44951fa5499c6<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (L, M, N)>, x1: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f64, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 8, BN = 24, THREADS = 96), o1(BM = 3, BN = 40, THREADS = 33)])]
+pub fn gd7a44951fa5499c6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<u8, (L, M, N)>, h: &Tensor<f64, (M,)>, y0: &mut Tensor<bf16, (L, M, N)>) {
+    let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
+    let mut a0 = alloc_shared::<f64, (BM, BN)>();
+    copy(x0.at((l, r0, c0)), &mut a0);
+    let mut b0 = alloc_shared::<bf16, (BM, BN)>();
+    copy(&a0, &mut b0);
+    let mut a1 = alloc_shared::<u8, (BM, BN)>();
+    copy(x1.at((l, r0, c0)), &mut a1);
+    let mut hv = alloc_fragment::<f32, (BM,)>();
+    copy(h.at((r0,)), &mut hv);
+    let mut o = alloc_shared::<i32, (BM, BN)>();
+    for (i, j) in parallel(BM, BN) {
+        let v0 = (a1[(i, j)] & (a1[(i, j)] + a1[(i, j)])) & ((b0[(i, j)] - (-2.5 as bf16)) as u8);
+        o[(i, j)] = 2i32;
+    }
+    copy(&o, y0.at_mut((l, r0, c0)));
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [f0(BL = 2, BM = 4, BN = 64, THREADS = 128)])]
+pub fn gb658faebf0cad620<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
         if ((l < L) && (r < M)) && (c < N) {
-            let v0 = min(abs((x1[(l, r, c)] as u8)), ((j as u8) * 7u8) + (x0[(l, r, c)] & x0[(l, r, c)]));
-            let mut v1 = 7i32 + (((-1i32) | 0i32) - (1i32 | 3i32));
-            v1 = abs(max((l as i32), (l as i32)));
-            y0[(l, r, c)] = min((l as f64), (-3.0f64)) / (abs(if_then_else(((v0 as f16) >= x1[(l, r, c)]) || (v0 == v0), 0.5f64, 0.25f64)) + 1.0);
-            y1[(l, r, c)] = (if_then_else(0u8 >= x0[(l, r, c)], 0.25f32, (v1 as f32)) as bf16);
+            if (!(!(x0[(l, r, c)] == (r as u32)))) {
+                y0[(l, r, c)] = y0[(l, r, c)];
+            } else {
+                y0[(l, r, c)] = y0[(l, r, c)] / (abs((if_then_else(x0[(l, r, c)] != 100u32, x0[(l, r, c)], x0[(l, r, c)]) as f16)) + 1.0);
+            }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 8, BN = 40, BK = 16, THREADS = 64), o1(BM = 8, BN = 8, BK = 16, THREADS = 96)], defaults = [gfx942 = o0])]
-pub fn gb658faebf0cad620<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize>(a: &Tensor<f16, (M, K)>, b: &Tensor<bf16, (K, N)>, bias: &Tensor<bf16, (N,)>, c: &mut Tensor<bf16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 64, BN = 32, THREADS = 128), f1(BM = 32, BN = 64, THREADS = 128), o2(BM = 1, BN = 40, THREADS = 33)])]
+pub fn g0333e838f6a512f2<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<bf16, (M, N)>, x1: &Tensor<bf16, (M, N)>, y0: &mut Tensor<bf16, (M, N)>, y1: &mut Tensor<bf16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_shared::<f32>((BM, BK));
-    let mut b_s = alloc_shared::<f32, (BK, BN)>();
-    let mut acc = alloc_fragment::<f32>((BM, BN));
-    clear(&mut acc);
-    for k in serial(0, K.div_ceil(BK)) {
-        copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
-    }
-    let mut bv = alloc_fragment::<f32, (BN,)>();
-    copy(bias.at((c0,)), &mut bv);
+    let mut a0 = alloc_shared::<u32, (BM, BN)>();
+    copy(x0.at((r0, c0)), &mut a0);
+    let mut b0 = alloc_fragment::<f16>((BM, BN));
+    copy(&a0, &mut b0);
+    let mut a1 = alloc_fragment::<u32, (BM, BN)>();
+    copy(x1.at((r0, c0)), &mut a1);
+    let mut b1 = alloc_fragment::<i32>((BM, BN));
+    copy(&a1, &mut b1);
+    let mut o = alloc_fragment::<u8, (BM, BN)>();
     for (i, j) in parallel(BM, BN) {
-        acc[(i, j)] += bv[j];
+        let v0 = (a0[(i, j)] as u8);
+        let v1 = (-(((r0 as f32) * (-0.5)) / (abs(max((i as f32), (j as f32))) + 1.0)));
+        o[(i, j)] = v0;
     }
-    copy(&acc, c.at_mut((r0, c0)));
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] -= max(if_then_else((i as i32) <= b1[(i, j)], o[(i, j)] ^ (r0 as u8), if_then_else(a0[(i, j)] >= a1[(i, j)], o[(i, j)], (r0 as u8))), o[(i, j)]);
+    }
+    copy(&o, y0.at_mut((r0, c0)));
+    copy(&a0, y1.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 100, THREADS = 33, S = 1), o1(BM = 5, BN = 7, THREADS = 64, S = 1)])]
-pub fn g0333e838f6a512f2<const BM: usize, const BN: usize, const THREADS: usize, const S: usize>(x: &Tensor<f32, (M, N)>, z: &mut Tensor<u8, (M,)>) {
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [o0(BM = 1, BN = 7)])]
+pub fn gdbf76877b592465b<const BM: usize, const BN: usize>(x: &Tensor<u8, (M, N)>, z: &mut Tensor<f32, (M,)>) {
     let r0 = block_idx(0) * BM;
-    let mut a = alloc_shared::<u8>((BM, BN));
-    let mut part = alloc_shared::<u8, (BM,)>();
-    let mut acc = alloc_fragment::<u8, (BM,)>();
-    clear(&mut acc);
-    for k in pipelined(N.div_ceil(BN), S) {
-        copy(x.at((r0, k * BN)), &mut a);
-        reduce_sum(&a, &mut part, 1);
-        for i in parallel(BM) {
-            acc[i] += part[i];
-        }
-    }
-    copy(&acc, z.at_mut((r0,)));
-}
-
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 64, THREADS = 128), o1(BM = 5, BN = 7, THREADS = 32)], defaults = [sm_80 = o1])]
-pub fn gdbf76877b592465b<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, z: &mut Tensor<i32, (M,)>) {
-    let r0 = block_idx(0) * BM;
-    let mut a = alloc_fragment::<i32, (BM, BN)>();
-    let mut part = alloc_fragment::<i32, (BM,)>();
-    let mut acc = alloc_fragment::<i32, (BM,)>();
-    clear(&mut acc);
+    let mut s = alloc_shared::<f32>((BM,));
+    clear(&mut s);
     for k in serial(0, N.div_ceil(BN)) {
-        copy(x.at((r0, k * BN)), &mut a);
-        reduce_sum(&a, &mut part, 1);
-        for i in parallel(BM) {
-            acc[i] += part[i];
+        for (i, j) in parallel(BM, BN) {
+            let (r, c) = (r0 + i, (k * BN) + j);
+            if (r < M) && (c < N) {
+                atomic_add(&mut s[i], (x[(r, c)] as f32));
+            }
         }
     }
-    copy(&acc, z.at_mut((r0,)));
+    copy(&s, z.at_mut((r0,)));
 }
 
 #[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 128, THREADS = 128), o1(BM = 3, BN = 7, THREADS = 33)])]
@@ -546,50 +514,33 @@ pub fn ge38a33f8e21998fd<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&o2, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 128, BN = 128, BK = 32, THREADS = 128), o1(BM = 8, BN = 8, BK = 16, THREADS = 64), o2(BM = 16, BN = 40, BK = 8, THREADS = 64)])]
-pub fn geb121de9a4d66431<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize>(a: &Tensor<f32, (M, K)>, b: &Tensor<bf16, (K, N)>, bias: &Tensor<f16, (N,)>, c: &mut Tensor<f64, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 256)])]
+pub fn geb121de9a4d66431<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<i32, (M, N)>, x2: &Tensor<bf16, (M, N)>, y0: &mut Tensor<f64, (M, N)>, s0: f16, s1: i32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_shared::<f32, (BM, BK)>();
-    let mut b_s = alloc_shared::<f32, (BK, BN)>();
-    let mut acc = alloc_fragment::<f32>((BM, BN));
-    fill(&mut acc, 0.0f32);
-    for k in serial(0, K.div_ceil(BK)) {
-        copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
-    }
-    let mut bv = alloc_fragment::<f32, (BN,)>();
-    copy(bias.at((c0,)), &mut bv);
     for (i, j) in parallel(BM, BN) {
-        acc[(i, j)] += bv[j];
-    }
-    copy(&acc, c.at_mut((r0, c0)));
-}
-
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [f0(BM = 8, BN = 64, THREADS = 128, S = 3)])]
-pub fn g29019326edd15e3f<const BM: usize, const BN: usize, const THREADS: usize, const S: usize>(x: &Tensor<u32, (M, N)>, y: &mut Tensor<f32, (M, N)>, z: &mut Tensor<f64, (N,)>) {
-    let c0 = block_idx(0) * BN;
-    let mut a = alloc_shared::<f64, (BM, BN)>();
-    let mut part = alloc_shared::<f64, (BN,)>();
-    let mut acc = alloc_shared::<f64>((BN,));
-    clear(&mut acc);
-    let mut o = alloc_fragment::<f32>((BM, BN));
-    for k in pipelined(M.div_ceil(BM), S) {
-        copy(x.at((k * BM, c0)), &mut a);
-        reduce_sum(&a, &mut part, 0);
-        for (i, j) in parallel(BM, BN) {
-            if a[(i, j)] != if_then_else(a[(i, j)] == part[j], (-2.5), (i as f64)) {
-                o[(i, j)] = 1.5f32 + (-abs((-0.5f32)));
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            let v0: u32 = if_then_else(x2[(r, c)] < x2[(r, c)], if_then_else((j as f32) >= 0.25, (i as u32), (s1 as u32)), 100u32 ^ 65535u32) - if_then_else(x1[(r, c)] > x0[(r, c)], (r as u32) - (r as u32), 2u32 ^ (y0[(r, c)] as u32));
+            let mut v1 = min((s0 as bf16) - x2[(r, c)], x2[(r, c)]) * if_then_else(x2[(r, c)] < x2[(r, c)], max(x2[(r, c)], x2[(r, c)]), (-x2[(r, c)]));
+            v1 = min(x2[(r, c)] * x2[(r, c)], x2[(r, c)] * x2[(r, c)]);
+            if ((c as bf16) + x2[(r, c)]) == (x2[(r, c)] * x2[(r, c)]) {
+                y0[(r, c)] *= (-max(y0[(r, c)] - y0[(r, c)], y0[(r, c)]));
             } else {
-                o[(i, j)] = (1u32 as f32);
+                y0[(r, c)] = abs(y0[(r, c)]);
             }
         }
-        copy(&o, y.at_mut((k * BM, c0)));
-        for j in parallel(BN) {
-            acc[j] += part[j];
+    }
+}
+
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 2, BN = 256, THREADS = 128), f1(BM = 4, BN = 64, THREADS = 128), o2(BM = 3, BN = 7, THREADS = 33)])]
+pub fn g29019326edd15e3f<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: f32, s1: i32) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    for (i, j) in parallel(BM, BN) {
+        let (r, c) = (r0 + i, c0 + j);
+        if (r < M) && (c < N) {
+            y0[(r, c)] = abs(s1);
         }
     }
-    copy(&acc, z.at_mut((c0,)));
 }
 
 /// `(seed, kernel)`.
