@@ -160,6 +160,12 @@ const BUILTINS: &[Builtin] = &[
     iterator("pipelined"),
 ];
 
+/// Every builtin's name, in the table's order (a test of the kernel generator checks that it
+/// calls each one).
+pub fn names_all() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
 /// The builtin called `name`.
 pub(super) fn lookup(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)

@@ -30,6 +30,7 @@ mod stmt;
 mod text;
 mod tile_ops;
 
+pub use builtins::names_all as builtin_names;
 pub use config::MAX_TILE_ELEMENTS;
 use config::{check_configs, check_threads};
 use scope::{Binding, Checker};
