@@ -212,6 +212,28 @@ pub fn run_harness(dir: &Path, timeout: Duration) -> (bool, String, String) {
     }
 }
 
+/// The arguments a harness's `call_<entry>` passes to an entry of `k`: the tensors by their
+/// own count (`b[..]`), the scalars by theirs (`sc[..]`, doubles cast to the parameter's type),
+/// then the shape symbols (`s[..]`), as the run line gives them. A TMA entry takes its tensor
+/// maps after these.
+pub fn call_args(k: &ir::Kernel) -> String {
+    let (mut call, mut tensors, mut scalars) = (Vec::new(), 0, 0);
+    for p in &k.params {
+        match &p.kind {
+            ParamKind::Tensor { dtype, .. } => {
+                call.push(format!("({}*)b[{tensors}]", lower::ctype(*dtype)));
+                tensors += 1;
+            }
+            ParamKind::Scalar { dtype } => {
+                call.push(format!("tl::lit<{}>(sc[{scalars}])", lower::ctype(*dtype)));
+                scalars += 1;
+            }
+        }
+    }
+    call.extend((0..k.symbols.len()).map(|i| format!("s[{i}]")));
+    call.join(", ")
+}
+
 /// One launch of the harness: what it runs and what the evaluator says it must produce.
 struct Launch {
     seed: u64,
@@ -276,26 +298,11 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
             };
             let file = format!("{}.cu", hip.entry);
             std::fs::write(dir.join(&file), &hip.source).map_err(|e| format!("{file}: {e}"))?;
-            // Tensors by their own count (`b`), scalars after the shape symbols (`sc`).
-            let (mut call, mut tensors, mut scalars) = (Vec::new(), 0, 0);
-            for p in &k.params {
-                match &p.kind {
-                    ParamKind::Tensor { dtype, .. } => {
-                        call.push(format!("({}*)b[{tensors}]", lower::ctype(*dtype)));
-                        tensors += 1;
-                    }
-                    ParamKind::Scalar { dtype } => {
-                        call.push(format!("tl::lit<{}>(sc[{scalars}])", lower::ctype(*dtype)));
-                        scalars += 1;
-                    }
-                }
-            }
-            call.extend((0..k.symbols.len()).map(|i| format!("s[{i}]")));
             let _ = writeln!(
                 harness,
                 "#include \"{file}\"\nstatic void call_{0}(void* const* b, const long long* s, const double* sc, const tl::TensorMap*) {{ {0}({1}); }}",
                 hip.entry,
-                call.join(", ")
+                call_args(&k)
             );
             let _ = writeln!(
                 entries,
@@ -322,6 +329,10 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
                 };
                 let id = launches.len();
                 let g = bound.grid;
+                let tensors = args
+                    .iter()
+                    .filter(|a| matches!(a, eval::Arg::Tensor(_)))
+                    .count();
                 let mut line = format!(
                     "run {id} {} {} {} {} {tensors}",
                     hip.entry, g[0], g[1], g[2]

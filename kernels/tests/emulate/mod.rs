@@ -178,27 +178,12 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
             // The generated source and a call of its entry with the tensors' pointers and the
             // shape symbols.
             std::fs::write(dir.join(format!("{}.cu", hip.entry)), &hip.source).unwrap();
-            // Tensors by their own count (`b`), scalars after the shape symbols (`s`), as the
-            // run line gives them.
-            let (mut call_args, mut tensors, mut scalars) = (Vec::new(), 0, 0);
-            for p in &k.params {
-                match &p.kind {
-                    ParamKind::Tensor { dtype, .. } => {
-                        call_args.push(format!("({}*)b[{tensors}]", lower::ctype(*dtype)));
-                        tensors += 1;
-                    }
-                    ParamKind::Scalar { dtype } => {
-                        call_args.push(format!("({})sc[{scalars}]", lower::ctype(*dtype)));
-                        scalars += 1;
-                    }
-                }
-            }
-            call_args.extend((0..k.symbols.len()).map(|i| format!("s[{i}]")));
+            let call_args = host::call_args(k);
             let _ = writeln!(
                 harness,
                 "#include \"{0}.cu\"\nstatic void call_{0}(void* const* b, const long long* s, const double* sc, const tl::TensorMap*) {{ {0}({1}); }}",
                 hip.entry,
-                call_args.join(", ")
+                call_args
             );
             let _ = writeln!(
                 entries,
@@ -212,7 +197,7 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
                     harness,
                     "static void call_{0}(void* const* b, const long long* s, const double* sc, const tl::TensorMap* m) {{ {0}({1}{2}); }}",
                     t.entry,
-                    call_args.join(", "),
+                    call_args,
                     maps.collect::<String>()
                 );
                 let _ = writeln!(
