@@ -10,8 +10,8 @@
 //! runs `run` in child processes, so a fault (which poisons the CUDA context) costs one chunk
 //! and is named, not the whole call.
 
-use crate::eval::{self, Array, Data};
-use crate::gen::{self, ast, rng::Rng};
+use crate::eval::{self, Array, Data, Value};
+use crate::gen::{self, ast, ast::Tol, rng::Rng};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tilelang::__private::gpu::{KernelArg, Object};
@@ -337,6 +337,40 @@ fn signed_vimnmx3(line: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::{within, Tol, Value};
+    use tilelang::f16;
+
+    #[test]
+    fn within_a_tolerance() {
+        let t = Tol {
+            atol: 1e-3,
+            rtol: 1e-6,
+        };
+        let f = |x: f32| Value::F32(x);
+        assert!(within(t, f(1.0), f(1.0009)));
+        assert!(!within(t, f(1.0), f(1.0011)));
+        // rtol scales with the larger magnitude.
+        assert!(within(t, f(1e6), f(1e6 + 0.875)));
+        assert!(!within(t, f(1e6), f(1e6 + 1.25)));
+        assert!(within(t, f(f32::NAN), f(f32::NAN)));
+        assert!(!within(t, f(f32::NAN), f(1.0)));
+        assert!(!within(t, f(0.0), f(f32::NAN)));
+        assert!(within(t, f(f32::INFINITY), f(f32::INFINITY)));
+        assert!(!within(t, f(f32::INFINITY), f(f32::NEG_INFINITY)));
+        assert!(!within(t, f(f32::INFINITY), f(1.0)));
+        // Across the overflow threshold: f16's largest finite value against infinity.
+        let h = |x: f32| Value::F16(f16::from_f32(x));
+        let wide = Tol {
+            atol: 1.0,
+            rtol: 2f64.powi(-10),
+        };
+        assert!(within(wide, h(f32::INFINITY), h(65504.0)));
+        assert!(!within(wide, h(f32::NEG_INFINITY), h(65504.0)));
+        assert!(!within(wide, h(f32::INFINITY), h(60000.0)));
+        // Integers never are.
+        assert!(!within(t, Value::I32(1), Value::I32(1)));
+    }
+
     #[test]
     fn signed_vimnmx3_is_told_from_unsigned() {
         let line = |op: &str| format!("        /*0090*/   {op} R7, R5, R0, R0, !PT ;   /* 0x0 */");
@@ -483,16 +517,19 @@ fn run_kernel(dev: &Device, dir: &Path, seed: u64, entries: &[&Entry], tally: &m
                     }
                 };
                 tally.launches += 1;
-                compare(&k, seed, &what, &args, &want, &got, tally);
+                compare(&k, &p.kernel.tols, seed, &what, &args, &want, &got, tally);
             }
         }
     }
 }
 
 /// Compares every output of a launch (`got`: `Some` for each mutable tensor, by parameter) with
-/// the evaluator's (`want`, from `args`), bit for bit, into `tally`; `what` names the launch.
+/// the evaluator's (`want`, from `args`) into `tally`: bit for bit, or within the output's
+/// tolerance in `tols` ([`within`]); `what` names the launch.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn compare(
     k: &ir::Kernel,
+    tols: &[(String, Tol)],
     seed: u64,
     what: &str,
     args: &[eval::Arg],
@@ -504,21 +541,61 @@ pub(crate) fn compare(
         let (eval::Arg::Tensor(w), Some(g)) = (w, g) else {
             continue;
         };
+        let name = &k.params[i].name;
+        let tol = tols.iter().find(|(n, _)| *name == n).map(|(_, t)| *t);
         let (wb, gb) = (w.data.bits(), g.data.bits());
         tally.elements += wb.len();
-        let bad: Vec<usize> = (0..wb.len()).filter(|&j| wb.get(j) != gb.get(j)).collect();
+        let bad: Vec<usize> = (0..wb.len())
+            .filter(|&j| {
+                wb.get(j) != gb.get(j)
+                    && !tol.is_some_and(|t| within(t, g.data.get(j), w.data.get(j)))
+            })
+            .collect();
         if !bad.is_empty() || wb.len() != gb.len() {
             tally.findings.push(Finding {
                 seed,
                 what: format!(
-                    "{what}: output {} (shape {:?}) differs in {} of {} elements: {}",
-                    k.params[i].name,
+                    "{what}: output {name} (shape {:?}) differs in {} of {} elements{}: {}",
                     w.shape,
                     bad.len(),
                     wb.len(),
+                    tol.map_or(String::new(), |t| format!(
+                        " (beyond atol {:e}, rtol {:e})",
+                        t.atol, t.rtol
+                    )),
                     explain(k, args, &bad, &w.data, &g.data)
                 ),
             });
+        }
+    }
+}
+
+/// Whether float `got` is within `tol` of `want`: both NaN, or `|got - want| <= atol +
+/// rtol·max(|got|, |want|)`, or an infinity on one side where the other is of its sign and
+/// that close to the dtype's largest finite value (a rounding across the overflow threshold).
+pub fn within(tol: Tol, got: Value, want: Value) -> bool {
+    use ast::Ty;
+    let f = |v: Value| match v {
+        Value::F16(x) => Some((x.to_f64(), Ty::F16)),
+        Value::Bf16(x) => Some((x.to_f64(), Ty::Bf16)),
+        Value::F32(x) => Some((x as f64, Ty::F32)),
+        Value::F64(x) => Some((x, Ty::F64)),
+        _ => None,
+    };
+    let (Some((g, ty)), Some((w, _))) = (f(got), f(want)) else {
+        return false;
+    };
+    if g.is_nan() || w.is_nan() {
+        return g.is_nan() && w.is_nan();
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= tol.atol + tol.rtol * a.abs().max(b.abs());
+    match (g.is_infinite(), w.is_infinite()) {
+        (false, false) => close(g, w),
+        (true, true) => g == w,
+        (g_inf, _) => {
+            let (inf, fin) = if g_inf { (g, w) } else { (w, g) };
+            let largest = gen::approx::max_finite(ty).copysign(fin);
+            inf.signum() == fin.signum() && close(fin, largest)
         }
     }
 }

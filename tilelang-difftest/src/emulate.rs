@@ -10,7 +10,7 @@
 
 use crate::device::{case_args, compare, Finding, Tally, SIZES};
 use crate::eval::{self, Array};
-use crate::gen;
+use crate::gen::{self, ast::Tol};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -267,7 +267,7 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut tally = Tally::default();
-    let mut kernels: Vec<ir::Kernel> = Vec::new();
+    let mut kernels: Vec<(ir::Kernel, Vec<(String, Tol)>)> = Vec::new();
     let (mut harness, mut entries, mut manifest) =
         (String::from(PRELUDE), String::new(), String::new());
     let mut launches: Vec<Launch> = Vec::new();
@@ -376,7 +376,7 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
                 });
             }
         }
-        kernels.push(k);
+        kernels.push((k, p.kernel.tols));
     }
     harness.push_str("namespace {\nconst tl_emu::Entry entries[] = {\n");
     harness.push_str(&entries);
@@ -426,7 +426,7 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
         return Ok(tally);
     }
     for (id, l) in launches.iter().enumerate() {
-        let k = &kernels[l.kernel];
+        let (k, tols) = &kernels[l.kernel];
         let mut got: Vec<Option<Array>> = Vec::new();
         for ((file, p), w) in l.files.iter().zip(&k.params).zip(&l.want) {
             got.push(match (file, &p.kind, w) {
@@ -442,7 +442,7 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
             });
         }
         tally.launches += 1;
-        compare(k, l.seed, &l.what, &l.args, &l.want, &got, &mut tally);
+        compare(k, tols, l.seed, &l.what, &l.args, &l.want, &got, &mut tally);
     }
     Ok(tally)
 }

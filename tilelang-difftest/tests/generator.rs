@@ -95,31 +95,10 @@ fn constructs() {
     );
 }
 
-/// What the generator does not draw yet, by name (`docs/design/difftest.md`, stage 3): the math
-/// functions other than `abs`/`max`/`min` (their results differ between backends by ulps: they
-/// need per-kernel tolerances), per-thread buffers and the attribute keys that only shape
-/// scheduling or refuse shapes. The test below fails when one of these is generated (remove it
-/// here) and when anything else of the language is not.
-const NOT_YET: &[&str] = &[
-    "exp",
-    "exp2",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "tanh",
-    "erf",
-    "sigmoid",
-    "pow",
-    "sin",
-    "cos",
-    "floor",
-    "ceil",
-    "fma",
-    "alloc_local",
-    "requires",
-    "min_blocks",
-    "max_registers",
-];
+/// What the generator does not draw yet, by name (`docs/design/difftest.md`, stage 3): nothing
+/// now. The test below fails when one of these is generated (remove it here) and when anything
+/// else of the language is not.
+const NOT_YET: &[&str] = &[];
 
 /// Whether `src` has `word` not inside a longer identifier (`max` is not in `reduce_max`).
 fn has_word(src: &str, word: &str) -> bool {
@@ -179,4 +158,44 @@ fn the_generator_reaches_the_whole_language() {
     for n in NOT_YET {
         assert!(names.contains(n), "`{n}` is no name of the language");
     }
+}
+
+/// A kernel that stores the result of an inexact math function compares that output within a
+/// tolerance, and only such a kernel: an inexact call without one would be a false finding,
+/// a tolerance without one a blunter check than needed. Each tolerance is a few ulps of the
+/// call's bound, not a blanket one: at most 4½ bf16 ulps (2^-7 relative) of the largest bound
+/// (e^8), times the largest scale (3), and 2 roundings' worth relative.
+#[test]
+fn inexact_math_is_compared_within_a_tolerance() {
+    const INEXACT: [&str; 9] = [
+        "exp", "exp2", "log", "tanh", "erf", "sigmoid", "pow", "sin", "cos",
+    ];
+    let mut with = 0;
+    for seed in seeds() {
+        let p = gen::generate(seed);
+        let src = p.source();
+        let calls = INEXACT.iter().any(|f| has_word(&src, f));
+        assert_eq!(
+            calls,
+            !p.kernel.tols.is_empty(),
+            "seed {seed:016x}: inexact calls {calls}, tolerances {:?}\n{src}",
+            p.kernel.tols
+        );
+        for (name, t) in &p.kernel.tols {
+            assert!(
+                p.kernel.params.iter().any(|q| &q.name == name),
+                "seed {seed:016x}: a tolerance for {name}, no such output"
+            );
+            assert!(
+                t.atol > 0.0 && t.atol <= 4.5 * 2f64.powi(-7) * 8f64.exp() * 3.0 && t.rtol <= 0.035,
+                "seed {seed:016x}: {name} {t:?}"
+            );
+        }
+        with += calls as usize;
+    }
+    let n = seeds().len();
+    assert!(
+        n < 100 || with * 20 >= n,
+        "only {with} of {n} kernels call one"
+    );
 }

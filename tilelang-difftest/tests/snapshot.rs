@@ -62,6 +62,7 @@ fn snapshot_runs_on_the_cpu() {
     let dev = Device::cpu();
     let t = std::time::Instant::now();
     let (mut launches, mut elements, mut unwritten) = (0, 0, Vec::new());
+    let mut refused = 0;
     for &(seed, info) in generated::KERNELS {
         let p = gen::generate(seed);
         for sizes in &tilelang_difftest::device::SIZES[..3] {
@@ -70,12 +71,18 @@ fn snapshot_runs_on_the_cpu() {
                 let mut rng = Rng::new(seed ^ sizes[2] as u64);
                 let mut slots = inputs::slots(&dev, &p.kernel, size, &mut rng);
                 let args = inputs::args(&mut slots);
-                (info.launch_dyn)(&dev, config, args).unwrap_or_else(|e| {
-                    panic!(
+                match (info.launch_dyn)(&dev, config, args) {
+                    Ok(()) => {}
+                    // A `requires` that these sizes fail: the launch is refused, as it must be.
+                    Err(tilelang::Error::Requirement { .. }) if !p.kernel.requires.is_empty() => {
+                        refused += 1;
+                        continue;
+                    }
+                    Err(e) => panic!(
                         "seed {seed:016x} config {config} sizes {sizes:?}: {e}\n{}",
                         p.source()
-                    )
-                });
+                    ),
+                }
                 launches += 1;
                 // Every output element is written: count those still holding the poison the
                 // CPU backend allocates with.
@@ -96,10 +103,11 @@ fn snapshot_runs_on_the_cpu() {
         }
     }
     eprintln!(
-        "{} kernels, {launches} launches ({elements} output elements) on the CPU backend in {:.1} s",
+        "{} kernels, {launches} launches ({elements} output elements) on the CPU backend in {:.1} s, {refused} refused by `requires`",
         generated::KERNELS.len(),
         t.elapsed().as_secs_f64()
     );
+    assert!(refused * 10 < launches, "{refused} refused, {launches} run");
     // A computed integer may equal the poison pattern (0xA5 for u8) by chance; the snapshot's
     // inputs are fixed, and today none does.
     assert!(

@@ -116,12 +116,28 @@ impl BinOp {
     }
 }
 
-/// The functions stage 1 calls (exact on every backend).
+/// The functions the generator calls: `max min abs` and the math functions. `floor ceil sqrt
+/// rsqrt fma` give the same bits on every backend (`docs/language.md`, "Math functions"); the
+/// rest ([`Func::exact`] false) only within a tolerance (`super::approx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
     Max,
     Min,
     Abs,
+    Floor,
+    Ceil,
+    Sqrt,
+    Rsqrt,
+    Fma,
+    Exp,
+    Exp2,
+    Log,
+    Tanh,
+    Erf,
+    Sigmoid,
+    Pow,
+    Sin,
+    Cos,
 }
 
 impl Func {
@@ -130,6 +146,54 @@ impl Func {
             Func::Max => "max",
             Func::Min => "min",
             Func::Abs => "abs",
+            Func::Floor => "floor",
+            Func::Ceil => "ceil",
+            Func::Sqrt => "sqrt",
+            Func::Rsqrt => "rsqrt",
+            Func::Fma => "fma",
+            Func::Exp => "exp",
+            Func::Exp2 => "exp2",
+            Func::Log => "log",
+            Func::Tanh => "tanh",
+            Func::Erf => "erf",
+            Func::Sigmoid => "sigmoid",
+            Func::Pow => "pow",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+        }
+    }
+
+    /// Whether every backend computes the same bits.
+    pub fn exact(self) -> bool {
+        matches!(
+            self,
+            Func::Max
+                | Func::Min
+                | Func::Abs
+                | Func::Floor
+                | Func::Ceil
+                | Func::Sqrt
+                | Func::Rsqrt
+                | Func::Fma
+        )
+    }
+}
+
+/// How far a float output may be from the evaluator's: `|got - want| <= atol + rtol *
+/// max(|got|, |want|)`, an overflow to infinity on one side only where the other is within
+/// that of the largest finite value (`device::compare`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tol {
+    pub atol: f64,
+    pub rtol: f64,
+}
+
+impl Tol {
+    /// The looser of two tolerances, element by element.
+    pub fn max(self, o: Tol) -> Tol {
+        Tol {
+            atol: self.atol.max(o.atol),
+            rtol: self.rtol.max(o.rtol),
         }
     }
 }
@@ -182,6 +246,8 @@ impl Expr {
 pub enum Scope {
     Shared,
     Fragment,
+    /// Per-thread storage (`alloc_local`), inside a `parallel` loop.
+    Local,
 }
 
 /// A `copy` operand: a buffer, or the region of a tensor at element offsets.
@@ -312,6 +378,12 @@ pub struct Kernel {
     pub defaults: Vec<(String, String)>,
     pub params: Vec<Param>,
     pub body: Vec<Stmt>,
+    /// The `requires` conditions (absent when empty).
+    pub requires: Vec<Expr>,
+    /// `min_blocks = v` or `max_registers = v`, as `(key, v)`.
+    pub occupancy: Option<(&'static str, u64)>,
+    /// The outputs compared within a tolerance, by parameter name (the others bit for bit).
+    pub tols: Vec<(String, Tol)>,
 }
 
 /// Which skeleton a program was built from.

@@ -6,7 +6,9 @@
 //! float product feeding `+` or `-` may be contracted into a fused multiply-add. So each value
 //! carries `prod` (it may be a float product, directly or through a negation, a select, a
 //! variable or a buffer), and the operands of float `+`/`-` never have it. Comparisons then
-//! see the same bits everywhere, and no branch flips.
+//! see the same bits everywhere, and no branch flips. Of the math functions, those every
+//! backend rounds the same are drawn here (`floor ceil sqrt rsqrt fma`); the others only as a
+//! stored value, with a tolerance (`super::approx`).
 
 use super::ast::{BinOp, Expr, Func, LitForm, Ty};
 use super::rng::Rng;
@@ -91,7 +93,7 @@ impl ExprGen<'_> {
         }
         let float = ty.is_float();
         loop {
-            match self.rng.below(12) {
+            match self.rng.below(13) {
                 0 | 1 => {
                     let op = if self.rng.chance(1, 2) {
                         BinOp::Add
@@ -202,6 +204,22 @@ impl ExprGen<'_> {
                     };
                     return Val {
                         e: Expr::bin(op, a.e, divisor),
+                        prod: false,
+                    };
+                }
+                // The math functions every backend rounds the same (`Func::exact`).
+                12 if float => {
+                    let f = self.rng.pick(&[
+                        Func::Floor,
+                        Func::Ceil,
+                        Func::Sqrt,
+                        Func::Rsqrt,
+                        Func::Fma,
+                    ]);
+                    let n = if f == Func::Fma { 3 } else { 1 };
+                    let args = (0..n).map(|_| self.value(ty, depth - 1, false).e).collect();
+                    return Val {
+                        e: Expr::Call(f, args),
                         prod: false,
                     };
                 }

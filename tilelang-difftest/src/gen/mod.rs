@@ -2,9 +2,11 @@
 //! deterministically; [`Program::source`] prints it as a `#[tile_kernel]` function.
 //!
 //! By concept: `ast.rs` (the generator's own tree, a leaf), `rng.rs`, `config.rs` (config
-//! pools), `expr.rs` (typed expressions and the exactness rule), `skeleton.rs`
+//! pools), `expr.rs` (typed expressions and the exactness rule), `approx.rs` (the inexact math
+//! functions and their tolerances), `skeleton.rs`
 //! (the kernels' shapes; reductions in `reduce.rs`), `print.rs` (Rust source).
 
+pub mod approx;
 pub mod ast;
 pub mod config;
 pub mod expr;

@@ -47,6 +47,13 @@ fn kernel(k: &Kernel) -> String {
             .collect();
         let _ = write!(s, ", defaults = [{}]", d.join(", "));
     }
+    if !k.requires.is_empty() {
+        let r: Vec<String> = k.requires.iter().map(top).collect();
+        let _ = write!(s, ", requires = [{}]", r.join(", "));
+    }
+    if let Some((key, v)) = k.occupancy {
+        let _ = write!(s, ", {key} = {v}");
+    }
     s.push_str(")]\n");
     let generics: Vec<String> = k
         .consts
@@ -138,6 +145,7 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize) {
             let f = match scope {
                 Scope::Shared => "alloc_shared",
                 Scope::Fragment => "alloc_fragment",
+                Scope::Local => "alloc_local",
             };
             let shape = tuple(shape);
             let call = if *arg_form {

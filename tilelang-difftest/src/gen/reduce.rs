@@ -128,6 +128,7 @@ pub fn reduce(rng: &mut Rng, name: String) -> Kernel {
             value: lowest(r),
         },
     });
+    let mut tols = Vec::new();
     let mut each = vec![
         Stmt::Copy {
             src: region("x", &at),
@@ -150,7 +151,20 @@ pub fn reduce(rng: &mut Rng, name: String) -> Kernel {
         body.push(alloc(rng, "o", Scope::Fragment, out_ty, &["BM", "BN"]));
         let mut inner = Vec::new();
         let index = [Expr::name("i"), Expr::name("j")];
-        store(rng, &env, "o", &index, out_ty, false, &mut inner);
+        // `o` goes out whole to `y` (its dtype), nothing else reads it.
+        store(
+            rng,
+            &env,
+            "o",
+            &index,
+            out_ty,
+            false,
+            Some(&mut tols),
+            &mut inner,
+        );
+        for (name, _) in &mut tols {
+            *name = "y".into();
+        }
         each.push(Stmt::Parallel {
             vars: names(&["i", "j"]),
             extents: names(&["BM", "BN"]),
@@ -217,6 +231,9 @@ pub fn reduce(rng: &mut Rng, name: String) -> Kernel {
         defaults,
         params,
         body,
+        requires: Vec::new(),
+        occupancy: None,
+        tols,
     }
 }
 
@@ -365,5 +382,8 @@ pub fn atomic(rng: &mut Rng, name: String) -> Kernel {
         defaults,
         params,
         body,
+        requires: Vec::new(),
+        occupancy: None,
+        tols: Vec::new(),
     }
 }

@@ -13,7 +13,9 @@
 //!   out. Every buffer is fully written (`copy`, `fill`, `clear` or a loop over all of it)
 //!   before it is read.
 
-use super::ast::{BinOp, Expr, Kernel, LitForm, Param, ParamKind, Scope, Stmt, Threads, Tile, Ty};
+use super::ast::{
+    BinOp, Expr, Kernel, LitForm, Param, ParamKind, Scope, Stmt, Threads, Tile, Tol, Ty,
+};
 use super::config::{self, ConstPool};
 use super::expr::{Env, ExprGen};
 use super::rng::Rng;
@@ -93,8 +95,11 @@ fn lets(rng: &mut Rng, env: &mut Env, fresh: &mut Names, max: usize, out: &mut V
 }
 
 /// Stores `target[index]` once: directly, or in both arms of an `if`; with `compound`,
-/// sometimes as `+=`, `-=` or `*=` (the old value is an exact input). Returns whether the
-/// stored value may be a float product.
+/// sometimes as `+=`, `-=` or `*=` (the old value is an exact input). With `tols` (the target
+/// is an output nothing reads again), a float value may call an inexact math function
+/// (`super::approx`), its tolerance recorded for the target. Returns whether the stored value
+/// may be a float product.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn store(
     rng: &mut Rng,
     env: &Env,
@@ -102,40 +107,59 @@ pub(super) fn store(
     index: &[Expr],
     dtype: Ty,
     compound: bool,
+    tols: Option<&mut Vec<(String, Tol)>>,
     out: &mut Vec<Stmt>,
 ) -> bool {
-    let one = |rng: &mut Rng| -> (Stmt, bool) {
+    let approx = tols.is_some() && dtype.is_float();
+    let one = |rng: &mut Rng| -> (Stmt, bool, Option<Tol>) {
         let op = if compound && rng.chance(1, 2) {
             Some(rng.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul]))
         } else {
             None
         };
-        let no_prod = dtype.is_float() && matches!(op, Some(BinOp::Add | BinOp::Sub));
-        let v = ExprGen { rng, env }.value(dtype, 3, no_prod);
-        let prod = v.prod || (dtype.is_float() && op == Some(BinOp::Mul));
+        let (value, prod, tol) = if approx && op.is_none() && rng.chance(1, 3) {
+            let (e, tol) = super::approx::value(rng, env, dtype);
+            (e, false, Some(tol))
+        } else {
+            let no_prod = dtype.is_float() && matches!(op, Some(BinOp::Add | BinOp::Sub));
+            let v = ExprGen { rng, env }.value(dtype, 3, no_prod);
+            let prod = v.prod || (dtype.is_float() && op == Some(BinOp::Mul));
+            (v.e, prod, None)
+        };
         let st = Stmt::Store {
             target: target.into(),
             index: index.to_vec(),
             op,
-            value: v.e,
+            value,
         };
-        (st, prod)
+        (st, prod, tol)
     };
-    if rng.chance(1, 3) {
+    let (prod, tol) = if rng.chance(1, 3) {
         let cond = ExprGen { rng, env }.cond(2);
-        let (a, pa) = one(rng);
-        let (b, pb) = one(rng);
+        let (a, pa, ta) = one(rng);
+        let (b, pb, tb) = one(rng);
         out.push(Stmt::If {
             cond,
             then: vec![a],
             els: vec![b],
         });
-        pa || pb
+        let tol = match (ta, tb) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        (pa || pb, tol)
     } else {
-        let (s, p) = one(rng);
+        let (s, p, t) = one(rng);
         out.push(s);
-        p
+        (p, t)
+    };
+    if let (Some(tols), Some(tol)) = (tols, tol) {
+        match tols.iter_mut().find(|(n, _)| n == target) {
+            Some((_, t)) => *t = t.max(tol),
+            None => tols.push((target.to_string(), tol)),
+        }
     }
+    prod
 }
 
 pub(super) fn threads(
@@ -253,10 +277,21 @@ pub fn elementwise(rng: &mut Rng, name: String, rank: usize) -> Kernel {
     // The guarded body: lets, then each output stored once (the in-out one last).
     let mut inner = Vec::new();
     let mut fresh = Names(0);
+    local(rng, &mut env, &mut inner);
     lets(rng, &mut env, &mut fresh, 3, &mut inner);
+    let mut tols = Vec::new();
     for (k, (name, ty)) in outputs.iter().enumerate() {
         let compound = inout && k + 1 == outputs.len();
-        store(rng, &env, name, &index, *ty, compound, &mut inner);
+        store(
+            rng,
+            &env,
+            name,
+            &index,
+            *ty,
+            compound,
+            Some(&mut tols),
+            &mut inner,
+        );
     }
     let guards: Vec<Expr> = (0..rank)
         .map(|d| Expr::bin(BinOp::Lt, Expr::name(idx[d]), Expr::name(syms[d])))
@@ -333,6 +368,13 @@ pub fn elementwise(rng: &mut Rng, name: String, rank: usize) -> Kernel {
         config::draw(rng, &pools, |_| true)
     };
     let defaults = config::defaults(rng, &configs);
+    let requires = if rng.chance(1, 4) {
+        (0..1 + rng.below(2))
+            .map(|_| requirement(rng, syms))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Kernel {
         name,
         grid,
@@ -342,6 +384,81 @@ pub fn elementwise(rng: &mut Rng, name: String, rank: usize) -> Kernel {
         defaults,
         params,
         body,
+        requires,
+        occupancy: occupancy(rng),
+        tols,
+    }
+}
+
+/// A `requires` condition over the shape symbols: some hold at every case's sizes, some skip
+/// a case (`device::SIZES`; the evaluator then refuses it, and neither side runs it).
+fn requirement(rng: &mut Rng, syms: &[&str]) -> Expr {
+    let s = Expr::name(rng.pick(syms));
+    let (op, a, b) = match rng.below(5) {
+        0 => (BinOp::Ge, s, Expr::idx(1)),
+        1 => (BinOp::Ge, s, Expr::idx(2)),
+        2 => (BinOp::Le, s, Expr::idx(4096)),
+        3 => (
+            BinOp::Eq,
+            Expr::bin(BinOp::Rem, s, Expr::idx(2)),
+            Expr::idx(rng.below(2) as i64),
+        ),
+        _ => (
+            BinOp::Ne,
+            Expr::bin(BinOp::Mul, s, Expr::idx(3)),
+            Expr::idx(111),
+        ),
+    };
+    Expr::bin(op, a, b)
+}
+
+/// Sometimes an occupancy request that every target holds for a block of at most 256 threads
+/// and no shared memory or fragments: `min_blocks` up to 4 (1,024 threads, 64 registers
+/// each), `max_registers` from 32 to 255.
+fn occupancy(rng: &mut Rng) -> Option<(&'static str, u64)> {
+    match rng.below(8) {
+        0 => Some(("min_blocks", 1 + rng.below(4) as u64)),
+        1 => Some(("max_registers", rng.pick(&[32, 40, 64, 128, 255]))),
+        _ => None,
+    }
+}
+
+/// Sometimes a per-thread buffer `loc` of 1 to 4 elements, each written by a `serial` loop
+/// from the values in scope and the loop's index, its elements then in scope.
+fn local(rng: &mut Rng, env: &mut Env, out: &mut Vec<Stmt>) {
+    if !rng.chance(1, 4) {
+        return;
+    }
+    let (ty, d) = (element(rng), 1 + rng.below(4));
+    out.push(Stmt::Alloc {
+        name: "loc".into(),
+        scope: Scope::Local,
+        dtype: ty,
+        shape: vec![d.to_string()],
+        // A literal extent is not a type: only the argument form takes it.
+        arg_form: true,
+    });
+    let mut inner = env.clone();
+    inner.add(Expr::name("u"), Ty::Index, false);
+    let v = ExprGen { rng, env: &inner }.value(ty, 2, false);
+    out.push(Stmt::Loop {
+        var: "u".into(),
+        start: Expr::idx(0),
+        end: Expr::idx(d as i64),
+        stages: None,
+        body: vec![Stmt::Store {
+            target: "loc".into(),
+            index: vec![Expr::name("u")],
+            op: None,
+            value: v.e,
+        }],
+    });
+    for c in 0..d {
+        env.add(
+            Expr::Load("loc".into(), vec![Expr::idx(c as i64)]),
+            ty,
+            v.prod,
+        );
     }
 }
 
@@ -593,7 +710,7 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
         });
         v.prod
     } else {
-        store(b.rng, &inner_env, "o", &ij, to, false, &mut loop1)
+        store(b.rng, &inner_env, "o", &ij, to, false, None, &mut loop1)
     };
     let (vars, extents) = if b.rng.chance(1, 3) {
         (names(&["j", "i"]), names(&["BN", "BM"]))
@@ -677,6 +794,9 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
         defaults,
         params,
         body,
+        requires: Vec::new(),
+        occupancy: None,
+        tols: Vec::new(),
     }
 }
 
@@ -852,5 +972,8 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
         defaults,
         params,
         body,
+        requires: Vec::new(),
+        occupancy: None,
+        tols: Vec::new(),
     }
 }

@@ -5,7 +5,7 @@
 
 use tilelang::prelude::*;
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = 64, configs = [o0(BM = 5, BN = 100), o1(BM = 5, BN = 40), f2(BM = 4, BN = 64)])]
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = 64, configs = [f0(BM = 4, BN = 64), o1(BM = 1, BN = 40)], defaults = [cpu = o1, sm_90 = o1, gfx942 = f0])]
 pub fn gb12b27a48ace5f86<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, N)>, y: &mut Tensor<bf16, (M, N)>, z: &mut Tensor<i32, (M,)>) {
     let r0 = block_idx(0) * BM;
     let mut a = alloc_fragment::<i32, (BM, BN)>();
@@ -17,10 +17,10 @@ pub fn gb12b27a48ace5f86<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, 
         copy(x.at((r0, k * BN)), &mut a);
         reduce_max(&a, &mut part, 1);
         for (i, j) in parallel(BM, BN) {
-            if min(a[(i, j)], a[(i, j)]) != max(a[(i, j)], a[(i, j)]) {
-                o[(i, j)] = (0.5 as bf16);
+            if (a[(i, j)] & a[(i, j)]) != (part[i] % ((a[(i, j)] & 7) + 1)) {
+                o[(i, j)] = if_then_else((a[(i, j)] >> ((i as i32) & 7)) != (-part[i]), (-(0.5 as bf16)), (a[(i, j)] as bf16));
             } else {
-                o[(i, j)] = (part[i] as bf16);
+                o[(i, j)] = tanh(if_then_else(0.0 != (part[i] as f16), (-(i as bf16)), (-(100.0 as bf16)))) * 0.5;
             }
         }
         copy(&o, y.at_mut((r0, k * BN)));
@@ -31,55 +31,52 @@ pub fn gb12b27a48ace5f86<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, 
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 1, BN = 64)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 3, BN = 40), f1(BM = 1, BN = 64), f2(BM = 2, BN = 64)])]
 pub fn g67e12aec674c1fff<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<f32, (M, N)>, x2: &Tensor<f32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0: i32 = (-1i32);
-            let v1: f32 = if_then_else(x1[(r, c)] != x2[(r, c)], ((v0 as u32) as f32), max(x2[(r, c)], if_then_else((r as f16) <= (r as f16), x1[(r, c)], (v0 as f32))));
-            y0[(r, c)] = min(x0[(r, c)], (x0[(r, c)] % ((x0[(r, c)] & 7) + 1)) - x0[(r, c)]);
+        if r < M {
+            if c < N {
+                if if_then_else(0.25 > (x1[(r, c)] as f16), x2[(r, c)], x1[(r, c)]) == if_then_else(1 != (x0[(r, c)] as u8), (i as f32), x2[(r, c)]) {
+                    y0[(r, c)] = (j as u32) + (i as u32);
+                } else {
+                    y0[(r, c)] = x0[(r, c)];
+                }
+            }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [o0(BLOCK = 129, THREADS = 96)])]
+#[tile_kernel(grid = [N.div_ceil(BLOCK)], threads = THREADS, configs = [f0(BLOCK = 2048, THREADS = 256)])]
 pub fn g55dafe1ede3fb0e6<const BLOCK: usize, const THREADS: usize>(x0: &Tensor<f32, (N,)>, x1: &Tensor<bf16, (N,)>, x2: &Tensor<bf16, (N,)>, y0: &mut Tensor<bf16, (N,)>, y1: &mut Tensor<f32, (N,)>, s0: f64) {
     let c0 = block_idx(0) * BLOCK;
     for j in parallel(BLOCK) {
         let c = c0 + j;
         if c < N {
-            let mut v0 = (x1[c] as u32);
-            v0 = abs((j as u32));
-            let v1: f64 = if_then_else(((c as f32) - x0[c]) < (-x0[c]), (v0 as f64) + ((-2.5 as bf16) as f64), abs(if_then_else((1.0 as bf16) < (j as bf16), s0, s0)));
-            if (100u8 & 3u8) >= (x0[c] as u8) {
-                y0[c] = abs(x1[c] - x2[c]);
+            let v0 = 7u8;
+            if (!(s0 >= s0)) {
+                y0[c] = (((x0[c] as bf16) / (abs(x1[c]) + 1.0)) - (x2[c] / (abs((x0[c] as bf16)) + 1.0))) - erf((-x2[c]));
             } else {
-                y0[c] = (-(-(x1[c] + x1[c])));
+                y0[c] = x1[c];
             }
-            if (v1 <= s0) || (!(x2[c] <= x2[c])) {
-                y1[c] = (if_then_else(x1[c] != x2[c], x1[c], x1[c]) as f32) + ((x0[c] / (abs(100.0f32) + 1.0)) / (abs(if_then_else(x1[c] <= (-0.5 as bf16), x0[c], (v0 as f32))) + 1.0));
-            } else {
-                y1[c] = max(x0[c], x0[c]);
-            }
+            y1[c] = ((x1[c] + sin(sqrt(x1[c]) * ((j as bf16) - x1[c]))) as f32);
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 64), o1(BM = 8, BN = 7, THREADS = 64), f2(BM = 16, BN = 64, THREADS = 256)], defaults = [sm_90 = o0, sm_80 = f2, gfx1100 = o0, gfx1030 = o0])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 7, THREADS = 96)])]
 pub fn ga394e4cab44df4cf<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u8, (M, N)>, y0: &mut Tensor<i32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<u8, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
     let mut o = alloc_shared::<u8, (BM, BN)>();
     for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = if_then_else((a0[(i, j)] > a0[(i, j)]) || (a0[(i, j)] != a0[(i, j)]), a0[(i, j)], a0[(i, j)]);
+        o[(i, j)] = a0[(i, j)] ^ if_then_else((-0.5 as bf16) >= (1.0 as bf16), a0[(i, j)] | (i as u8), a0[(i, j)]);
     }
     for (i, j) in parallel(BM, BN) {
-        let mut v0 = ((1000 ^ (c0 as u32)) % (((3 * (j as u32)) & 7) + 1)) + (((c0 as u32) & 7) << (if_then_else((j as bf16) > (j as bf16), (j as u32), (r0 as u32)) & 7));
-        v0 = ((c0 as u32) % (((o[(i, j)] as u32) & 7) + 1)) * ((j as u32) - (i as u32));
-        o[(i, j)] += a0[(i, j)];
+        let v0 = (if_then_else((c0 as f64) > (o[(i, j)] as f64), (r0 as u32), 2) / (((i as u32) & 7) + 1)) % (((((r0 as u32) | (c0 as u32)) * ((r0 as u32) * (j as u32))) & 7) + 1);
+        o[(i, j)] = abs((2 + a0[(i, j)]) << ((a0[(i, j)] % ((a0[(i, j)] & 7) + 1)) & 7));
     }
     copy(&o, y0.at_mut((r0, c0)));
 }
@@ -101,8 +98,8 @@ pub fn g99ea072283196d80<const BM: usize, const BN: usize>(x: &Tensor<bf16, (M, 
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 8, BN = 40), o1(BM = 3, BN = 7)], defaults = [cpu = o0])]
-pub fn g7c2f363299fc6fbc<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u8, (M, N)>, y0: &mut Tensor<u8, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [f0(BM = 16, BN = 128), f1(BM = 64, BN = 32), f2(BM = 16, BN = 32)])]
+pub fn g7c2f363299fc6fbc<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u8, (M, N)>, y0: &mut Tensor<u8, (M, N)>, y1: &mut Tensor<f64, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<f32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -112,16 +109,14 @@ pub fn g7c2f363299fc6fbc<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, 
     copy(&a1, &mut b1);
     let mut o = alloc_shared::<bf16, (BM, BN)>();
     for (j, i) in parallel(BN, BM) {
-        o[(i, j)] = if_then_else((a0[(i, j)] as u8) >= if_then_else(a1[(i, j)] < (r0 as u8), b1[(i, j)], (a0[(i, j)] as u8)), if_then_else((!((c0 as i32) >= (-5i32))), if_then_else(255u8 >= 7u8, (i as bf16), (0.25 as bf16)), (100.0 as bf16) + (2.0 as bf16)), (-(0.5 as bf16)) / (abs((j as bf16) / (abs((a0[(i, j)] as bf16)) + 1.0)) + 1.0));
-    }
-    for (i, j) in parallel(BM, BN) {
-        o[(i, j)] -= if_then_else((!((a0[(i, j)] as i32) == 3i32)), (-o[(i, j)]), (a1[(i, j)] as bf16)) - abs(max(o[(i, j)], o[(i, j)]));
+        o[(i, j)] = if_then_else((a1[(i, j)] + a1[(i, j)]) >= a1[(i, j)], (-((r0 as bf16) - (-0.5))), ((c0 as bf16) * 100.0) * ((r0 as bf16) - 0.25));
     }
     copy(&o, y0.at_mut((r0, c0)));
+    copy(&a0, y1.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 16, BN = 64), f1(BM = 16, BN = 32)])]
-pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<u8, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 64, BN = 32), o1(BM = 3, BN = 24), o2(BM = 8, BN = 40)])]
+pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<f64, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<f64>((BM, BN));
     copy(x0.at((r0, c0)), &mut a0);
@@ -131,16 +126,16 @@ pub fn g29bb5fbc0b7a31b0<const BM: usize, const BN: usize>(x0: &Tensor<f64, (M, 
     fill(&mut o, (3.0 as bf16));
     for (j, i) in parallel(BN, BM) {
         let v0 = (r0 as i32);
-        let v1 = 3.0 + (if_then_else((a1[(i, j)] as f64) == a0[(i, j)], v0, v0) as f16);
-        if (!(1u8 != (r0 as u8))) || (100u8 <= 7u8) {
-            o[(i, j)] = (if_then_else(s0 <= s0, (-1.0 as bf16), (0.25 as bf16)) + 0.25) - (-if_then_else(v0 >= 0i32, (a0[(i, j)] as bf16), 0.5));
+        let v1 = sqrt((3.0 as f16));
+        if (!(v1 < v1)) {
+            o[(i, j)] = (0.25 as bf16) / (abs((a0[(i, j)] as bf16)) + 1.0);
         }
     }
     copy(&o, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 32)])]
-pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<f32, (M, N)>, h: &Tensor<u8, (M,)>, y0: &mut Tensor<u32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 32, THREADS = 128), o1(BM = 3, BN = 7, THREADS = 33), f2(BM = 16, BN = 128, THREADS = 256)], defaults = [gfx1030 = o1])]
+pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<f32, (M, N)>, h: &Tensor<u8, (M,)>, y0: &mut Tensor<f16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<i32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -153,22 +148,17 @@ pub fn g61ae88b557a3c614<const BM: usize, const BN: usize, const THREADS: usize>
     let mut o = alloc_shared::<f16, (BM, BN)>();
     clear(&mut o);
     for (j, i) in parallel(BN, BM) {
-        let v0 = if_then_else(1u32 < if_then_else(hv[i] > hv[i], b1[(i, j)], b1[(i, j)]), hv[i] - (hv[i] / (abs((r0 as bf16)) + 1.0)), (-if_then_else(b1[(i, j)] >= b1[(i, j)], hv[i], hv[i])));
-        let v1: i32 = ((c0 as f64) as i32);
-        if (b1[(i, j)] as bf16) != v0 {
-            o[(i, j)] = (r0 as f16);
+        let v0: bf16 = max((-hv[i]), min(hv[i], hv[i])) - hv[i];
+        let v1 = (((r0 as bf16) as u32) + ((hv[i] as u32) + b1[(i, j)])) * b1[(i, j)];
+        if (a0[(i, j)] < a0[(i, j)]) && (!(hv[i] <= v0)) {
+            o[(i, j)] = if_then_else((!(!(b1[(i, j)] <= b1[(i, j)]))), (r0 as f16), if_then_else((r0 as u32) > b1[(i, j)], (1.5 as f16), (3.0 as f16)));
         }
     }
-    for (i, j) in parallel(BM, BN) {
-        let v2 = abs(if_then_else(((r0 as bf16) > hv[i]) || (a0[(i, j)] > a0[(i, j)]), if_then_else(b1[(i, j)] < b1[(i, j)], 3u8, 255u8), max(3, (c0 as u8))));
-        o[(i, j)] = abs((-o[(i, j)]));
-    }
     copy(&o, y0.at_mut((r0, c0)));
-    copy(&a0, y1.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = 64, configs = [o0(BM = 3, BN = 7), o1(BM = 3, BN = 40), f2(BM = 32, BN = 32)], defaults = [sm_90 = o0, gfx942 = o0])]
-pub fn g49c41341dae7119a<const BM: usize, const BN: usize>(x0: &Tensor<i32, (L, M, N)>, x1: &Tensor<u32, (L, M, N)>, w: &Tensor<u8, (N,)>, h: &Tensor<bf16, (M,)>, s0: f32, y0: &mut Tensor<u8, (L, M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = 64, configs = [o0(BM = 8, BN = 24), o1(BM = 3, BN = 24)])]
+pub fn g49c41341dae7119a<const BM: usize, const BN: usize>(x0: &Tensor<i32, (L, M, N)>, x1: &Tensor<u32, (L, M, N)>, w: &Tensor<u8, (N,)>, h: &Tensor<bf16, (M,)>, s0: f32, y0: &mut Tensor<u8, (L, M, N)>, y1: &mut Tensor<f16, (L, M, N)>) {
     let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
     let mut a0 = alloc_shared::<i32, (BM, BN)>();
     copy(x0.at((l, r0, c0)), &mut a0);
@@ -182,11 +172,12 @@ pub fn g49c41341dae7119a<const BM: usize, const BN: usize>(x0: &Tensor<i32, (L, 
     copy(h.at((r0,)), &mut hv);
     let mut o = alloc_fragment::<u32>((BM, BN));
     for (i, j) in parallel(BM, BN) {
-        let v0 = abs(min(max(b1[(i, j)], b1[(i, j)]), hv[i] * (a0[(i, j)] as u8)));
-        let v1: bf16 = (abs((1.5 as bf16)) + (j as bf16)) / (abs((-abs((b1[(i, j)] as bf16)))) + 1.0);
-        o[(i, j)] = if_then_else((a1[(i, j)] * a1[(i, j)]) < (a1[(i, j)] / ((a1[(i, j)] & 7) + 1)), (c0 as u32), min(a1[(i, j)] * a1[(i, j)], 7u32));
+        let v0 = ((b1[(i, j)] + (c0 as u8)) * max((r0 as u8), b1[(i, j)])) | ((b1[(i, j)] & b1[(i, j)]) >> (abs(hv[i]) & 7));
+        let v1: u8 = ((v0 % ((b1[(i, j)] & 7) + 1)) * abs(hv[i])) ^ if_then_else(hv[i] > v0, b1[(i, j)] / ((v0 & 7) + 1), abs(b1[(i, j)]));
+        o[(i, j)] = ((a1[(i, j)] as bf16) as u32) & if_then_else(a1[(i, j)] <= a1[(i, j)], a1[(i, j)] + a1[(i, j)], (a0[(i, j)] as u32));
     }
     copy(&o, y0.at_mut((l, r0, c0)));
+    copy(&a0, y1.at_mut((l, r0, c0)));
 }
 
 #[tile_kernel(grid = [M.div_ceil(BM)], threads = 64, configs = [f0(BM = 8, BN = 128), f1(BM = 2, BN = 128), o2(BM = 3, BN = 24)])]
@@ -205,14 +196,22 @@ pub fn g822457a8d8935d71<const BM: usize, const BN: usize>(x: &Tensor<u32, (M, N
     copy(&s, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 256, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 4, BN = 128, THREADS = 256)], requires = [(N % 2) == 0])]
 pub fn gf39f25f0ef4cbc43<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, y0: &mut Tensor<f32, (M, N)>, y1: &mut Tensor<u32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            y0[(r, c)] = (-(min((x0[(r, c)] as f32), (c as f32)) * (-1.0f32)));
-            y1[(r, c)] = 1000 | (j as u32);
+            let mut loc = alloc_local::<u8>((2,));
+            for u in serial(0, 2) {
+                loc[u] = (x0[(r, c)] as u8) / (((2u8 - (r as u8)) & 7) + 1);
+            }
+            if (!(loc[1] < loc[1])) {
+                y0[(r, c)] = if_then_else((x0[(r, c)] + x0[(r, c)]) > x0[(r, c)], (c as f32), sqrt((c as f32)) - if_then_else(loc[0] <= loc[0], 1.0f32, (-0.5f32)));
+            } else {
+                y0[(r, c)] = (j as f32) - max(100.0f32 / (abs(1.5f32) + 1.0), 0.0 * (c as f32));
+            }
+            y1[(r, c)] = 7u32 - (x0[(r, c)] as u32);
         }
     }
 }
@@ -239,8 +238,8 @@ pub fn ga892d9a260e84d6c<const BM: usize, const BN: usize>(x: &Tensor<i32, (M, N
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [o0(BM = 1, BN = 7)])]
-pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<f32, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 64, configs = [f0(BM = 16, BN = 128), o1(BM = 8, BN = 40), o2(BM = 8, BN = 7)])]
+pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, x1: &Tensor<u32, (M, N)>, s0: f64, y0: &mut Tensor<f64, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_fragment::<i32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -249,71 +248,105 @@ pub fn ga247e4b4daba0f5a<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, 
     let mut o = alloc_fragment::<f32, (BM, BN)>();
     fill(&mut o, 100.0f32);
     for (i, j) in parallel(BM, BN) {
-        if (1u32 << (a1[(i, j)] & 7)) == a1[(i, j)] {
-            o[(i, j)] = (-3.0f32);
+        if if_then_else(a0[(i, j)] >= a0[(i, j)], 3, a1[(i, j)]) == ((r0 as u32) / ((1u32 & 7) + 1)) {
+            o[(i, j)] = ((-(s0 as f32)) + abs((a1[(i, j)] as f32))) + ceil(rsqrt(1.0f32));
         }
+    }
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] = floor((o[(i, j)] / (abs(o[(i, j)]) + 1.0)) * if_then_else(s0 >= (o[(i, j)] as f64), o[(i, j)], o[(i, j)]));
     }
     copy(&o, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 256), f1(BM = 2, BN = 256, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 2, BN = 128, THREADS = 256)], requires = [(M * 3) != 111], min_blocks = 1)]
 pub fn g7033dd42c90b5023<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: u32, s1: i32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            y0[(r, c)] = (j as i32);
+            let mut loc = alloc_local::<f64>((1,));
+            for u in serial(0, 1) {
+                loc[u] = (0.25f64 - 100.0f64) - (100.0f32 as f64);
+            }
+            let v0 = if_then_else(((1.0 as f16) < (loc[0] as f16)) || ((x0[(r, c)] == 65535u32) || (s1 != s1)), abs((s0 as f32)), rsqrt((s0 as f32)) / (abs(floor((j as f32))) + 1.0));
+            let mut v1: f64 = loc[0];
+            v1 = sqrt(loc[0]);
+            y0[(r, c)] = (((r as u32) as i32) << (((v0 as i32) / (((v1 as i32) & 7) + 1)) & 7)) / (((-min(s1, s1)) & 7) + 1);
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 5, BN = 7)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 5, BN = 7), f1(BM = 8, BN = 128), o2(BM = 5, BN = 40)], defaults = [sm_90 = f1, gfx1100 = o0])]
 pub fn g973e7fc8105d029a<const BM: usize, const BN: usize>(x0: &Tensor<f16, (M, N)>, x1: &Tensor<f16, (M, N)>, y0: &mut Tensor<u32, (M, N)>, s0: i32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            y0[(r, c)] = 1u32;
+            let mut loc = alloc_local::<i32>((1,));
+            for u in serial(0, 1) {
+                loc[u] = (s0 - s0) + (s0 - s0);
+            }
+            let mut v0 = max(2.0, max((100.0 as f16), (loc[0] as f16)));
+            v0 = (abs(s0) as f16);
+            let v1 = rsqrt(if_then_else(((loc[0] as f16) <= 1.5) || (0.0 <= v0), 2.0, (x1[(r, c)] as f32) * (c as f32)));
+            let v2: u32 = 100u32;
+            y0[(r, c)] = if_then_else((s0 / ((s0 & 7) + 1)) <= if_then_else(x1[(r, c)] < x0[(r, c)], loc[0], (r as i32)), v2, if_then_else(loc[0] != loc[0], v2, v2) + min((x0[(r, c)] as u32), v2));
         }
     }
 }
 
-#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 128), o1(BM = 1, BN = 24, THREADS = 33), f2(BM = 4, BN = 256, THREADS = 256)])]
+#[tile_kernel(grid = [M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 24, THREADS = 32)])]
 pub fn g85a3358c28c2f629<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u32, (M, N)>, z: &mut Tensor<u32, (M,)>) {
     let r0 = block_idx(0) * BM;
-    let mut s = alloc_shared::<u32, (BM,)>();
+    let mut s = alloc_shared::<u32>((BM,));
     clear(&mut s);
     for k in serial(0, N.div_ceil(BN)) {
         for (i, j) in parallel(BM, BN) {
             let (r, c) = (r0 + i, (k * BN) + j);
             if (r < M) && (c < N) {
-                atomic_add(&mut s[i], min(x[(r, c)] - x[(r, c)], max((i as u32), x[(r, c)])));
+                atomic_add(&mut s[i], if_then_else((x[(r, c)] as u8) >= 2, x[(r, c)], x[(r, c)]) - (x[(r, c)] * x[(r, c)]));
             }
         }
     }
     copy(&s, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 256, configs = [f0(BL = 2, BM = 1, BN = 64)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 256, configs = [f0(BL = 2, BM = 2, BN = 64)])]
 pub fn g68ea52e647680bc1<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<f16, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>, y1: &mut Tensor<f64, (L, M, N)>, s0: f16) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if ((l < L) && (r < M)) && (c < N) {
-            y0[(l, r, c)] = x0[(l, r, c)];
-            y1[(l, r, c)] = abs((j as f64) - y1[(l, r, c)]) / (abs(if_then_else(y1[(l, r, c)] == y1[(l, r, c)], ((y1[(l, r, c)] as u32) as f64), max(y1[(l, r, c)], y1[(l, r, c)]))) + 1.0);
+        if l < L {
+            if r < M {
+                if c < N {
+                    let mut loc = alloc_local::<u32>((1,));
+                    for u in serial(0, 1) {
+                        loc[u] = (y1[(l, r, c)] as u32);
+                    }
+                    let v0 = (min(if_then_else(x0[(l, r, c)] <= (j as f16), loc[0], loc[0]), abs(loc[0])) as f64);
+                    y0[(l, r, c)] = (ceil(s0) + if_then_else((v0 as bf16) <= 2.0, s0, s0)) * (100.0 - abs(s0));
+                    if (!(y1[(l, r, c)] >= y1[(l, r, c)])) {
+                        y1[(l, r, c)] *= floor(if_then_else(v0 == v0, v0, v0) * if_then_else(loc[0] != loc[0], (j as f64), v0));
+                    } else {
+                        y1[(l, r, c)] = ((ceil(s0 + s0) - log(abs((v0 as f16)) + 1.0)) as f64);
+                    }
+                }
+            }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [o0(BM = 1, BN = 24)])]
-pub fn g06b460bc51904bf4<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<f16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 256, configs = [f0(BM = 32, BN = 128)])]
+pub fn g06b460bc51904bf4<const BM: usize, const BN: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<f64, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<u32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
     let mut o = alloc_fragment::<f64, (BM, BN)>();
     for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = min(2.0f64 * 3.0f64, abs((j as f64))) + (((-1.0f64) + (-0.5f64)) / (abs((j as f64) / (abs((c0 as f64)) + 1.0)) + 1.0));
+        o[(i, j)] = if_then_else(((j as u32) / ((a0[(i, j)] & 7) + 1)) != (a0[(i, j)] << (a0[(i, j)] & 7)), (j as f64), (-0.5f64));
+    }
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] += if_then_else(a0[(i, j)] >= a0[(i, j)], 100.0 - o[(i, j)], o[(i, j)] * o[(i, j)]) / (abs(abs((-o[(i, j)]))) + 1.0);
     }
     copy(&o, y0.at_mut((r0, c0)));
 }
@@ -335,13 +368,13 @@ pub fn g9fb159a4bedc59e1<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((r0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [f0(BM = 8, BN = 128), f1(BM = 4, BN = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [o0(BM = 3, BN = 24), f1(BM = 4, BN = 128)])]
 pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize>(x: &Tensor<f64, (M, N)>, z: &mut Tensor<i32, (M,)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            atomic_add(&mut z[r], if_then_else(x[(r, c)] <= 3.0f64, 3i32 / ((7i32 & 7) + 1), (-1i32) / ((0i32 & 7) + 1)));
+            atomic_add(&mut z[r], if_then_else(x[(r, c)] >= 2.0f64, (i as i32), (j as i32)) << (((j as i32) ^ 7i32) & 7));
         }
     }
 }
@@ -361,7 +394,7 @@ pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, cons
     copy(&acc, c.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 128), o1(BM = 3, BN = 100, THREADS = 33)])]
+#[tile_kernel(grid = [N.div_ceil(BN)], threads = THREADS, configs = [o0(BM = 3, BN = 40, THREADS = 32), f1(BM = 4, BN = 64, THREADS = 128), o2(BM = 24, BN = 7, THREADS = 96)])]
 pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>(x: &Tensor<u8, (M, N)>, y: &mut Tensor<u32, (M, N)>, z: &mut Tensor<f64, (N,)>) {
     let c0 = block_idx(0) * BN;
     let mut a = alloc_shared::<f64>((BM, BN));
@@ -373,7 +406,7 @@ pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>
         copy(x.at((k * BM, c0)), &mut a);
         reduce_sum(&a, &mut part, 0);
         for (i, j) in parallel(BM, BN) {
-            o[(i, j)] = (i as u32);
+            o[(i, j)] = if_then_else(min((i as f16), (0.5 as f16)) == min((0.5 as f16), (-0.5 as f16)), (100u32 >> ((j as u32) & 7)) + (7 & (part[j] as u32)), (i as u32) + (j as u32));
         }
         copy(&o, y.at_mut((k * BM, c0)));
         for j in parallel(BN) {
@@ -383,24 +416,24 @@ pub fn g7985ac24ada41d7a<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&acc, z.at_mut((c0,)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [f0(BL = 1, BM = 4, BN = 64)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = 128, configs = [o0(BL = 3, BM = 3, BN = 7)])]
 pub fn g17e6fc20d7894058<const BL: usize, const BM: usize, const BN: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<i32, (L, M, N)>, x2: &Tensor<i32, (L, M, N)>, y0: &mut Tensor<f32, (L, M, N)>, y1: &mut Tensor<bf16, (L, M, N)>, s0: u8, s1: f16) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
-        if l < L {
-            if r < M {
-                if c < N {
-                    y0[(l, r, c)] = (s1 as f32);
-                    y1[(l, r, c)] = (-((i as f64) as bf16));
-                }
+        if ((l < L) && (r < M)) && (c < N) {
+            let mut loc = alloc_local::<i32>((4,));
+            for u in serial(0, 4) {
+                loc[u] = (c as i32);
             }
+            y0[(l, r, c)] = max(pow(min(abs((s0 as f32) + (-0.5f32)), 16.0) + 0.5, (-1.5)), abs(1.5f32));
+            y1[(l, r, c)] += if_then_else(min((j as f64), (i as f64)) > ((l as f64) - (-1.0)), y1[(l, r, c)], ((-2.5) - y1[(l, r, c)]) + max(y1[(l, r, c)], (x0[(l, r, c)] as bf16)));
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 8, BN = 24, THREADS = 96), o1(BM = 3, BN = 40, THREADS = 33)])]
-pub fn gd7a44951fa5499c6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<u8, (L, M, N)>, h: &Tensor<f64, (M,)>, y0: &mut Tensor<bf16, (L, M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L], threads = THREADS, configs = [o0(BM = 1, BN = 24, THREADS = 33), o1(BM = 3, BN = 24, THREADS = 33), o2(BM = 1, BN = 7, THREADS = 33)])]
+pub fn gd7a44951fa5499c6<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (L, M, N)>, x1: &Tensor<u8, (L, M, N)>, h: &Tensor<f64, (M,)>, y0: &mut Tensor<f16, (L, M, N)>) {
     let (r0, c0, l) = (block_idx(1) * BM, block_idx(0) * BN, block_idx(2));
     let mut a0 = alloc_shared::<f64, (BM, BN)>();
     copy(x0.at((l, r0, c0)), &mut a0);
@@ -412,29 +445,37 @@ pub fn gd7a44951fa5499c6<const BM: usize, const BN: usize, const THREADS: usize>
     copy(h.at((r0,)), &mut hv);
     let mut o = alloc_shared::<i32, (BM, BN)>();
     for (i, j) in parallel(BM, BN) {
-        let v0 = (a1[(i, j)] & (a1[(i, j)] + a1[(i, j)])) & ((b0[(i, j)] - (-2.5 as bf16)) as u8);
-        o[(i, j)] = 2i32;
+        let v0 = if_then_else((!(hv[i] <= (-0.5f32))) || ((hv[i] < hv[i]) && ((-2.5 as bf16) <= (1.5 as bf16))), min(a1[(i, j)], (a0[(i, j)] as u8)) * (0 - a1[(i, j)]), (a1[(i, j)] >> (a1[(i, j)] & 7)) * (a1[(i, j)] + a1[(i, j)]));
+        o[(i, j)] = (-100i32);
+    }
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] *= o[(i, j)];
     }
     copy(&o, y0.at_mut((l, r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [f0(BL = 2, BM = 4, BN = 64, THREADS = 128)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM), L.div_ceil(BL)], threads = THREADS, configs = [o0(BL = 3, BM = 3, BN = 7, THREADS = 64), o1(BL = 3, BM = 3, BN = 24, THREADS = 64)], defaults = [gfx1030 = o1], requires = [(L * 3) != 111, (L * 3) != 111])]
 pub fn gb658faebf0cad620<const BL: usize, const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (L, M, N)>, y0: &mut Tensor<f16, (L, M, N)>) {
     let (l0, r0, c0) = (block_idx(2) * BL, block_idx(1) * BM, block_idx(0) * BN);
     for (k, i, j) in parallel(BL, BM, BN) {
         let (l, r, c) = (l0 + k, r0 + i, c0 + j);
         if ((l < L) && (r < M)) && (c < N) {
-            if (!(!(x0[(l, r, c)] == (r as u32)))) {
-                y0[(l, r, c)] = y0[(l, r, c)];
+            let mut loc = alloc_local::<f32>((4,));
+            for u in serial(0, 4) {
+                loc[u] = abs((k as f32) + (-2.5));
+            }
+            let v0 = floor(loc[2]) - ((loc[2] + loc[2]) + ((-1.0f32) - loc[2]));
+            if (loc[3] / (abs(loc[3]) + 1.0)) == fma(loc[0], loc[0], loc[2]) {
+                y0[(l, r, c)] = max(sin(if_then_else(loc[3] == v0, y0[(l, r, c)], y0[(l, r, c)] * y0[(l, r, c)])), (y0[(l, r, c)] * y0[(l, r, c)]) / (abs(abs(y0[(l, r, c)])) + 1.0));
             } else {
-                y0[(l, r, c)] = y0[(l, r, c)] / (abs((if_then_else(x0[(l, r, c)] != 100u32, x0[(l, r, c)], x0[(l, r, c)]) as f16)) + 1.0);
+                y0[(l, r, c)] = y0[(l, r, c)];
             }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 64, BN = 32, THREADS = 128), f1(BM = 32, BN = 64, THREADS = 128), o2(BM = 1, BN = 40, THREADS = 33)])]
-pub fn g0333e838f6a512f2<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<bf16, (M, N)>, x1: &Tensor<bf16, (M, N)>, y0: &mut Tensor<bf16, (M, N)>, y1: &mut Tensor<bf16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 3, BN = 40, THREADS = 33), o1(BM = 8, BN = 24, THREADS = 64), f2(BM = 32, BN = 64, THREADS = 128)], defaults = [sm_80 = o0, gfx942 = o1])]
+pub fn g0333e838f6a512f2<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<bf16, (M, N)>, x1: &Tensor<bf16, (M, N)>, y0: &mut Tensor<f64, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<u32, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
@@ -445,16 +486,16 @@ pub fn g0333e838f6a512f2<const BM: usize, const BN: usize, const THREADS: usize>
     let mut b1 = alloc_fragment::<i32>((BM, BN));
     copy(&a1, &mut b1);
     let mut o = alloc_fragment::<u8, (BM, BN)>();
-    for (i, j) in parallel(BM, BN) {
+    for (j, i) in parallel(BN, BM) {
         let v0 = (a0[(i, j)] as u8);
-        let v1 = (-(((r0 as f32) * (-0.5)) / (abs(max((i as f32), (j as f32))) + 1.0)));
-        o[(i, j)] = v0;
-    }
-    for (i, j) in parallel(BM, BN) {
-        o[(i, j)] -= max(if_then_else((i as i32) <= b1[(i, j)], o[(i, j)] ^ (r0 as u8), if_then_else(a0[(i, j)] >= a1[(i, j)], o[(i, j)], (r0 as u8))), o[(i, j)]);
+        let v1 = if_then_else(((-1.0 as bf16) - (2.0 as bf16)) > if_then_else(b0[(i, j)] < b0[(i, j)], (2.0 as bf16), (-0.5 as bf16)), if_then_else((!(b0[(i, j)] >= b0[(i, j)])), ((-1i32) as f32), (-(i as f32))), ((a1[(i, j)] - a0[(i, j)]) as f32));
+        if (a0[(i, j)] <= a1[(i, j)]) || ((a1[(i, j)] != a0[(i, j)]) || (a1[(i, j)] == 1)) {
+            o[(i, j)] = min(if_then_else(b0[(i, j)] <= b0[(i, j)], v0 + v0, min(v0, v0)), v0 >> (7u8 & 7));
+        } else {
+            o[(i, j)] = if_then_else((!(!(b0[(i, j)] < b0[(i, j)]))), abs(7u8) / (((v0 >> (0u8 & 7)) & 7) + 1), v0);
+        }
     }
     copy(&o, y0.at_mut((r0, c0)));
-    copy(&a0, y1.at_mut((r0, c0)));
 }
 
 #[tile_kernel(grid = [M.div_ceil(BM)], threads = 128, configs = [o0(BM = 1, BN = 7)])]
@@ -486,13 +527,14 @@ pub fn g2c0fa0acbbc8e5c1<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&a1, &mut b1);
     let mut o = alloc_shared::<bf16, (BM, BN)>();
     clear(&mut o);
-    for (i, j) in parallel(BM, BN) {
+    for (j, i) in parallel(BN, BM) {
         if (a1[(i, j)] == a1[(i, j)]) && (!(a0[(i, j)] < a0[(i, j)])) {
-            o[(i, j)] = if_then_else(((j as f16) - (b1[(i, j)] as f16)) > (r0 as f16), (b1[(i, j)] * 0.5) * (b0[(i, j)] + (a1[(i, j)] as bf16)), if_then_else(a1[(i, j)] >= (r0 as f32), b1[(i, j)], b1[(i, j)]));
+            o[(i, j)] = if_then_else((j as bf16) > b0[(i, j)], (-b1[(i, j)]), (a0[(i, j)] as bf16)) - (min(1.0, (j as bf16)) / (abs((-b1[(i, j)])) + 1.0));
         }
     }
     for (i, j) in parallel(BM, BN) {
-        o[(i, j)] = o[(i, j)];
+        let v0 = (-2.5f64);
+        o[(i, j)] += o[(i, j)];
     }
     let mut o2 = alloc_fragment::<f32, (BM, BN)>();
     copy(&o, &mut o2);
@@ -500,45 +542,58 @@ pub fn g2c0fa0acbbc8e5c1<const BM: usize, const BN: usize, const THREADS: usize>
     copy(&a0, y1.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 64, THREADS = 128), f1(BM = 16, BN = 128, THREADS = 256)])]
-pub fn ge38a33f8e21998fd<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<bf16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 16, BN = 32, THREADS = 256)])]
+pub fn ge38a33f8e21998fd<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<u32, (M, N)>, y0: &mut Tensor<u32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a0 = alloc_shared::<f64, (BM, BN)>();
     copy(x0.at((r0, c0)), &mut a0);
     let mut o = alloc_fragment::<i32, (BM, BN)>();
-    for (j, i) in parallel(BN, BM) {
-        o[(i, j)] = ((i as i32) >> (if_then_else(a0[(i, j)] != a0[(i, j)], (r0 as i32), 1) & 7)) % (((c0 as i32) & 7) + 1);
+    for (i, j) in parallel(BM, BN) {
+        o[(i, j)] = abs((i as i32)) - if_then_else(a0[(i, j)] == a0[(i, j)], abs(0i32), (c0 as i32));
     }
-    let mut o2 = alloc_shared::<bf16, (BM, BN)>();
-    copy(&o, &mut o2);
-    copy(&o2, y0.at_mut((r0, c0)));
+    for (i, j) in parallel(BM, BN) {
+        let v0 = (j as bf16);
+        o[(i, j)] += if_then_else(v0 != v0, (a0[(i, j)] as i32), o[(i, j)]) * o[(i, j)];
+    }
+    copy(&o, y0.at_mut((r0, c0)));
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 8, BN = 128, THREADS = 256)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 1, BN = 256, THREADS = 256), o1(BM = 5, BN = 7, THREADS = 64)], requires = [(M * 3) != 111, N <= 4096])]
 pub fn geb121de9a4d66431<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<i32, (M, N)>, x1: &Tensor<i32, (M, N)>, x2: &Tensor<bf16, (M, N)>, y0: &mut Tensor<f64, (M, N)>, s0: f16, s1: i32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
-        if (r < M) && (c < N) {
-            let v0: u32 = if_then_else(x2[(r, c)] < x2[(r, c)], if_then_else((j as f32) >= 0.25, (i as u32), (s1 as u32)), 100u32 ^ 65535u32) - if_then_else(x1[(r, c)] > x0[(r, c)], (r as u32) - (r as u32), 2u32 ^ (y0[(r, c)] as u32));
-            let mut v1 = min((s0 as bf16) - x2[(r, c)], x2[(r, c)]) * if_then_else(x2[(r, c)] < x2[(r, c)], max(x2[(r, c)], x2[(r, c)]), (-x2[(r, c)]));
-            v1 = min(x2[(r, c)] * x2[(r, c)], x2[(r, c)] * x2[(r, c)]);
-            if ((c as bf16) + x2[(r, c)]) == (x2[(r, c)] * x2[(r, c)]) {
-                y0[(r, c)] *= (-max(y0[(r, c)] - y0[(r, c)], y0[(r, c)]));
-            } else {
-                y0[(r, c)] = abs(y0[(r, c)]);
+        if r < M {
+            if c < N {
+                let mut v0 = x2[(r, c)] + (x1[(r, c)] as bf16);
+                v0 = ((1i32 * s1) as bf16);
+                let v1 = ((s0 as i32) - if_then_else(s1 > x0[(r, c)], x1[(r, c)], x1[(r, c)])) >> (x1[(r, c)] & 7);
+                let v2 = ((7i32 as u8) | ((s0 as u8) | (v1 as u8))) & (max(100u8, (x1[(r, c)] as u8)) * (7u8 + 7u8));
+                if (!((x2[(r, c)] >= v0) || ((y0[(r, c)] as u32) >= 1000))) {
+                    y0[(r, c)] += if_then_else(s1 == (v1 << (s1 & 7)), (sqrt(s0) as f64), fma(y0[(r, c)], y0[(r, c)], min(y0[(r, c)], y0[(r, c)])));
+                } else {
+                    y0[(r, c)] *= ((abs(s1) * (x1[(r, c)] << (s1 & 7))) as f64);
+                }
             }
         }
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [f0(BM = 2, BN = 256, THREADS = 128), f1(BM = 4, BN = 64, THREADS = 128), o2(BM = 3, BN = 7, THREADS = 33)])]
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 5, BN = 7, THREADS = 64)])]
 pub fn g29019326edd15e3f<const BM: usize, const BN: usize, const THREADS: usize>(x0: &Tensor<f16, (M, N)>, y0: &mut Tensor<i32, (M, N)>, s0: f32, s1: i32) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     for (i, j) in parallel(BM, BN) {
         let (r, c) = (r0 + i, c0 + j);
         if (r < M) && (c < N) {
-            y0[(r, c)] = abs(s1);
+            let mut loc = alloc_local::<f16>((2,));
+            for u in serial(0, 2) {
+                loc[u] = (u as f16) / (abs(x0[(r, c)] / (abs(x0[(r, c)]) + 1.0)) + 1.0);
+            }
+            if 7u8 < 7u8 {
+                y0[(r, c)] = (c as i32);
+            } else {
+                y0[(r, c)] = (if_then_else(s0 <= s0, s0, s0) as i32) ^ s1;
+            }
         }
     }
 }
