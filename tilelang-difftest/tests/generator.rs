@@ -160,11 +160,10 @@ fn the_generator_reaches_the_whole_language() {
     }
 }
 
-/// A kernel that stores the result of an inexact math function compares that output within a
-/// tolerance, and only such a kernel: an inexact call without one would be a false finding,
-/// a tolerance without one a blunter check than needed. Each tolerance is a few ulps of the
-/// call's bound, not a blanket one: at most 4½ bf16 ulps (2^-7 relative) of the largest bound
-/// (e^8), times the largest scale (3), and 2 roundings' worth relative.
+/// A kernel that stores an inexact math function's result compares that output within a
+/// tolerance, and only such a kernel (else a false finding, or a blunter check than needed);
+/// each a few ulps of the call's bound: at most 4½ bf16 ulps (2^-7 relative) of the largest
+/// (e^8) times the largest scale (3), and 2 roundings' worth relative.
 #[test]
 fn inexact_math_is_compared_within_a_tolerance() {
     const INEXACT: [&str; 9] = [
