@@ -444,8 +444,8 @@ pub struct Tally {
 
 /// Runs every entry of `entries` (one seed's) on `dev` against the evaluator at every size of
 /// [`SIZES`].
-fn run_kernel(dev: &Device, dir: &Path, seed: u64, entries: &[&Entry], tally: &mut Tally) {
-    let p = gen::generate(seed);
+fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], tally: &mut Tally) {
+    let seed = p.seed;
     let k = match crate::compile::to_ir(&p.source()) {
         Ok(k) => k,
         Err(e) => {
@@ -696,15 +696,22 @@ fn any_ptr(t: &AnyTensor) -> u64 {
 
 /// Runs every kernel of `dir`'s index whose seed is in `seeds` on the first GPU.
 pub fn run(dir: &Path, seeds: &[u64]) -> Result<Tally, String> {
+    let programs: Vec<gen::Program> = seeds.iter().map(|&s| gen::generate(s)).collect();
+    run_programs(dir, &programs)
+}
+
+/// [`run`] for programs (a shrinker's candidates), each compiled into `dir`'s index under
+/// its seed.
+pub fn run_programs(dir: &Path, programs: &[gen::Program]) -> Result<Tally, String> {
     let dev = Device::cuda(0).map_err(|e| format!("no GPU: {e}"))?;
     let idx = index(dir)?;
     let mut tally = Tally::default();
-    for &seed in seeds {
-        let entries: Vec<&Entry> = idx.iter().filter(|e| e.seed == seed).collect();
+    for p in programs {
+        let entries: Vec<&Entry> = idx.iter().filter(|e| e.seed == p.seed).collect();
         if entries.is_empty() {
             continue;
         }
-        run_kernel(&dev, dir, seed, &entries, &mut tally);
+        run_kernel(&dev, dir, p, &entries, &mut tally);
     }
     Ok(tally)
 }

@@ -263,6 +263,12 @@ fn scalar_value(s: &AnyScalar) -> f64 {
 /// Emulates every config of the kernels of `seeds` as lowered for `arch`, at every size of
 /// [`SIZES`], in `dir` (one host executable for them all), against the evaluator.
 pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
+    let programs: Vec<gen::Program> = seeds.iter().map(|&s| gen::generate(s)).collect();
+    run_programs(dir, &programs, arch)
+}
+
+/// [`run`] for programs (a shrinker's candidates).
+pub fn run_programs(dir: &Path, programs: &[gen::Program], arch: &str) -> Result<Tally, String> {
     let t = Target::by_arch(arch).ok_or_else(|| format!("unknown arch {arch}"))?;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -271,8 +277,8 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
     let (mut harness, mut entries, mut manifest) =
         (String::from(PRELUDE), String::new(), String::new());
     let mut launches: Vec<Launch> = Vec::new();
-    for &seed in seeds {
-        let p = gen::generate(seed);
+    for p in programs {
+        let seed = p.seed;
         let k = match crate::compile::to_ir(&p.source()) {
             Ok(k) => k,
             Err(e) => {
@@ -376,7 +382,7 @@ pub fn run(dir: &Path, seeds: &[u64], arch: &str) -> Result<Tally, String> {
                 });
             }
         }
-        kernels.push((k, p.kernel.tols));
+        kernels.push((k, p.kernel.tols.clone()));
     }
     harness.push_str("namespace {\nconst tl_emu::Entry entries[] = {\n");
     harness.push_str(&entries);

@@ -6,7 +6,8 @@
 //! reaches, so a test can say what the generator covers; [`inputs`] builds the arguments of
 //! a launch; [`eval`] runs a kernel's IR with the CPU backend's semantics (stage 2);
 //! [`device`] runs generated kernels on a GPU against it, [`emulate`] under the host emulation
-//! of a target's device code.
+//! of a target's device code;
+//! [`shrink`] minimises a failing kernel.
 
 pub mod compile;
 pub mod constructs;
@@ -15,3 +16,4 @@ pub mod emulate;
 pub mod eval;
 pub mod gen;
 pub mod inputs;
+pub mod shrink;

@@ -5,6 +5,7 @@
 //! difftest compile --dir D --offset O --n N [--archs ..] [--jobs ..] [--batch ..]
 //! difftest run     --dir D --offset O --n N
 //! difftest emulate --dir D --offset O --n N --archs gfx942,gfx1100 [--chunk 100] [--deadline ..]
+//! difftest shrink  --dir D --seed HEX --archs A [--seconds 120]
 //! ```
 //! Kernel `i` is `gen::seed_of(i)` for `i` in `offset..offset + n`. `gpu` compiles and runs
 //! the kernels `chunk` at a time (each chunk in its own folder under `dir`), compiling the next
@@ -15,13 +16,19 @@
 //! `emulate` runs the kernels under the host emulation of each arch's device code instead
 //! (`tilelang_difftest::emulate`, clang++-19 on this machine), a chunk at a time.
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
-//! when anything was found.
+//! when anything was found. `shrink` minimises one kernel's failure on one arch
+//! (`tilelang_difftest::shrink`; the oracle: the host emulation for an AMD arch, nvcc and the
+//! GPU for an NVIDIA one) and prints the kernel before and after; `gpu` and `emulate` run it
+//! on the first kernels of a chunk that fail (`--seconds` each, 0: never).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
-use tilelang_difftest::{device, gen};
+use tilelang_difftest::device::Finding;
+use tilelang_difftest::gen::Program;
+use tilelang_difftest::{device, emulate, gen};
 
+#[derive(Clone)]
 struct Opts {
     dir: PathBuf,
     offset: u64,
@@ -32,6 +39,8 @@ struct Opts {
     chunk: u64,
     procs: u64,
     deadline: f64,
+    seed: u64,
+    seconds: u64,
 }
 
 fn opts(args: &[String]) -> Result<Opts, String> {
@@ -45,6 +54,8 @@ fn opts(args: &[String]) -> Result<Opts, String> {
         chunk: 100,
         procs: 4,
         deadline: 540.0,
+        seed: 0,
+        seconds: 60,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -60,6 +71,11 @@ fn opts(args: &[String]) -> Result<Opts, String> {
             "--chunk" => o.chunk = num()?.max(1),
             "--procs" => o.procs = num()?.max(1),
             "--deadline" => o.deadline = num()? as f64,
+            "--seed" => {
+                let hex = v.trim_start_matches("0x");
+                o.seed = u64::from_str_radix(hex, 16).map_err(|e| format!("--seed {v}: {e}"))?
+            }
+            "--seconds" => o.seconds = num()?,
             _ => return Err(format!("unknown option {a}")),
         }
     }
@@ -126,6 +142,7 @@ fn main() {
         }
         "gpu" => gpu(&o, &archs, t),
         "emulate" => emulate(&o, &archs, t),
+        "shrink" => shrink(&o, archs.first().copied().unwrap_or("sm_90")),
         other => {
             eprintln!("difftest: unknown command {other}");
             std::process::exit(2)
@@ -197,9 +214,11 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
                 .map(|a| (a, per.min(at + n - a)))
                 .collect();
             let children: Vec<Child> = parts.iter().map(|&(a, m)| spawn(&dir, a, m)).collect();
+            let mut chunk_text = lines.join("\n");
             for (&(a, m), c) in parts.iter().zip(children) {
                 let (text, ok) = finish(c);
                 print!("[{a}..{}] {text}", a + m);
+                chunk_text.push_str(&text);
                 found |= text.contains("FINDING");
                 if !ok {
                     found = true;
@@ -211,8 +230,16 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
                         let (text, ok) = finish(spawn(&dir, i, 1));
                         if !ok || text.contains("FINDING") {
                             print!("  kernel {i} (seed {:016x}): {text}", gen::seed_of(i));
+                            chunk_text
+                                .push_str(&format!("\nFINDING seed {:016x}: ", gen::seed_of(i)));
                         }
                     }
+                }
+            }
+            if o.seconds > 0 {
+                for seed in failing(found_seeds(&chunk_text)) {
+                    let text = shrink_child(o, seed);
+                    print!("{text}");
                 }
             }
             done = at + n;
@@ -239,8 +266,7 @@ fn emulate(o: &Opts, archs: &[&str], t: Instant) -> bool {
         for arch in archs {
             let c = Instant::now();
             let dir = o.dir.join(arch);
-            let tally = tilelang_difftest::emulate::run(&dir, &seeds(at, n), arch)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let tally = emulate::run(&dir, &seeds(at, n), arch).unwrap_or_else(|e| panic!("{e}"));
             found |= !tally.findings.is_empty();
             print!(
                 "[{at}..{}] {arch} emulated in {:.1} s: {}",
@@ -248,6 +274,11 @@ fn emulate(o: &Opts, archs: &[&str], t: Instant) -> bool {
                 c.elapsed().as_secs_f64(),
                 device::report(&tally)
             );
+            for seed in failing(tally.findings.iter().map(|f| f.seed)) {
+                if o.seconds > 0 {
+                    shrink(&Opts { seed, ..o.clone() }, arch);
+                }
+            }
         }
         at += n;
     }
@@ -257,4 +288,100 @@ fn emulate(o: &Opts, archs: &[&str], t: Instant) -> bool {
         t.elapsed().as_secs_f64()
     );
     found
+}
+
+/// The distinct seeds of `seeds`, at most three (the rest are likely the same fault).
+fn failing(seeds: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for s in seeds {
+        if !out.contains(&s) && out.len() < 3 {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The seeds of the `FINDING seed <hex>:` lines of a report.
+fn found_seeds(text: &str) -> impl Iterator<Item = u64> + '_ {
+    text.match_indices("FINDING seed ").filter_map(|(i, m)| {
+        let hex = text[i + m.len()..].split(':').next()?;
+        u64::from_str_radix(hex.trim(), 16).ok()
+    })
+}
+
+/// `difftest shrink` for `seed` on the first arch, in a child process (a fault poisons the
+/// GPU context of the process it happens in), its output.
+fn shrink_child(o: &Opts, seed: u64) -> String {
+    let exe = std::env::current_exe().expect("the executable's path");
+    let out = Command::new(exe)
+        .args(["shrink", "--dir"])
+        .arg(o.dir.join(format!("shrink-{seed:016x}")))
+        .args(["--seed", &format!("{seed:016x}"), "--archs", &o.archs[0]])
+        .args(["--seconds", &o.seconds.to_string()])
+        .output()
+        .expect("spawn a child");
+    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// What kernel `p` does wrong on `arch`: the host emulation's findings for an AMD arch; for
+/// an NVIDIA one, nvcc's (and the SASS scan's) or else the GPU's, in `dir/<n>` (a fresh
+/// folder each time: the runtime keeps loaded images by path).
+fn findings(dir: &Path, n: usize, p: &Program, arch: &str) -> Vec<Finding> {
+    let dir = dir.join(n.to_string());
+    let run = || -> Result<Vec<Finding>, String> {
+        if arch.starts_with("gfx") {
+            return Ok(emulate::run_programs(&dir, std::slice::from_ref(p), arch)?.findings);
+        }
+        let mut f = device::compile_sources(&dir, &[(p.seed, p.source())], &[arch], 1, 1)?;
+        f.extend(device::scan_sass(&dir)?.unwrap_or_default());
+        if f.is_empty() {
+            f = device::run_programs(&dir, std::slice::from_ref(p))?.findings;
+        }
+        Ok(f)
+    };
+    run().unwrap_or_else(|e| {
+        vec![Finding {
+            seed: p.seed,
+            what: format!("the oracle fails: {e}"),
+        }]
+    })
+}
+
+/// `difftest shrink`: kernel `o.seed`'s first failure on `arch`, minimised within
+/// `o.seconds`; prints the kernel before and after.
+fn shrink(o: &Opts, arch: &str) -> bool {
+    use tilelang_difftest::shrink::{kind, shrink};
+    let p = gen::generate(o.seed);
+    let mut n = 0;
+    let first = findings(&o.dir, n, &p, arch);
+    let Some(f) = first.first() else {
+        println!("shrink: seed {:016x} does not fail on {arch}", o.seed);
+        return false;
+    };
+    let want = kind(&f.what);
+    println!(
+        "shrink: seed {:016x} on {arch}: {} ({want})",
+        o.seed, f.what
+    );
+    let deadline = Instant::now() + std::time::Duration::from_secs(o.seconds);
+    let mut fails = |c: &Program| {
+        n += 1;
+        let f = findings(&o.dir, n, c, arch);
+        let _ = std::fs::remove_dir_all(o.dir.join(n.to_string()));
+        f.iter().any(|f| kind(&f.what) == want)
+    };
+    let s = shrink(&p, want == "rejected by the frontend", deadline, &mut fails);
+    println!(
+        "shrink: {} candidates tried, {} kept{}; minimised kernel (seed {:016x}, {arch}):\n{}",
+        s.tried,
+        s.kept,
+        if s.done {
+            ""
+        } else {
+            ", stopped at the deadline"
+        },
+        o.seed,
+        s.program.source()
+    );
+    true
 }
