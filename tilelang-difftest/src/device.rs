@@ -2,8 +2,9 @@
 //! compiled in batches by the target's own compiler where the GPU is (the GPU machine has no
 //! Rust, so nothing is compiled ahead), the cubins loaded as the runtime loads embedded ones,
 //! every config launched at several shapes on the same random inputs as the IR evaluator, and
-//! every output compared bit for bit with the evaluator's (the generator's expressions are exact
-//! on every backend, so any difference is a bug).
+//! every output compared with the evaluator's: bit for bit where the expression is exact on
+//! every backend (a NaN matches any NaN), within a tolerance derived from the call where it
+//! stores an inexact math function's result ([`agrees`]); any other difference is a bug.
 //!
 //! [`compile`] lowers and compiles a range of seeds into a folder and writes its index;
 //! [`run`] reads the index and runs a sub-range against the evaluator. The `difftest` binary
@@ -337,7 +338,7 @@ fn signed_vimnmx3(line: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{within, Tol, Value};
+    use super::{agrees, within, Tol, Value};
     use tilelang::f16;
 
     #[test]
@@ -369,6 +370,20 @@ mod tests {
         assert!(!within(wide, h(f32::INFINITY), h(60000.0)));
         // Integers never are.
         assert!(!within(t, Value::I32(1), Value::I32(1)));
+    }
+
+    #[test]
+    fn nan_payloads_agree() {
+        use tilelang::bf16;
+        let (x86, nvidia) = (f32::from_bits(0xffc0_0000), f32::from_bits(0x7fff_ffff));
+        assert!(agrees(None, Value::F32(x86), Value::F32(nvidia)));
+        let h = |b: u16| Value::Bf16(bf16::from_bits(b));
+        assert!(agrees(None, h(0xffff), h(0x7fc0)));
+        assert!(!agrees(None, Value::F32(x86), Value::F32(0.0)));
+        assert!(!agrees(None, Value::F32(1.0), Value::F32(x86)));
+        // Exact outputs do not round.
+        assert!(!agrees(None, Value::F32(1.0), Value::F32(1.0000001)));
+        assert!(!agrees(None, Value::I32(1), Value::I32(2)));
     }
 
     #[test]
@@ -524,8 +539,8 @@ fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], ta
 }
 
 /// Compares every output of a launch (`got`: `Some` for each mutable tensor, by parameter) with
-/// the evaluator's (`want`, from `args`) into `tally`: bit for bit, or within the output's
-/// tolerance in `tols` ([`within`]); `what` names the launch.
+/// the evaluator's (`want`, from `args`) into `tally`: bit for bit, or as [`agrees`] with the
+/// output's tolerance in `tols`; `what` names the launch.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compare(
     k: &ir::Kernel,
@@ -546,10 +561,7 @@ pub(crate) fn compare(
         let (wb, gb) = (w.data.bits(), g.data.bits());
         tally.elements += wb.len();
         let bad: Vec<usize> = (0..wb.len())
-            .filter(|&j| {
-                wb.get(j) != gb.get(j)
-                    && !tol.is_some_and(|t| within(t, g.data.get(j), w.data.get(j)))
-            })
+            .filter(|&j| wb.get(j) != gb.get(j) && !agrees(tol, g.data.get(j), w.data.get(j)))
             .collect();
         if !bad.is_empty() || wb.len() != gb.len() {
             tally.findings.push(Finding {
@@ -568,6 +580,22 @@ pub(crate) fn compare(
             });
         }
     }
+}
+
+/// Whether `got` agrees with `want` where their bits differ: both are NaN (IEEE 754 leaves a
+/// NaN's sign and payload to the hardware: an x86 `sqrt(-1.0)` is `0xffc00000`, an NVIDIA one
+/// `0x7fffffff`, and a NaN operand's payload propagates on one and not the other), or both are
+/// floats `within` the output's tolerance. A missed write still shows wherever the expected
+/// value is not a NaN (the poison of a float output is a NaN).
+pub fn agrees(tol: Option<Tol>, got: Value, want: Value) -> bool {
+    let nan = |v: Value| match v {
+        Value::F16(x) => x.is_nan(),
+        Value::Bf16(x) => x.is_nan(),
+        Value::F32(x) => x.is_nan(),
+        Value::F64(x) => x.is_nan(),
+        _ => false,
+    };
+    (nan(got) && nan(want)) || tol.is_some_and(|t| within(t, got, want))
 }
 
 /// Whether float `got` is within `tol` of `want`: both NaN, or `|got - want| <= atol +

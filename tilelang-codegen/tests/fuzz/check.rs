@@ -51,8 +51,9 @@ pub struct Tally {
     pub lowered: usize,
     /// Distinct failures (by panic location / property), each with the first seed that showed it.
     pub failures: Vec<(String, u64, String)>,
-    /// Expansions of Ok kernels already re-parsed.
-    pub parsed: std::collections::HashSet<String>,
+    /// Expansions of Ok kernels already re-parsed, by hash (a long run would otherwise hold
+    /// every distinct expansion's text).
+    pub parsed: std::collections::HashSet<u64>,
     /// With `FUZZ_DUMP_OK=<file>`: the source of each distinct Ok mutant, to type-check the
     /// generated code with rustc offline (a kernel that compiles here but whose expansion
     /// rustc rejects is a missing diagnostic).
@@ -60,6 +61,19 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Adds `other`'s counts, failures (the first seed of each kept) and parsed set.
+    pub fn merge(&mut self, other: Tally) {
+        self.ok += other.ok;
+        self.err += other.err;
+        self.syntax += other.syntax;
+        self.lowered += other.lowered;
+        self.parsed.extend(other.parsed);
+        self.dump.extend(other.dump);
+        for (k, s, d) in other.failures {
+            self.fail(k, s, d);
+        }
+    }
+
     pub fn fail(&mut self, key: String, seed: u64, detail: String) {
         if !self.failures.iter().any(|(k, _, _)| *k == key) {
             self.failures.push((key, seed, detail));
@@ -193,7 +207,13 @@ pub fn check_one(
     if !has_compile_error {
         // compile() was Ok: the expansion must be valid Rust. (An expansion already parsed, by
         // another mutant that differs only where it does not matter, is not parsed again.)
-        if !t.parsed.insert(expanded.to_string()) {
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            expanded.to_string().hash(&mut h);
+            h.finish()
+        };
+        if !t.parsed.insert(hash) {
             return;
         }
         if std::env::var_os("FUZZ_DUMP_OK").is_some() {

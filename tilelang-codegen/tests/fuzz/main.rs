@@ -42,6 +42,8 @@ use std::str::FromStr;
 use std::time::Instant;
 
 const BASE_SEED: u64 = 0x7115_1A96_0000_0000;
+/// Mutants per worker thread (see `run_batch`).
+const BATCH: usize = 20_000;
 
 #[global_allocator]
 static ALLOC: cap::Capped = cap::Capped;
@@ -145,7 +147,7 @@ fn mutants_never_panic() {
         })
         .max(1);
     let chunk = seeds.len().div_ceil(threads).max(1);
-    // Token streams are not `Send`: each thread re-lexes the corpus from its text.
+    // Token streams are not `Send`: the threads get the corpus as text.
     let texts: Vec<(String, String, String)> = corpus
         .iter()
         .map(|k| (k.origin.clone(), k.attr.to_string(), k.item.to_string()))
@@ -156,43 +158,17 @@ fn mutants_never_panic() {
             .map(|seeds| {
                 let (texts, idents) = (&texts, &idents);
                 sc.spawn(move || {
-                    let corpus: Vec<Kernel> = texts
-                        .iter()
-                        .map(|(o, a, i)| Kernel {
-                            origin: o.clone(),
-                            attr: TokenStream::from_str(a).unwrap(),
-                            item: TokenStream::from_str(i).unwrap(),
-                        })
-                        .collect();
-                    let corpus = &corpus;
+                    // proc-macro2's fallback lexer records every text it lexes in a thread-local
+                    // source map (for span locations), freed only when the thread exits: a fresh
+                    // thread per batch keeps a run of millions of mutants at a flat footprint.
                     let mut t = Tally::default();
-                    for &seed in seeds {
-                        let mut rng = Rng(seed);
-                        let (ki, attr, item, ops) = mutant(&mut rng, corpus, idents);
-                        let what = format!(
-                            "seed {seed:#018x}: {} with {}",
-                            corpus[ki].origin,
-                            ops.join(", ")
-                        );
-                        if only.is_some() {
-                            eprintln!("{what}\n  attr: {attr}\n  item: {item}");
-                            match catching(|| tilelang_codegen::compile(attr.clone(), item.clone()))
-                            {
-                                Ok(Ok(_)) => eprintln!("  => Ok"),
-                                Ok(Err(d)) => d.iter().for_each(|d| eprintln!("  => {}", d.text())),
-                                Err(p) => eprintln!("  => panic: {p}"),
-                            }
-                        }
-                        cap::running(Some(seed));
-                        check_one(
-                            &mut t,
-                            seed,
-                            attr,
-                            item,
-                            &what,
-                            only.is_some() || seed % 8 == 0,
-                        );
-                        cap::running(None);
+                    for batch in seeds.chunks(BATCH) {
+                        let bt = std::thread::scope(|s| {
+                            s.spawn(|| run_batch(batch, texts, idents, only))
+                                .join()
+                                .unwrap()
+                        });
+                        t.merge(bt);
                     }
                     t
                 })
@@ -200,19 +176,10 @@ fn mutants_never_panic() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let mut distinct = t.parsed.len();
-    let mut dump = std::mem::take(&mut t.dump);
     for tt in tallies {
-        dump.extend(tt.dump);
-        distinct += tt.parsed.len();
-        t.ok += tt.ok;
-        t.err += tt.err;
-        t.syntax += tt.syntax;
-        t.lowered += tt.lowered;
-        for (k, s, d) in tt.failures {
-            t.fail(k, s, d);
-        }
+        t.merge(tt);
     }
+    let (distinct, dump) = (t.parsed.len(), std::mem::take(&mut t.dump));
     let elapsed = start.elapsed();
     if let Some(path) = std::env::var_os("FUZZ_DUMP_OK") {
         let mut out = String::from("#![allow(unused, non_snake_case, clippy::all)]\n");
@@ -251,4 +218,52 @@ fn mutants_never_panic() {
         }
         panic!("{} distinct failures:{report}", t.failures.len());
     }
+}
+
+/// Runs the mutants of `seeds` (replaying one verbosely with `only`) on this thread.
+fn run_batch(
+    seeds: &[u64],
+    texts: &[(String, String, String)],
+    idents: &[String],
+    only: Option<u64>,
+) -> Tally {
+    // Token streams are not `Send`: each thread re-lexes the corpus from its text.
+    let corpus: Vec<Kernel> = texts
+        .iter()
+        .map(|(o, a, i)| Kernel {
+            origin: o.clone(),
+            attr: TokenStream::from_str(a).unwrap(),
+            item: TokenStream::from_str(i).unwrap(),
+        })
+        .collect();
+    let corpus = &corpus;
+    let mut t = Tally::default();
+    for &seed in seeds {
+        let mut rng = Rng(seed);
+        let (ki, attr, item, ops) = mutant(&mut rng, corpus, idents);
+        let what = format!(
+            "seed {seed:#018x}: {} with {}",
+            corpus[ki].origin,
+            ops.join(", ")
+        );
+        if only.is_some() {
+            eprintln!("{what}\n  attr: {attr}\n  item: {item}");
+            match catching(|| tilelang_codegen::compile(attr.clone(), item.clone())) {
+                Ok(Ok(_)) => eprintln!("  => Ok"),
+                Ok(Err(d)) => d.iter().for_each(|d| eprintln!("  => {}", d.text())),
+                Err(p) => eprintln!("  => panic: {p}"),
+            }
+        }
+        cap::running(Some(seed));
+        check_one(
+            &mut t,
+            seed,
+            attr,
+            item,
+            &what,
+            only.is_some() || seed % 8 == 0,
+        );
+        cap::running(None);
+    }
+    t
 }
