@@ -16,6 +16,7 @@ use crate::gen::{self, ast, ast::Tol, rng::Rng};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tilelang::__private::gpu::{KernelArg, Object};
+use tilelang::__private::tma::Tma;
 use tilelang::{bf16, f16, AnyScalar, AnyTensor, Device, Element, Tensor};
 use tilelang_codegen::{ir, lower, target::Target};
 
@@ -451,6 +452,8 @@ fn scalar_arg(s: AnyScalar) -> KernelArg {
 pub struct Tally {
     pub kernels: usize,
     pub launches: usize,
+    /// Launches of an object with a TMA entry (the runtime takes it where the tensors qualify).
+    pub tma_launches: usize,
     pub elements: usize,
     /// Cases the evaluator refused (a `requires`), skipped on both sides.
     pub skipped: usize,
@@ -474,13 +477,13 @@ fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], ta
     tally.kernels += 1;
     for (c, cfg) in k.configs.iter().enumerate() {
         let config = eval::intern(&cfg.name.to_string());
-        // This config's entries (one an arch), each as the one object of a launch.
-        let mut objects: Vec<(&Entry, &'static [Object])> = Vec::new();
+        // This config's entries (one an arch, and an arch's TMA entry where the lowering made
+        // one), each as the one object of a launch, named.
+        let mut objects: Vec<(String, &'static [Object])> = Vec::new();
         for e in entries.iter().filter(|e| e.config == c) {
             match std::fs::read(dir.join(&e.image)) {
-                Ok(b) => objects.push((
-                    e,
-                    Box::leak(Box::new([Object {
+                Ok(b) => {
+                    let plain = Object {
                         arch: eval::intern(&e.arch),
                         config,
                         entry: eval::intern(&e.entry),
@@ -488,8 +491,20 @@ fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], ta
                         shared_bytes: e.shared_bytes,
                         image: images(dir.join(&e.image), b),
                         tma: None,
-                    }])),
-                )),
+                    };
+                    objects.push((e.arch.clone(), Box::leak(Box::new([plain]))));
+                    if let Some(tma) = tma_entry(&k, c, &plain) {
+                        let with = Object {
+                            tma: Some(tma),
+                            ..plain
+                        };
+                        let name = match tma.persistent {
+                            true => "TMA, persistent",
+                            false => "TMA",
+                        };
+                        objects.push((format!("{} ({name})", e.arch), Box::leak(Box::new([with]))));
+                    }
+                }
                 Err(err) => tally.findings.push(Finding {
                     seed,
                     what: format!("{}: {err}", e.image),
@@ -519,8 +534,8 @@ fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], ta
                     continue;
                 }
             };
-            for (e, objects) in &objects {
-                let what = format!("{} config {config} sizes {sizes:?}", e.arch);
+            for (name, objects) in &objects {
+                let what = format!("{name} config {config} sizes {sizes:?}");
                 let got = match launch(dev, &k, objects, config, &bound, &args) {
                     Ok(got) => got,
                     Err(err) => {
@@ -532,6 +547,7 @@ fn run_kernel(dev: &Device, dir: &Path, p: &gen::Program, entries: &[&Entry], ta
                     }
                 };
                 tally.launches += 1;
+                tally.tma_launches += usize::from(objects[0].tma.is_some());
                 compare(&k, &p.kernel.tols, seed, &what, &args, &want, &got, tally);
             }
         }
@@ -655,6 +671,54 @@ fn explain(k: &ir::Kernel, args: &[eval::Arg], bad: &[usize], want: &Data, got: 
     s
 }
 
+/// The TMA entry of `plain`'s image for config `c` of `k`, as the macro's launcher describes
+/// it (`launcher::objects`), when the lowering made one for its arch: the runtime runs it where
+/// every mapped tensor qualifies, else the plain entry.
+fn tma_entry(k: &ir::Kernel, c: usize, plain: &Object) -> Option<&'static Tma> {
+    use tilelang::__private::tma::{TmaDim, TmaElem, TmaMap};
+    let t = lower::launch(k, c, &Target::by_arch(plain.arch)?)
+        .ok()?
+        .tma?;
+    let vals = &k.configs[c].values;
+    let maps: Vec<TmaMap> = t
+        .maps
+        .iter()
+        .map(|m| {
+            let ir::ParamKind::Tensor { dims, dtype, .. } = &k.params[m.param].kind else {
+                unreachable!("TMA maps describe tensors")
+            };
+            let dims: Vec<TmaDim> = dims
+                .iter()
+                .map(|d| match d {
+                    ir::DimRef::Sym(i) => TmaDim::Arg(k.params.len() + i),
+                    ir::DimRef::Const(i) => TmaDim::Const(vals[*i]),
+                })
+                .collect();
+            TmaMap {
+                arg: m.param,
+                dims: Box::leak(dims.into_boxed_slice()),
+                elem: match dtype {
+                    ir::Dtype::F16 => TmaElem::F16,
+                    ir::Dtype::Bf16 => TmaElem::Bf16,
+                    _ => TmaElem::U8,
+                },
+                boxes: Box::leak(m.boxes.clone().into_boxed_slice()),
+                swizzle: m.swizzle,
+            }
+        })
+        .collect();
+    Some(Box::leak(Box::new(Tma {
+        object: Object {
+            entry: eval::intern(&t.entry),
+            threads: t.threads,
+            shared_bytes: t.shared_bytes as u32,
+            ..*plain
+        },
+        maps: Box::leak(maps.into_boxed_slice()),
+        persistent: t.persistent,
+    })))
+}
+
 /// One image per file, leaked once (the runtime caches modules by image).
 fn images(path: PathBuf, bytes: Vec<u8>) -> &'static [u8] {
     use std::collections::HashMap;
@@ -749,9 +813,10 @@ pub fn report(t: &Tally) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} kernels, {} launches, {} output elements compared, {} cases skipped by requires, {} findings",
+        "{} kernels, {} launches ({} of them of an object with a TMA entry), {} output elements compared, {} cases skipped by requires, {} findings",
         t.kernels,
         t.launches,
+        t.tma_launches,
         t.elements,
         t.skipped,
         t.findings.len()

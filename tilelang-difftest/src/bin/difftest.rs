@@ -11,7 +11,9 @@
 //! the kernels `chunk` at a time (each chunk in its own folder under `dir`), compiling the next
 //! chunk while the current one runs in `procs` child processes (`run`), which share the GPU and
 //! evaluate in parallel: a fault poisons a CUDA context, so it costs one child, whose kernels
-//! are then rerun one per process to name the culprit. Every compiled chunk's SASS is scanned
+//! are then rerun one per process to name the culprit. Each sm_90a object with a TMA entry runs
+//! twice, plain and through the runtime's TMA selection (persistent entries on 2 blocks, so
+//! every block walks several tiles). Every compiled chunk's SASS is scanned
 //! for known device-compiler miscompilations (`device::scan_sass`).
 //! `emulate` runs the kernels under the host emulation of each arch's device code instead
 //! (`tilelang_difftest::emulate`, clang++-19 on this machine), a chunk at a time.
@@ -86,10 +88,14 @@ fn seeds(offset: u64, n: u64) -> Vec<u64> {
     (offset..offset + n).map(gen::seed_of).collect()
 }
 
-/// Starts `run` for `offset..offset + n` of the kernels compiled in `dir` in a child process.
+/// Starts `run` for `offset..offset + n` of the kernels compiled in `dir` in a child process,
+/// its persistent TMA entries on 2 blocks (each then walks several tiles at every size) unless
+/// `TILELANG_PERSISTENT_BLOCKS` says otherwise.
 fn spawn(dir: &Path, offset: u64, n: u64) -> Child {
     let exe = std::env::current_exe().expect("the executable's path");
+    let blocks = std::env::var("TILELANG_PERSISTENT_BLOCKS").unwrap_or_else(|_| "2".into());
     Command::new(exe)
+        .env("TILELANG_PERSISTENT_BLOCKS", blocks)
         .args(["run", "--dir"])
         .arg(dir)
         .args(["--offset", &offset.to_string(), "--n", &n.to_string()])
