@@ -4,7 +4,8 @@
 # kernels' test suite on the GPU), the tutorials run at their sizes, the GEMMs again without
 # TMA (TILELANG_TMA=off) and on 2 persistent blocks (TILELANG_PERSISTENT_BLOCKS=2: every block
 # walks several tiles), and the test suite runs again under compute-sanitizer memcheck and
-# racecheck (synccheck for the GEMMs). Logs go to $OUT (else <bundle>/out).
+# racecheck (synccheck for the GEMMs). Beside the checks, the token fuzzer runs 1,000,000
+# mutants of a fresh seed range on the remaining cores. Logs go to $OUT (else <bundle>/out).
 #
 #   bash run.sh [all|check|sanitize]     (default all; the phases fit separate 10-minute calls)
 #   bash run.sh bench|bench-ours|bench-peers|bench-compile|one-call
@@ -79,6 +80,19 @@ step() {
 } | tee "$log"
 
 export TILELANG_TEST_DEVICE=gpu
+fuzz_pid=""
+if { [ "$phase" = all ] || [ "$phase" = check ]; } && [ -x "$here/bin/fuzz" ]; then
+  # The token fuzzer (issue 38): FUZZ_N (default 1,000,000) mutants of a seed range no run
+  # has had (this second's: mutant i of FUZZ_OFFSET = seconds since 1970 x 10^6), on the
+  # cores the GPU checks leave, under its memory cap; replay a failure with the FUZZ_SEED it
+  # prints. Waited for at the end of the phase.
+  fuzz_off=$(( $(date +%s) * 1000000 ))
+  fuzz_threads=$(( $(nproc) > 6 ? $(nproc) - 4 : 2 ))
+  echo "=== token fuzzer in the background: FUZZ_OFFSET=$fuzz_off FUZZ_N=${FUZZ_N:-1000000} FUZZ_THREADS=$fuzz_threads, log $out/gpu-fuzz.log" | tee -a "$log"
+  ( FUZZ_OFFSET=$fuzz_off FUZZ_N="${FUZZ_N:-1000000}" FUZZ_THREADS=$fuzz_threads FUZZ_KERNELS_SRC="$here/kernels-src" \
+      "$here/bin/fuzz" mutants_never_panic --nocapture > "$out/gpu-fuzz.log" 2>&1 ) &
+  fuzz_pid=$!
+fi
 if [ "$phase" = all ] || [ "$phase" = check ]; then
   step "runtime tests on the GPU" "$here/bin/rt-cuda-tests" --ignored --test-threads=1
   step "tests on the GPU (every kernel and config, odd sizes)" "$here/bin/kernels-tests" --test-threads=1
@@ -223,6 +237,14 @@ if [ -d "$here/objects" ] && { [ "$phase" = all ] || [ "$phase" = check ]; }; th
     echo "sass $(basename "$f"): $n HMMA/HGMMA instructions" | tee -a "$log"
     [ "$n" -gt 0 ] || status=1
   done
+fi
+if [ -n "$fuzz_pid" ]; then
+  t_fuzz=$SECONDS
+  wait "$fuzz_pid"
+  rc=$?
+  grep -h "^fuzz:" "$out/gpu-fuzz.log" | tee -a "$log"
+  echo "=== token fuzzer: exit $rc (waited $((SECONDS - t_fuzz)) s after the checks)" | tee -a "$log"
+  [ $rc -eq 0 ] || status=1
 fi
 grep -E "^(test result|[0-9]+ passed|FAIL|ERROR|=== |\| |bench summary|note: )" "$log" | tail -120
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)" | tee -a "$log"

@@ -190,6 +190,19 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]);
+    // The token fuzzer (`run.sh check` runs 1,000,000 mutants of a fresh seed range on the
+    // cores the GPU checks leave; issue 38), with the tutorial kernels it mutates.
+    let mut fuzz = cargo();
+    fuzz.args([
+        "test",
+        "--release",
+        "-p",
+        "tilelang-codegen",
+        "--test",
+        "fuzz",
+        "--no-run",
+        "--message-format=json",
+    ]);
     // The report, so that the GPU machine can make the table and chart itself.
     let mut xtask = cargo();
     xtask.args(["build", "--release", "-p", "xtask", "--message-format=json"]);
@@ -204,6 +217,11 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         executables(&run(rt)?)
             .into_iter()
             .map(|(_, t, p)| ("rt-cuda".to_string(), t, p)),
+    );
+    exes.extend(
+        executables(&run(fuzz)?)
+            .into_iter()
+            .map(|(_, _, p)| ("fuzz".to_string(), false, p)),
     );
     exes.extend(
         executables(&run(bench)?)
@@ -251,6 +269,7 @@ fn gpu_bundle(dir: &Path) -> Result<(), String> {
         std::fs::copy(root().join("xtask/gpu").join(script), dir.join(script))
             .map_err(|e| e.to_string())?;
     }
+    copy_tree(&root().join("kernels/src"), &dir.join("kernels-src"))?;
     // The A/B phase's comparison (`run.sh ab`).
     std::fs::copy(
         root().join("scripts/bench-diff.py"),
