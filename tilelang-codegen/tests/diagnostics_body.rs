@@ -331,6 +331,40 @@ fn k(c: &mut Tensor<f32, (N,)>) {
 }
 
 #[test]
+fn gemm_operands_read_the_other_way_round() {
+    // Q·Kᵀ written as `gemm(&q_s, &k_s, ..)`: with BN == D every value agrees, and `gemm`
+    // would compute Q·K. The names say which operand is stored transposed.
+    let src = r#"
+#[tile_kernel(grid = [1], threads = 128, configs = [sq(BM = 64, BN = 64, D = 64)])]
+fn k<const BM: usize, const BN: usize, const D: usize>(c: &mut Tensor<f32, (N,)>) {
+    let mut q_s = alloc_shared::<f16, (BM, D)>();
+    let mut k_s = alloc_shared::<f16, (BN, D)>();
+    let mut s = alloc_fragment::<f32, (BM, BN)>();
+    gemm(&q_s, &k_s, &mut s);
+    let mut at = alloc_shared::<f16, (D, BM)>();
+    let mut v_s = alloc_shared::<f16, (D, BN)>();
+    gemm(&at, &v_s, &mut s);
+    let mut kt = alloc_shared::<f16, (D, BN)>();
+    gemm(&q_s, &kt, &mut s);
+}
+"#;
+    let d = expect(
+        src,
+        &[
+            (
+                "`gemm` reads B `k_s` (BN, D) as (K, N), so K = BN, but A `q_s` (BM, D) has K = D: `k_s` holds B transposed",
+                "store the tile as (D, BN)",
+            ),
+            (
+                "`gemm` reads A `at` (D, BM) as (M, K), so K = BM, but B `v_s` (D, BN) has K = D: `at` holds A transposed",
+                "store the tile as (BM, D)",
+            ),
+        ],
+    );
+    expect_range(src, &d[0], "gemm(&q_s, &k_s, &mut s)", 0);
+}
+
+#[test]
 fn per_config_shape_checks() {
     let src = r#"
 #[tile_kernel(grid = [1], threads = 4, configs = [good(BM = 16, BK = 16), bad(BM = 16, BK = 8)])]

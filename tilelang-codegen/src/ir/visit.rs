@@ -273,3 +273,20 @@ impl<'k> Ids<'k> {
         self.by_id[id.0]
     }
 }
+
+/// Whether two integer expressions are the same expression (spans aside): a shape's dimensions
+/// named alike, an index written alike.
+pub fn same(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        (ExprKind::Sym(x), ExprKind::Sym(y)) => x == y,
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::BlockIdx(x), ExprKind::BlockIdx(y)) => x == y,
+        (ExprKind::Binary(o, x1, y1), ExprKind::Binary(q, x2, y2)) => {
+            o == q && same(x1, x2) && same(y1, y2)
+        }
+        (ExprKind::Cast(x), ExprKind::Cast(y)) => a.ty == b.ty && same(x, y),
+        _ => false,
+    }
+}

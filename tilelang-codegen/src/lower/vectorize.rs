@@ -724,22 +724,6 @@ fn aligned_start(p: &Plan, b: &Body, x: &Expr, m: i128) -> bool {
     }
 }
 
-/// Whether two integer index expressions are the same expression (spans aside).
-fn same(a: &Expr, b: &Expr) -> bool {
-    match (&a.kind, &b.kind) {
-        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
-        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
-        (ExprKind::Sym(x), ExprKind::Sym(y)) => x == y,
-        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
-        (ExprKind::BlockIdx(x), ExprKind::BlockIdx(y)) => x == y,
-        (ExprKind::Binary(o, x1, y1), ExprKind::Binary(q, x2, y2)) => {
-            o == q && same(x1, x2) && same(y1, y2)
-        }
-        (ExprKind::Cast(x), ExprKind::Cast(y)) => a.ty == b.ty && same(x, y),
-        _ => false,
-    }
-}
-
 /// Whether lane `l` of access `a` is element `l` past lane 0's.
 fn unit_stride(p: &Plan, b: &Body, a: &Access) -> bool {
     let Some((last, lead)) = a.index.split_last() else {

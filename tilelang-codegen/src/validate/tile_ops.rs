@@ -9,6 +9,79 @@ use crate::ir::*;
 use syn::Ident;
 
 impl Checker<'_> {
+    /// A `gemm` whose dimensions agree by name only with an operand read the other way round:
+    /// `gemm(&q_s, &k_s, &mut s)` with `q_s (BM, D)`, `k_s (BN, D)`, `s (BM, BN)` means Q·Kᵀ,
+    /// but `gemm` reads B as (K, N), and where `BN == D` the values agree and it would silently
+    /// compute Q·K. An error on the operand, whatever the configs' values.
+    fn gemm_orientation(&mut self, span: Range, [a, b, c]: [BufId; 3]) {
+        use crate::ir::visit::same;
+        let (ba, bb, bc) = (&self.buffers[a], &self.buffers[b], &self.buffers[c]);
+        let ([a0, a1], [b0, b1], [c0, c1]) = (&ba.shape[..], &bb.shape[..], &bc.shape[..]) else {
+            return;
+        };
+        if same(a1, b0) {
+            return;
+        }
+        let (b_t, a_t) = (same(a1, b1) && same(c1, b0), same(a0, b0) && same(c0, a1));
+        let dims = |x: &Buffer| {
+            let d: Vec<String> = x.shape.iter().map(|e| self.dim_name(e)).collect();
+            format!("({})", d.join(", "))
+        };
+        let (sa, sb, sc) = (dims(ba), dims(bb), dims(bc));
+        let (na, nb) = (ba.name.to_string(), bb.name.to_string());
+        let (msg, hint) = if b_t {
+            (
+                format!(
+                    "`gemm` reads B `{nb}` {sb} as (K, N), so K = {}, but A `{na}` {sa} has K = {}: \
+                     `{nb}` holds B transposed",
+                    self.dim_name(b0),
+                    self.dim_name(a1)
+                ),
+                format!(
+                    "`gemm(&a, &b, &mut c)` computes A·B with A (M, K), B (K, N) and C (M, N) \
+                     {sc}: store the tile as ({}, {})",
+                    self.dim_name(b1),
+                    self.dim_name(b0)
+                ),
+            )
+        } else if a_t {
+            (
+                format!(
+                    "`gemm` reads A `{na}` {sa} as (M, K), so K = {}, but B `{nb}` {sb} has K = {}: \
+                     `{na}` holds A transposed",
+                    self.dim_name(a1),
+                    self.dim_name(b0)
+                ),
+                format!(
+                    "`gemm(&a, &b, &mut c)` computes A·B with A (M, K), B (K, N) and C (M, N) \
+                     {sc}: store the tile as ({}, {})",
+                    self.dim_name(a1),
+                    self.dim_name(a0)
+                ),
+            )
+        } else {
+            return;
+        };
+        self.cx.error_hint(span, msg, hint);
+    }
+
+    /// A buffer dimension as written: a literal or a const generic's name.
+    fn dim_name(&self, e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Int(v) => v.to_string(),
+            ExprKind::Const(i) => self
+                .scopes
+                .first()
+                .and_then(|g| {
+                    g.iter()
+                        .find(|(_, b)| matches!(b, Binding::Const(j) if j == i))
+                        .map(|(n, _)| n.clone())
+                })
+                .unwrap_or_else(|| "?".into()),
+            _ => "?".into(),
+        }
+    }
+
     /// A buffer operand `&x` / `&mut x`.
     fn buffer_arg(
         &mut self,
@@ -380,6 +453,7 @@ impl Checker<'_> {
                         );
                     }
                 }
+                self.gemm_orientation(span, [a, b, c]);
                 StmtKind::Gemm { a, b, c }
             }
             Primitive::Reduce(op) => {
