@@ -18,7 +18,7 @@
 //! `emulate` runs the kernels under the host emulation of each arch's device code instead
 //! (`tilelang_difftest::emulate`, clang++-19 on this machine), a chunk at a time.
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
-//! when anything was found. `shrink` minimises one kernel's failure on one arch
+//! when anything was found or the deadline stopped it before the end. `shrink` minimises one kernel's failure on one arch
 //! (`tilelang_difftest::shrink`; the oracle: the host emulation for an AMD arch, nvcc and the
 //! GPU for an NVIDIA one) and prints the kernel before and after; `gpu` and `emulate` run it
 //! on the first kernels of a chunk that fail (`--seconds` each, 0: never).
