@@ -121,9 +121,9 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut manifest = String::from(
         "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\tmin_blocks\n",
     );
-    // Fragments demoted to shared memory: one warning per kernel and set of fragments, with
-    // the configs and targets where it happens.
-    let mut demoted: Vec<(String, String, Vec<ConfigArch>)> = Vec::new();
+    // Fragments demoted to shared memory and gemms off their target's fastest path: one
+    // warning per kernel and message, with the configs and targets where it happens.
+    let mut warnings: Vec<(String, String, Vec<ConfigArch>)> = Vec::new();
     for (i, r) in results {
         let job = &jobs[i];
         match r {
@@ -135,22 +135,28 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
                     );
                 }
                 manifest.push_str(&line);
+                let mut messages = job.hip.notes.clone();
                 if !job.hip.demoted.is_empty() {
-                    let names = job.hip.demoted.join("`, `");
+                    messages.insert(0, format!(
+                        "keeps fragment(s) `{}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree)",
+                        job.hip.demoted.join("`, `")
+                    ));
+                }
+                for message in messages {
                     let at = (job.config.clone(), job.target.arch.to_string());
-                    match demoted
+                    match warnings
                         .iter_mut()
-                        .find(|(k, n, _)| *k == job.kernel && *n == names)
+                        .find(|(k, m, _)| *k == job.kernel && *m == message)
                     {
                         Some((_, _, ats)) => ats.push(at),
-                        None => demoted.push((job.kernel.clone(), names, vec![at])),
+                        None => warnings.push((job.kernel.clone(), message, vec![at])),
                     }
                 }
             }
             Err(e) => errors.push(e),
         }
     }
-    for (kernel, names, ats) in demoted {
+    for (kernel, message, ats) in warnings {
         // Configs with the targets where they demote, configs of the same targets together.
         let mut by_config: Vec<(String, Vec<String>)> = Vec::new();
         for (config, arch) in ats {
@@ -171,7 +177,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
             .map(|(configs, archs)| format!("`{}` on {}", configs.join("`, `"), archs.join(", ")))
             .collect();
         println!(
-            "cargo:warning=tilelang: kernel `{kernel}` keeps fragment(s) `{names}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree): config(s) {}",
+            "cargo:warning=tilelang: kernel `{kernel}` {message}: config(s) {}",
             at.join("; ")
         );
     }
@@ -604,6 +610,7 @@ mod tests {
                 threads: 32,
                 shared_bytes: 0,
                 demoted: Vec::new(),
+                notes: Vec::new(),
                 requests: Vec::new(),
                 min_blocks: 1,
             },

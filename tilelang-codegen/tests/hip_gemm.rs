@@ -638,3 +638,50 @@ fn wgmma_accumulators_leave_through_tma_stores() {
         .source
         .contains("tl::store_acc_tma<tl::half, 64, 3>(b2_acc"));
 }
+
+#[test]
+fn gemms_off_the_fastest_path_say_why() {
+    // On the fast path: no note, wgmma on sm_90a, mma.sync on sm_90.
+    for arch in ["sm_90a", "sm_90", "gfx942", "gfx1100"] {
+        assert!(hip(GEMM, 0, arch).notes.is_empty(), "{arch}");
+    }
+    // N = 96: wgmma takes 64, 128 or 256; mma.sync is sm_90's fastest and fits.
+    let n96 = gemm_variant("f16", 128, 64, 96, 32);
+    let notes = hip(&n96, 0, "sm_90a").notes;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("line ")
+            && notes[0].ends_with(
+                "`gemm(&a_s, &b_s, &mut acc)` runs on mma.sync, not wgmma: N is 96; wgmma takes 64, 128 or 256"
+            ),
+        "{notes:?}"
+    );
+    assert!(hip(&n96, 0, "sm_90").notes.is_empty());
+    // f32 operands: FMA loops everywhere there is a matrix unit.
+    let f32_gemm = gemm_variant("f32", 128, 64, 64, 32);
+    for (arch, fastest) in [
+        ("sm_90", "mma.sync"),
+        ("gfx942", "MFMA"),
+        ("gfx1100", "WMMA"),
+    ] {
+        let notes = hip(&f32_gemm, 0, arch).notes;
+        assert!(
+            notes.len() == 1
+                && notes[0].contains(&format!("runs on FMA loops, not {fastest}: the matrix units take f16 or bf16 operands and an f32 accumulator, these are f32 and f32")),
+            "{arch}: {notes:?}"
+        );
+    }
+    // An accumulator reduced along its rows is kept in shared memory today (issue 39).
+    let reduced = GEMM.replace(
+        "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "    let mut mx = alloc_fragment::<f32, (BM,)>();\n    reduce_max(&acc, &mut mx, 1);\n    copy(&acc, c.at_mut((by * BM, bx * BN)));",
+    );
+    let h = hip(&reduced, 0, "sm_90");
+    assert!(h.demoted.contains(&"acc".to_string()), "{:?}", h.demoted);
+    assert!(
+        h.notes.len() == 1
+            && h.notes[0].contains("runs on FMA loops over shared memory, not mma.sync: its accumulator `acc` is kept in shared memory"),
+        "{:?}",
+        h.notes
+    );
+}

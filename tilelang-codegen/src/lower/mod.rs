@@ -27,6 +27,8 @@
 //! 5. `sync`: where block barriers go.
 //! 6. `occupancy`: the requests for resident blocks per multiprocessor (a register cap) the
 //!    build may try (NVIDIA, kernels without `gemm` or sequential loops over global memory).
+//! 7. `notes`: each `gemm` on a slower path than its target's first matrix instruction, the
+//!    path and the first condition it failed, on its line (the build prints them).
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
@@ -45,6 +47,7 @@ mod instance;
 mod interior;
 mod layout;
 mod names;
+mod notes;
 mod occupancy;
 mod pipeline;
 mod plan;
@@ -96,6 +99,9 @@ pub struct HipKernel {
     /// Fragments kept in shared memory because no register layout serves all their uses (the
     /// build reports them: they cost shared memory and barriers).
     pub demoted: Vec<String>,
+    /// Each `gemm` on a slower path than the target's first matrix instruction: its line,
+    /// the path it took and why (`notes.rs`; the build reports them).
+    pub notes: Vec<String>,
     /// The same plan printed with each request for resident blocks (the occupancy pass), in the
     /// order the build tries them; `source` asks for none.
     pub requests: Vec<Bounded>,
@@ -382,6 +388,7 @@ pub fn emit(
         });
     }
     let demoted = plan.demoted();
+    let notes = notes::gemm_notes(&plan, target);
     let Launch {
         entry,
         threads,
@@ -394,6 +401,7 @@ pub fn emit(
         threads,
         shared_bytes,
         demoted,
+        notes,
         requests,
         min_blocks,
     })
