@@ -26,7 +26,7 @@ struct Prepared {
     hip: lower::HipKernel,
 }
 
-/// A (config, target arch) pair, for the demotion warning.
+/// A (config, target arch) pair, for the notes' warnings.
 type ConfigArch = (String, String);
 
 /// What the device compiler reported for one object.
@@ -121,8 +121,8 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut manifest = String::from(
         "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\tmin_blocks\n",
     );
-    // Fragments demoted to shared memory and gemms off their target's fastest path: one
-    // warning per kernel and message, with the configs and targets where it happens.
+    // Fragments kept in shared memory and gemms off their target's fastest path (`notes`):
+    // one warning per kernel and note, with the configs and targets where it happens.
     let mut warnings: Vec<(String, String, Vec<ConfigArch>)> = Vec::new();
     for (i, r) in results {
         let job = &jobs[i];
@@ -135,14 +135,12 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
                     );
                 }
                 manifest.push_str(&line);
-                let mut messages = job.hip.notes.clone();
-                if !job.hip.demoted.is_empty() {
-                    messages.insert(0, format!(
-                        "keeps fragment(s) `{}` in shared memory (no register layout serves all their uses: a gemm operand, an index other than the loop's variables, or row uses that disagree)",
-                        job.hip.demoted.join("`, `")
-                    ));
-                }
-                for message in messages {
+                for note in &job.hip.notes {
+                    // `line N: ...` on the kernel's own file.
+                    let message = match note.strip_prefix("line ") {
+                        Some(rest) => format!("{}:{rest}", rel(&job.file, manifest_dir)),
+                        None => note.clone(),
+                    };
                     let at = (job.config.clone(), job.target.arch.to_string());
                     match warnings
                         .iter_mut()
@@ -177,7 +175,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
             .map(|(configs, archs)| format!("`{}` on {}", configs.join("`, `"), archs.join(", ")))
             .collect();
         println!(
-            "cargo:warning=tilelang: kernel `{kernel}` {message}: config(s) {}",
+            "cargo:warning=tilelang: kernel `{kernel}`: {message} (config(s) {})",
             at.join("; ")
         );
     }

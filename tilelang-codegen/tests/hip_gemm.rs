@@ -678,10 +678,22 @@ fn gemms_off_the_fastest_path_say_why() {
     );
     let h = hip(&reduced, 0, "sm_90");
     assert!(h.demoted.contains(&"acc".to_string()), "{:?}", h.demoted);
+    // Each fragment kept in shared memory says why, on the line that caused it (the
+    // reduction, counted from 1 in the source string), and the gemm says what that costs.
+    let line = reduced[..reduced.find("reduce_max").unwrap()]
+        .lines()
+        .count();
+    let want = [
+        format!("line {line}: fragment `acc` is kept in shared memory: the source of a reduction whose result is kept in shared memory"),
+        format!("line {line}: fragment `mx` is kept in shared memory: no row layout serves its rows (the rows of a `gemm` accumulator, or rows of fragments in different layouts)"),
+    ];
+    for w in &want {
+        assert!(h.notes.contains(w), "{w}\nnot in {:#?}", h.notes);
+    }
     assert!(
-        h.notes.len() == 1
-            && h.notes[0].contains("runs on FMA loops over shared memory, not mma.sync: its accumulator `acc` is kept in shared memory"),
-        "{:?}",
+        h.notes.len() == 3
+            && h.notes[2].contains("runs on FMA loops over shared memory, not mma.sync: its accumulator `acc` is kept in shared memory"),
+        "{:#?}",
         h.notes
     );
 }

@@ -69,7 +69,7 @@ pub(super) fn assign(
     threads: usize,
     uses: &rows::Uses,
     layouts: &mut [Layout],
-    demoted: &mut [bool],
+    demoted: &mut Demoted,
 ) -> bool {
     let mut changed = false;
     let mut seen = Vec::new();
@@ -91,8 +91,7 @@ pub(super) fn assign(
         match one {
             Some(l) if !uses.owned.contains(b) && written_from_global(k, *b) => layouts[*b] = l,
             _ => {
-                demoted[*b] = true;
-                changed = true;
+                changed |= demoted.set(*b, Why::Cols, None);
             }
         }
     }

@@ -78,7 +78,11 @@ pub(super) fn register_report(inst: &Instance, storage: &[Storage]) -> String {
 const PROMOTED_REGISTERS: usize = 64;
 
 /// Decides where each buffer lives (see the module docs).
-pub(super) fn plan_storage(inst: &Instance, threads: usize, target: &Gpu) -> Vec<Storage> {
+pub(super) fn plan_storage(
+    inst: &Instance,
+    threads: usize,
+    target: &Gpu,
+) -> (Vec<Storage>, Demoted) {
     let mut regs: Vec<bool> = inst
         .k
         .buffers
@@ -92,7 +96,7 @@ pub(super) fn plan_storage(inst: &Instance, threads: usize, target: &Gpu) -> Vec
     }
     promotable.iter().for_each(|&b| regs[b] = true);
     loop {
-        let storage = storage_with(inst, threads, target, &regs);
+        let (storage, demoted) = storage_with(inst, threads, target, &regs);
         // A promoted tile read as a row broadcast would be replicated across threads; its
         // shared copy serves that better.
         let rows: Vec<BufId> = promotable
@@ -123,8 +127,12 @@ pub(super) fn plan_storage(inst: &Instance, threads: usize, target: &Gpu) -> Vec
             .iter()
             .any(|&b| matches!(storage[b], Storage::Reg { .. }));
         let fits = thread_registers(inst, &storage)
-            <= PROMOTED_REGISTERS.max(thread_registers(inst, &plain));
-        return if any && fits { storage } else { plain };
+            <= PROMOTED_REGISTERS.max(thread_registers(inst, &plain.0));
+        return if any && fits {
+            (storage, demoted)
+        } else {
+            plain
+        };
     }
 }
 
@@ -185,15 +193,20 @@ fn split_stages(k: &Kernel, storage: &[Storage], promotable: &[BufId]) -> Vec<Bu
 }
 
 /// Where each buffer lives when the buffers `regs` marks may be held in registers.
-fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) -> Vec<Storage> {
+fn storage_with(
+    inst: &Instance,
+    threads: usize,
+    target: &Gpu,
+    regs: &[bool],
+) -> (Vec<Storage>, Demoted) {
     let nbuf = inst.k.buffers.len();
-    let mut demoted = vec![false; nbuf];
+    let mut demoted = Demoted::new(nbuf);
     // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
     // of them fits no matrix instruction (FMA path).
     let mut mma: Vec<Option<Option<Layout>>> = vec![None; nbuf];
     for (b, buf) in inst.k.buffers.iter().enumerate() {
         if buf.scope == Scope::Shared && !regs[b] {
-            demoted[b] = true;
+            demoted.set(b, Why::Shared, None);
         }
     }
     // Owner-only access analysis; row-fragment uses are gathered for `rows::assign`.
@@ -214,7 +227,7 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                     return;
                 }
                 let Some((vars, ext, full)) = ploop else {
-                    demoted[b] = true;
+                    demoted.set(b, Why::Outside, Some(s.span));
                     return;
                 };
                 match served::indexing(&inst.buffer_shape(b), a, read, vars, ext) {
@@ -223,7 +236,9 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                     }
                     Indexing::Row => uses.broadcasts.push((b, ext.clone(), full.clone())),
                     Indexing::Column => uses.columns.push((b, ext.clone(), full.clone())),
-                    Indexing::Other => demoted[b] = true,
+                    Indexing::Other => {
+                        demoted.set(b, Why::Index, Some(s.span));
+                    }
                 }
             };
             if let Some(a) = stored_access(s) {
@@ -233,7 +248,7 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
             match &s.kind {
                 StmtKind::Gemm { a, b, c } => {
                     for x in [a, b] {
-                        demoted[*x] = true;
+                        demoted.set(*x, Why::GemmOperand, Some(s.span));
                     }
                     let l = matrix_layout(inst, *a, *b, *c, threads, target);
                     mma[*c] = match mma[*c] {
@@ -251,10 +266,10 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                         && *dim + 1 == ss.len()
                         && ds == ss[..*dim]
                     {
-                        uses.reduces.push((*src, *dst));
+                        uses.reduces.push((*src, *dst, s.span));
                     } else {
-                        demoted[*src] = true;
-                        demoted[*dst] = true;
+                        demoted.set(*src, Why::Reduce, Some(s.span));
+                        demoted.set(*dst, Why::Reduce, Some(s.span));
                     }
                 }
                 _ => {}
@@ -318,14 +333,13 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
         };
         let unserved = served::unserved(inst, threads, wave, &layout_of, &loop_layout);
         for (b, _) in unserved {
-            changed |= !demoted[b];
-            demoted[b] = true;
+            changed |= demoted.set(b, Why::Unserved, None);
         }
         if !changed {
             break;
         }
     }
-    (0..nbuf)
+    let storage = (0..nbuf)
         .map(|b| match inst.k.buffers[b].scope {
             Scope::Local => Storage::Local,
             _ if demoted[b] => Storage::Shared { offset: 0 },
@@ -341,14 +355,15 @@ fn storage_with(inst: &Instance, threads: usize, target: &Gpu, regs: &[bool]) ->
                 Storage::Reg { layout, nreg }
             }
         })
-        .collect()
+        .collect();
+    (storage, demoted)
 }
 
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
 /// iterates in its layout; any other register fragment it touches in the loop's own shape must
 /// share that layout, or is demoted. Returns whether it demoted anything.
-fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut [bool]) -> bool {
-    let layout_of = |b: BufId, demoted: &[bool]| -> Option<Layout> {
+fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut Demoted) -> bool {
+    let layout_of = |b: BufId, demoted: &Demoted| -> Option<Layout> {
         (regs[b] && !demoted[b]).then_some(layouts[b])
     };
     let mut changed = false;
@@ -376,8 +391,7 @@ fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut [bool
         {
             for &(b, l) in &regs {
                 if l != first && !demoted[b] {
-                    demoted[b] = true;
-                    changed = true;
+                    changed |= demoted.set(b, Why::Agree, Some(s.span));
                 }
             }
         }
@@ -420,7 +434,7 @@ fn chunk_unit(k: &Kernel, candidate: impl Fn(BufId) -> bool) -> usize {
 /// dates from before loops ran chunk-wise, and it kept LayerNorm's output pass (two broadcast
 /// rows) element by element, 2 bytes an access. The decision spreads to every fragment a loop
 /// or a register copy ties to a strided one, so that they keep one layout.
-fn chunk_conflicts(inst: &Instance, regs: &[bool], demoted: &[bool]) -> Vec<bool> {
+fn chunk_conflicts(inst: &Instance, regs: &[bool], demoted: &Demoted) -> Vec<bool> {
     let nbuf = inst.k.buffers.len();
     let shared = |b: BufId| !regs[b] || demoted[b];
     let mut strided = vec![false; nbuf];

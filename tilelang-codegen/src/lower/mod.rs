@@ -99,8 +99,9 @@ pub struct HipKernel {
     /// Fragments kept in shared memory because no register layout serves all their uses (the
     /// build reports them: they cost shared memory and barriers).
     pub demoted: Vec<String>,
-    /// Each `gemm` on a slower path than the target's first matrix instruction: its line,
-    /// the path it took and why (`notes.rs`; the build reports them).
+    /// Each fragment kept in shared memory and each `gemm` on a slower path than the target's
+    /// first matrix instruction: its line, what happens and why (`notes.rs`; the build
+    /// reports them).
     pub notes: Vec<String>,
     /// The same plan printed with each request for resident blocks (the occupancy pass), in the
     /// order the build tries them; `source` asks for none.
@@ -172,7 +173,7 @@ pub(crate) fn plan<'a>(
     };
     let threads = threads as usize;
     let inst = Instance::new(k, config);
-    let storage = layout::plan_storage(&inst, threads, target);
+    let (storage, demotions) = layout::plan_storage(&inst, threads, target);
     if let Some((span, what)) = check::unsupported(k, &storage) {
         return Err(Diagnostic {
             span,
@@ -237,6 +238,7 @@ pub(crate) fn plan<'a>(
         target,
         threads,
         storage,
+        demotions,
         async_proxy,
         tma: TmaPlan::default(),
         swizzled,
@@ -388,7 +390,7 @@ pub fn emit(
         });
     }
     let demoted = plan.demoted();
-    let notes = notes::gemm_notes(&plan, target);
+    let notes = notes::notes(&plan, target);
     let Launch {
         entry,
         threads,

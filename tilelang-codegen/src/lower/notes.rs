@@ -1,8 +1,9 @@
-//! Why a `gemm` misses its target's fastest path (issue 39, deliverable 7). The layout pass
-//! decides each accumulator's instruction (`layout::matrix_layout`) and falls back silently;
-//! this pass reads the plan and records, per `gemm` that runs on a slower path than the
-//! target's first matrix instruction, the path it took and the first condition it failed, on
-//! the user's line. The build prints them as warnings.
+//! What runs slower than it could, and why (issue 39, deliverable 7), for the build's
+//! warnings: each fragment the layout pass keeps in shared memory, with the first use no
+//! register layout served (`plan.demotions`), and each `gemm` on a slower path than the
+//! target's first matrix instruction (the layout pass falls back silently, in
+//! `layout::matrix_layout`), with the path it took and the first condition it failed; on the
+//! user's line where a statement caused it.
 
 use super::layout::atoms_ok;
 use super::plan::*;
@@ -10,8 +11,31 @@ use crate::ir::visit::walk;
 use crate::ir::*;
 use crate::target::Target as Gpu;
 
+/// One note a fragment kept in shared memory, then one a slow `gemm`.
+pub(super) fn notes(p: &Plan, target: &Gpu) -> Vec<String> {
+    let k = p.inst.k;
+    let mut out: Vec<String> = (0..k.buffers.len())
+        .filter(|&b| {
+            k.buffers[b].scope == Scope::Fragment && matches!(p.storage[b], Storage::Shared { .. })
+        })
+        .map(|b| {
+            let (why, at) = p.demotions.why(b).unwrap_or((Why::Unserved, None));
+            let line = at.map_or(String::new(), |r| {
+                format!("line {}: ", r.start.start().line)
+            });
+            format!(
+                "{line}fragment `{}` is kept in shared memory: {}",
+                k.buffers[b].name,
+                why.text()
+            )
+        })
+        .collect();
+    out.extend(gemm_notes(p, target));
+    out
+}
+
 /// One note a slow `gemm`: `line N: ...`.
-pub(super) fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
+fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
     let Some(&fastest) = Inst::of(target.matrix).first() else {
         return Vec::new();
     };

@@ -16,6 +16,8 @@ pub(crate) struct Plan<'a> {
     pub threads: usize,
     /// Per buffer ([`super::layout`], offsets from [`super::shared`]).
     pub storage: Vec<Storage>,
+    /// Per fragment kept in shared memory ([`super::layout`]): why, and on which statement.
+    pub demotions: Demoted,
     /// Per buffer, how a shared tile is swizzled ([`super::swizzle`]): 0 plain,
     /// [`ATOMS`], else tl.h's `DIV`.
     pub swizzled: Vec<usize>,
@@ -529,4 +531,92 @@ pub(crate) struct Specialized {
     /// in shared memory: iteration `i` writes copy `i % 2`, so the next iteration computes
     /// into the other while the tensor cores still read this one.
     pub rotated: Vec<(BufId, usize)>,
+}
+
+/// Why a register fragment is kept in shared memory: the first use that no register layout
+/// served ([`super::layout`], [`super::rows`], [`super::cols`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// A shared tile (never in registers): not a demotion.
+    Shared,
+    /// Accessed outside every `parallel` loop.
+    Outside,
+    /// Indexed other than by its loop's variables.
+    Index,
+    /// An A or B operand of `gemm`.
+    GemmOperand,
+    /// A reduction the registers do not serve (only along the last dimension, into a
+    /// fragment of the leading ones).
+    Reduce,
+    /// No row layout serves its row uses: rows of a `gemm` accumulator, or rows read from
+    /// fragments of different layouts.
+    Rows,
+    /// The source of a reduction whose result is kept in shared memory.
+    Reduced,
+    /// A loop or copy touches it beside a fragment of another layout.
+    Agree,
+    /// Read as a column broadcast that no column layout serves.
+    Cols,
+    /// An access its layout does not serve.
+    Unserved,
+}
+
+impl Why {
+    /// In the user's terms.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Why::Shared => "a shared tile",
+            Why::Outside => "accessed outside a `parallel` loop",
+            Why::Index => "indexed other than by its loop's variables",
+            Why::GemmOperand => "an A or B operand of `gemm`",
+            Why::Reduce => {
+                "a reduction the registers do not serve (they reduce along the last dimension \
+                 into a fragment of the leading ones)"
+            }
+            Why::Rows => {
+                "no row layout serves its rows (the rows of a `gemm` accumulator, or rows of \
+                 fragments in different layouts)"
+            }
+            Why::Reduced => "the source of a reduction whose result is kept in shared memory",
+            Why::Agree => "a loop or copy touches it beside a fragment of another layout",
+            Why::Cols => "read as a column broadcast that no column layout serves",
+            Why::Unserved => "an access its layout does not serve",
+        }
+    }
+}
+
+/// Which buffers are kept in shared memory, each with its first cause ([`Why`]) and the
+/// statement that caused it where one did. Reads as `demoted[b]`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Demoted {
+    is: Vec<bool>,
+    why: Vec<Option<(Why, Option<crate::ctxt::Range>)>>,
+}
+
+impl Demoted {
+    pub(crate) fn new(n: usize) -> Demoted {
+        Demoted {
+            is: vec![false; n],
+            why: vec![None; n],
+        }
+    }
+    /// Demotes `b` (the first cause stays); whether it was not demoted yet.
+    pub(crate) fn set(&mut self, b: BufId, why: Why, at: Option<crate::ctxt::Range>) -> bool {
+        let new = !self.is[b];
+        if new {
+            self.is[b] = true;
+            self.why[b] = Some((why, at));
+        }
+        new
+    }
+    pub(crate) fn why(&self, b: BufId) -> Option<(Why, Option<crate::ctxt::Range>)> {
+        self.why[b]
+    }
+}
+
+impl std::ops::Index<BufId> for Demoted {
+    type Output = bool;
+    fn index(&self, b: BufId) -> &bool {
+        &self.is[b]
+    }
 }

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Default)]
 pub(super) struct Uses {
     /// `reduce_*(src, dst, last dimension)` between fragments: (src, dst).
-    pub reduces: Vec<(BufId, BufId)>,
+    pub reduces: Vec<(BufId, BufId, crate::ctxt::Range)>,
     /// A fragment read as `f[i..]` (the loop's leading variables) in a loop over `ext`, with
     /// the fragments that loop touches in its own shape (they decide its thread mapping).
     pub broadcasts: Vec<(BufId, Vec<usize>, Vec<BufId>)>,
@@ -125,11 +125,14 @@ pub(super) fn assign(
     uses: &Uses,
     ties: &[Vec<BufId>],
     layouts: &mut [Layout],
-    demoted: &mut [bool],
+    demoted: &mut Demoted,
 ) -> bool {
     let nbuf = inst.k.buffers.len();
     let mut req: Vec<Vec<Req>> = vec![Vec::new(); nbuf];
-    for &(src, dst) in &uses.reduces {
+    // The reduction that first asked a row layout of each result, for the demotion's line.
+    let mut asked: Vec<Option<crate::ctxt::Range>> = vec![None; nbuf];
+    for &(src, dst, at) in &uses.reduces {
+        asked[dst].get_or_insert(at);
         let shape = inst.buffer_shape(src);
         // (Shared buffers count as demoted.)
         let r = if demoted[src] {
@@ -187,17 +190,15 @@ pub(super) fn assign(
             match agreed {
                 Some(l) => layouts[b] = l,
                 None if !req[b].is_empty() => {
-                    demoted[b] = true;
-                    changed = true;
+                    changed |= demoted.set(b, Why::Rows, asked[b]);
                 }
                 None => {}
             }
         }
     }
-    for &(src, dst) in &uses.reduces {
+    for &(src, dst, at) in &uses.reduces {
         if demoted[dst] && !demoted[src] {
-            demoted[src] = true;
-            changed = true;
+            changed |= demoted.set(src, Why::Reduced, Some(at));
         }
     }
     changed
