@@ -685,7 +685,7 @@ fn gemms_off_the_fastest_path_say_why() {
         .count();
     let want = [
         format!("line {line}: fragment `acc` is kept in shared memory: the source of a reduction whose result is kept in shared memory"),
-        format!("line {line}: fragment `mx` is kept in shared memory: no row layout serves its rows (the rows of a `gemm` accumulator, or rows of fragments in different layouts)"),
+        format!("line {line}: fragment `mx` is kept in shared memory: its rows are those of a `gemm` accumulator, which the lowering does not yet reduce or broadcast in registers"),
     ];
     for w in &want {
         assert!(h.notes.contains(w), "{w}\nnot in {:#?}", h.notes);

@@ -548,9 +548,10 @@ pub(crate) enum Why {
     /// A reduction the registers do not serve (only along the last dimension, into a
     /// fragment of the leading ones).
     Reduce,
-    /// No row layout serves its row uses: rows of a `gemm` accumulator, or rows read from
-    /// fragments of different layouts.
+    /// No row layout serves its row uses: rows read from fragments of different layouts.
     Rows,
+    /// Its rows are a matrix-unit accumulator's, which have no row layout yet.
+    AccRows,
     /// The source of a reduction whose result is kept in shared memory.
     Reduced,
     /// A loop or copy touches it beside a fragment of another layout.
@@ -574,8 +575,11 @@ impl Why {
                  into a fragment of the leading ones)"
             }
             Why::Rows => {
-                "no row layout serves its rows (the rows of a `gemm` accumulator, or rows of \
-                 fragments in different layouts)"
+                "no row layout serves its rows (they are read from fragments in different layouts)"
+            }
+            Why::AccRows => {
+                "its rows are those of a `gemm` accumulator, which the lowering does not yet \
+                 reduce or broadcast in registers"
             }
             Why::Reduced => "the source of a reduction whose result is kept in shared memory",
             Why::Agree => "a loop or copy touches it beside a fragment of another layout",

@@ -131,8 +131,13 @@ pub(super) fn assign(
     let mut req: Vec<Vec<Req>> = vec![Vec::new(); nbuf];
     // The reduction that first asked a row layout of each result, for the demotion's line.
     let mut asked: Vec<Option<crate::ctxt::Range>> = vec![None; nbuf];
+    // Results and broadcasts whose rows are a matrix-unit accumulator's (no row layout yet).
+    let mut acc_rows = vec![false; nbuf];
+    let is_acc =
+        |b: BufId, demoted: &Demoted| !demoted[b] && matches!(layouts[b], Layout::Matrix { .. });
     for &(src, dst, at) in &uses.reduces {
         asked[dst].get_or_insert(at);
+        acc_rows[dst] |= is_acc(src, demoted);
         let shape = inst.buffer_shape(src);
         // (Shared buffers count as demoted.)
         let r = if demoted[src] {
@@ -149,10 +154,9 @@ pub(super) fn assign(
         req[dst].push(r);
     }
     for (f, ext, full) in &uses.broadcasts {
-        let l = full
-            .iter()
-            .find(|&&b| !demoted[b])
-            .and_then(|&p| rows_of(layouts[p], ext, threads, wave));
+        let parent = full.iter().find(|&&b| !demoted[b]);
+        acc_rows[*f] |= parent.is_some_and(|&p| is_acc(p, demoted));
+        let l = parent.and_then(|&p| rows_of(layouts[p], ext, threads, wave));
         req[*f].push(Req::Exact(l.map(|(l, _)| l)));
     }
     // Union-find over the ties.
@@ -190,7 +194,8 @@ pub(super) fn assign(
             match agreed {
                 Some(l) => layouts[b] = l,
                 None if !req[b].is_empty() => {
-                    changed |= demoted.set(b, Why::Rows, asked[b]);
+                    let why = if acc_rows[b] { Why::AccRows } else { Why::Rows };
+                    changed |= demoted.set(b, why, asked[b]);
                 }
                 None => {}
             }
