@@ -353,11 +353,11 @@ fn k<const BM: usize, const BN: usize, const D: usize>(c: &mut Tensor<f32, (N,)>
         &[
             (
                 "`gemm` reads B `k_s` (BN, D) as (K, N), so K = BN, but A `q_s` (BM, D) has K = D: `k_s` holds B transposed",
-                "store the tile as (D, BN)",
+                "with `s` (BM, BN), store `k_s` as (D, BN)",
             ),
             (
                 "`gemm` reads A `at` (D, BM) as (M, K), so K = BM, but B `v_s` (D, BN) has K = D: `at` holds A transposed",
-                "store the tile as (BM, D)",
+                "with `s` (BM, BN), store `at` as (BM, D)",
             ),
         ],
     );

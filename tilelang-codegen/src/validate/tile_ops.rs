@@ -28,7 +28,11 @@ impl Checker<'_> {
             format!("({})", d.join(", "))
         };
         let (sa, sb, sc) = (dims(ba), dims(bb), dims(bc));
-        let (na, nb) = (ba.name.to_string(), bb.name.to_string());
+        let (na, nb, nc) = (
+            ba.name.to_string(),
+            bb.name.to_string(),
+            bc.name.to_string(),
+        );
         let (msg, hint) = if b_t {
             (
                 format!(
@@ -38,8 +42,8 @@ impl Checker<'_> {
                     self.dim_name(a1)
                 ),
                 format!(
-                    "`gemm(&a, &b, &mut c)` computes A·B with A (M, K), B (K, N) and C (M, N) \
-                     {sc}: store the tile as ({}, {})",
+                    "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); \
+                     with `{nc}` {sc}, store `{nb}` as ({}, {})",
                     self.dim_name(b1),
                     self.dim_name(b0)
                 ),
@@ -53,8 +57,8 @@ impl Checker<'_> {
                     self.dim_name(b0)
                 ),
                 format!(
-                    "`gemm(&a, &b, &mut c)` computes A·B with A (M, K), B (K, N) and C (M, N) \
-                     {sc}: store the tile as ({}, {})",
+                    "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); \
+                     with `{nc}` {sc}, store `{na}` as ({}, {})",
                     self.dim_name(a1),
                     self.dim_name(a0)
                 ),
