@@ -671,6 +671,17 @@ fn gemms_off_the_fastest_path_say_why() {
             "{arch}: {notes:?}"
         );
     }
+    // An f16 accumulator: the operands fit, the accumulator does not.
+    let f16_acc = GEMM.replace(
+        "alloc_fragment::<f32, (BM, BN)>",
+        "alloc_fragment::<f16, (BM, BN)>",
+    );
+    let notes = hip(&f16_acc, 0, "sm_90").notes;
+    assert!(
+        notes.len() == 1
+            && notes[0].ends_with("runs on FMA loops, not mma.sync: the accumulator is f16; the matrix units accumulate in f32"),
+        "{notes:?}"
+    );
     // An accumulator reduced along its rows is kept in shared memory today (issue 39).
     let reduced = GEMM.replace(
         "    copy(&acc, c.at_mut((by * BM, bx * BN)));",

@@ -568,10 +568,8 @@ fn moves_as_vector(
     unit && lead.iter().all(invariant) && row % 16 == 0
 }
 
-/// The matrix-unit layout for `c += a·b`, when the target has a matrix instruction for the
-/// dtypes (f16 or bf16 operands, f32 accumulator) and the shapes fit: the threads are whole
-/// waves of the instruction's width, K is a multiple of the instruction's K, and the block tile
-/// splits over the waves into whole instruction tiles. Otherwise `gemm` uses FMA loops.
+/// The matrix-unit layout for `c += a·b`: the target's first matrix instruction that
+/// [`matrix_miss`] lets it run on. Otherwise `gemm` uses FMA loops.
 fn matrix_layout(
     inst: &Instance,
     a: BufId,
@@ -580,62 +578,100 @@ fn matrix_layout(
     threads: usize,
     target: &Gpu,
 ) -> Option<Layout> {
-    let k = inst.k;
-    let (da, dc) = (k.buffers[a].dtype, k.buffers[c].dtype);
-    if !matches!(da, Dtype::F16 | Dtype::Bf16) || dc != Dtype::F32 || k.buffers[b].dtype != da {
-        return None;
-    }
     let (sa, sb) = (inst.buffer_shape(a), inst.buffer_shape(b));
-    // (`inst` is the matrix instruction below.)
-    let (m, kk, n) = (sa[0], sa[1], sb[1]);
+    let (m, n) = (sa[0], sb[1]);
     let wave = target.wave as usize;
-    for &inst in Inst::of(target.matrix) {
-        if inst == Inst::Wgmma {
-            if wgmma_fits(k, m, n, kk, threads, a, b) {
-                let warps = threads / wave;
-                return Some(Layout::Matrix {
-                    inst,
-                    m,
-                    n,
-                    wm: warps,
-                    wn: 1,
-                });
-            }
-            continue;
-        }
-        let (im, in_, ik) = inst.shape();
-        // The instruction is defined over a whole wave of the target.
-        if inst.wave() != wave || threads % wave != 0 || kk % ik != 0 {
-            continue;
-        }
-        let waves = threads / wave;
-        // The most square wave grid that divides the tile.
-        let mut best: Option<(usize, usize)> = None;
-        for wm in 1..=waves {
-            if waves % wm != 0 {
-                continue;
-            }
-            let wn = waves / wm;
-            if m % (im * wm) != 0 || n % (in_ * wn) != 0 {
-                continue;
-            }
-            let score = |wm: usize, wn: usize| ((m / wm) as isize - (n / wn) as isize).abs();
-            if best.is_none_or(|(bm, bn)| score(wm, wn) < score(bm, bn)) {
-                best = Some((wm, wn));
-            }
-        }
-        if let Some((wm, wn)) = best {
-            return Some(Layout::Matrix { inst, m, n, wm, wn });
-        }
-    }
-    None
+    let i = *Inst::of(target.matrix)
+        .iter()
+        .find(|&&i| matrix_miss(inst, [a, b, c], i, threads, wave).is_none())?;
+    let (wm, wn) = if i == Inst::Wgmma {
+        (threads / wave, 1)
+    } else {
+        let (im, in_, _) = i.shape();
+        wave_grid(m, n, im, in_, threads / wave)?
+    };
+    Some(Layout::Matrix {
+        inst: i,
+        m,
+        n,
+        wm,
+        wn,
+    })
 }
 
-/// Whether `c += a·b` runs on wgmma (tl.h's `wg::fits`, the shapes whose descriptors are
+/// Why `c += a·b` cannot run on matrix instruction `i` (f16 or bf16 operands, an f32
+/// accumulator; the threads whole waves of the instruction's width; K a multiple of its K; the
+/// block tile split over the waves into whole instruction tiles; for wgmma, tl.h's
+/// `wg::fits`): the first condition it fails, in the user's terms, or `None`. The layout pass
+/// decides by it, and the build's notes (`notes.rs`) say it.
+pub(super) fn matrix_miss(
+    inst: &Instance,
+    [a, b, c]: [BufId; 3],
+    i: Inst,
+    threads: usize,
+    wave: usize,
+) -> Option<String> {
+    let k = inst.k;
+    let (da, db, dc) = (k.buffers[a].dtype, k.buffers[b].dtype, k.buffers[c].dtype);
+    if !matches!(da, Dtype::F16 | Dtype::Bf16) || db != da {
+        return Some(format!(
+            "the matrix units take f16 or bf16 operands and an f32 accumulator, these are {da} and {db}"
+        ));
+    }
+    if dc != Dtype::F32 {
+        return Some(format!(
+            "the accumulator is {dc}; the matrix units accumulate in f32"
+        ));
+    }
+    let (sa, sb) = (inst.buffer_shape(a), inst.buffer_shape(b));
+    let (m, kk, n) = (sa[0], sa[1], sb[1]);
+    if i == Inst::Wgmma {
+        return wgmma_miss(k, m, n, kk, threads, a, b);
+    }
+    let (im, in_, ik) = i.shape();
+    // The instruction is defined over a whole wave of the target.
+    if i.wave() != wave || threads % wave != 0 {
+        Some(format!(
+            "its {threads} threads are not whole waves of {}",
+            i.wave()
+        ))
+    } else if kk % ik != 0 {
+        Some(format!("K is {kk}, not a multiple of {ik}"))
+    } else if wave_grid(m, n, im, in_, threads / wave).is_none() {
+        Some(format!(
+            "the {m} × {n} tile does not split over {} waves into {im} × {in_} instruction tiles",
+            threads / wave
+        ))
+    } else {
+        None
+    }
+}
+
+/// The most square grid of `waves` waves (rows, columns) that splits an `m × n` tile into
+/// whole `im × in_` instruction tiles.
+fn wave_grid(m: usize, n: usize, im: usize, in_: usize, waves: usize) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    for wm in 1..=waves {
+        if waves % wm != 0 {
+            continue;
+        }
+        let wn = waves / wm;
+        if m % (im * wm) != 0 || n % (in_ * wn) != 0 {
+            continue;
+        }
+        let score = |wm: usize, wn: usize| ((m / wm) as isize - (n / wn) as isize).abs();
+        if best.is_none_or(|(bm, bn)| score(wm, wn) < score(bm, bn)) {
+            best = Some((wm, wn));
+        }
+    }
+    best
+}
+
+/// Why `c += a·b` does not run on wgmma (tl.h's `wg::fits`, the shapes whose descriptors are
 /// known): warpgroups of 128 threads stacked along M, 64 rows each; N of 64, 128 or 256 (one
 /// instruction, 128-byte atoms of B); K of 32 (64-byte atoms of A) or whole 64-wide atoms.
 /// Both operands must be free to take the `ATOMS` layout ([`atoms_ok`]).
-fn wgmma_fits(
+fn wgmma_miss(
     k: &Kernel,
     m: usize,
     n: usize,
@@ -643,14 +679,32 @@ fn wgmma_fits(
     threads: usize,
     a: BufId,
     b: BufId,
-) -> bool {
-    threads % 128 == 0
-        && m == 64 * (threads / 128)
-        && matches!(n, 64 | 128 | 256)
-        && (kk == 32 || kk % 64 == 0)
-        && a != b
-        && atoms_ok(k, a)
-        && atoms_ok(k, b)
+) -> Option<String> {
+    let wg = threads / 128;
+    if threads % 128 != 0 {
+        Some(format!(
+            "its {threads} threads are not whole warpgroups of 128"
+        ))
+    } else if m != 64 * wg {
+        Some(format!(
+            "M is {m}; wgmma takes 64 rows a warpgroup, {} with {threads} threads",
+            64 * wg
+        ))
+    } else if !matches!(n, 64 | 128 | 256) {
+        Some(format!("N is {n}; wgmma takes 64, 128 or 256"))
+    } else if !(kk == 32 || kk % 64 == 0) {
+        Some(format!("K is {kk}; wgmma takes 32 or a multiple of 64"))
+    } else if a == b {
+        Some("A and B are the same tile".into())
+    } else {
+        [a, b].into_iter().find(|&x| !atoms_ok(k, x)).map(|x| {
+            format!(
+                "`{}` has a use wgmma's operand layout cannot serve (only copies into it from \
+                 global memory, `gemm` and element accesses with a row and a column can)",
+                k.buffers[x].name
+            )
+        })
+    }
 }
 
 /// Whether shared tile `b` can be stored in tl.h's `ATOMS` layout: every use indexes it

@@ -5,7 +5,7 @@
 //! `layout::matrix_layout`), with the path it took and the first condition it failed; on the
 //! user's line where a statement caused it.
 
-use super::layout::atoms_ok;
+use super::layout::matrix_miss;
 use super::plan::*;
 use crate::ir::visit::walk;
 use crate::ir::*;
@@ -62,7 +62,7 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
                     // The last instruction the layout pass tried.
                     _ => {
                         let last = *Inst::of(target.matrix).last().unwrap_or(&fastest);
-                        ("FMA loops", fits(p, *a, *b, last))
+                        ("FMA loops", fits(p, [*a, *b, *c], last, target))
                     }
                 };
                 notes.push(note(s, k, *a, *b, *c, path, fastest, &why));
@@ -70,7 +70,7 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
             }
         };
         if fastest == Inst::Wgmma && took != Inst::Wgmma {
-            let why = fits(p, *a, *b, Inst::Wgmma);
+            let why = fits(p, [*a, *b, *c], Inst::Wgmma, target);
             notes.push(note(s, k, *a, *b, *c, name(took), fastest, &why));
         }
     });
@@ -108,55 +108,9 @@ fn name(i: Inst) -> &'static str {
     }
 }
 
-/// The first condition of `inst` that `a·b` fails (`layout::matrix_layout`, `wgmma_fits`).
-fn fits(p: &Plan, a: BufId, b: BufId, inst: Inst) -> String {
-    let k = p.inst.k;
-    let (da, db) = (k.buffers[a].dtype, k.buffers[b].dtype);
-    if !matches!(da, Dtype::F16 | Dtype::Bf16) || db != da {
-        return format!(
-            "the matrix units take f16 or bf16 operands and an f32 accumulator, these are {da} and {db}"
-        );
-    }
-    let (sa, sb) = (p.inst.buffer_shape(a), p.inst.buffer_shape(b));
-    let (m, kk, n) = (sa[0], sa[1], sb[1]);
-    let threads = p.threads;
-    if inst == Inst::Wgmma {
-        let wg = threads / 128;
-        return if threads % 128 != 0 {
-            format!("its {threads} threads are not whole warpgroups of 128")
-        } else if m != 64 * wg {
-            format!(
-                "M is {m}; wgmma takes 64 rows a warpgroup, {} with {threads} threads",
-                64 * wg
-            )
-        } else if !matches!(n, 64 | 128 | 256) {
-            format!("N is {n}; wgmma takes 64, 128 or 256")
-        } else if !(kk == 32 || kk % 64 == 0) {
-            format!("K is {kk}; wgmma takes 32 or a multiple of 64")
-        } else if a == b {
-            "A and B are the same tile".into()
-        } else if let Some(x) = [a, b].into_iter().find(|&x| !atoms_ok(k, x)) {
-            format!(
-                "`{}` has a use wgmma's operand layout cannot serve (only copies into it from \
-                 global memory, `gemm` and element accesses with a row and a column can)",
-                k.buffers[x].name
-            )
-        } else {
-            "its accumulator is shared with a gemm of another shape".into()
-        };
-    }
-    let (im, in_, ik) = inst.shape();
-    if threads % inst.wave() != 0 {
-        format!(
-            "its {threads} threads are not whole waves of {}",
-            inst.wave()
-        )
-    } else if kk % ik != 0 {
-        format!("K is {kk}, not a multiple of {ik}")
-    } else {
-        format!(
-            "the {m} × {n} tile does not split over {} waves into {im} × {in_} instruction tiles",
-            threads / inst.wave()
-        )
-    }
+/// Why `a·b` (into `c`) does not run on `inst` ([`matrix_miss`], what the layout pass decided
+/// by); when nothing in it fails, the accumulator's gemms disagree on a layout.
+fn fits(p: &Plan, [a, b, c]: [BufId; 3], inst: Inst, target: &Gpu) -> String {
+    matrix_miss(&p.inst, [a, b, c], inst, p.threads, target.wave as usize)
+        .unwrap_or_else(|| "its accumulator is shared with a gemm of another shape".into())
 }

@@ -592,35 +592,32 @@ impl Why {
 /// Which buffers are kept in shared memory, each with its first cause ([`Why`]) and the
 /// statement that caused it where one did. Reads as `demoted[b]`.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Demoted {
-    is: Vec<bool>,
-    why: Vec<Option<(Why, Option<crate::ctxt::Range>)>>,
-}
+pub(crate) struct Demoted(Vec<Option<(Why, Option<crate::ctxt::Range>)>>);
 
 impl Demoted {
     pub(crate) fn new(n: usize) -> Demoted {
-        Demoted {
-            is: vec![false; n],
-            why: vec![None; n],
-        }
+        Demoted(vec![None; n])
     }
     /// Demotes `b` (the first cause stays); whether it was not demoted yet.
     pub(crate) fn set(&mut self, b: BufId, why: Why, at: Option<crate::ctxt::Range>) -> bool {
-        let new = !self.is[b];
+        let new = self.0[b].is_none();
         if new {
-            self.is[b] = true;
-            self.why[b] = Some((why, at));
+            self.0[b] = Some((why, at));
         }
         new
     }
     pub(crate) fn why(&self, b: BufId) -> Option<(Why, Option<crate::ctxt::Range>)> {
-        self.why[b]
+        self.0[b]
     }
 }
 
 impl std::ops::Index<BufId> for Demoted {
     type Output = bool;
     fn index(&self, b: BufId) -> &bool {
-        &self.is[b]
+        if self.0[b].is_some() {
+            &true
+        } else {
+            &false
+        }
     }
 }

@@ -27,45 +27,32 @@ impl Checker<'_> {
             let d: Vec<String> = x.shape.iter().map(|e| self.dim_name(e)).collect();
             format!("({})", d.join(", "))
         };
-        let (sa, sb, sc) = (dims(ba), dims(bb), dims(bc));
-        let (na, nb, nc) = (
-            ba.name.to_string(),
-            bb.name.to_string(),
-            bc.name.to_string(),
-        );
-        let (msg, hint) = if b_t {
-            (
-                format!(
-                    "`gemm` reads B `{nb}` {sb} as (K, N), so K = {}, but A `{na}` {sa} has K = {}: \
-                     `{nb}` holds B transposed",
-                    self.dim_name(b0),
-                    self.dim_name(a1)
-                ),
-                format!(
-                    "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); \
-                     with `{nc}` {sc}, store `{nb}` as ({}, {})",
-                    self.dim_name(b1),
-                    self.dim_name(b0)
-                ),
-            )
+        // The operand stored the other way round: its role, buffer, how `gemm` reads it, its K
+        // as read, the shape to store it in; then the other operand and its K.
+        let (role, x, read, kx, store, other, y, ky) = if b_t {
+            ("B", bb, "(K, N)", b0, [b1, b0], "A", ba, a1)
         } else if a_t {
-            (
-                format!(
-                    "`gemm` reads A `{na}` {sa} as (M, K), so K = {}, but B `{nb}` {sb} has K = {}: \
-                     `{na}` holds A transposed",
-                    self.dim_name(a1),
-                    self.dim_name(b0)
-                ),
-                format!(
-                    "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); \
-                     with `{nc}` {sc}, store `{na}` as ({}, {})",
-                    self.dim_name(a1),
-                    self.dim_name(a0)
-                ),
-            )
+            ("A", ba, "(M, K)", a1, [a1, a0], "B", bb, b0)
         } else {
             return;
         };
+        let (nx, ny) = (x.name.to_string(), y.name.to_string());
+        let msg = format!(
+            "`gemm` reads {role} `{nx}` {} as {read}, so K = {}, but {other} `{ny}` {} has K = {}: \
+             `{nx}` holds {role} transposed",
+            dims(x),
+            self.dim_name(kx),
+            dims(y),
+            self.dim_name(ky)
+        );
+        let hint = format!(
+            "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); with `{}` \
+             {}, store `{nx}` as ({}, {})",
+            bc.name,
+            dims(bc),
+            self.dim_name(store[0]),
+            self.dim_name(store[1])
+        );
         self.cx.error_hint(span, msg, hint);
     }
 
