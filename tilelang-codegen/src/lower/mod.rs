@@ -27,8 +27,9 @@
 //! 5. `sync`: where block barriers go.
 //! 6. `occupancy`: the requests for resident blocks per multiprocessor (a register cap) the
 //!    build may try (NVIDIA, kernels without `gemm` or sequential loops over global memory).
-//! 7. `notes`: each `gemm` on a slower path than its target's first matrix instruction, the
-//!    path and the first condition it failed, on its line (the build prints them).
+//! 7. `notes`: each fragment kept in shared memory and its first cause, each `gemm` on a
+//!    slower path than its target's first matrix instruction, the path and the first
+//!    condition it failed (`layout::matrix_miss`), on their lines (the build prints them).
 //!
 //! `print` then writes the C++ and decides nothing. `plan` alone is what the macro needs
 //! (entry, threads, shared bytes, the target's limits as diagnostics); [`emit`] also prints.
