@@ -15,6 +15,8 @@
 //! twice, plain and through the runtime's TMA selection (persistent entries on 2 blocks, so
 //! every block walks several tiles). Every compiled chunk's SASS is scanned
 //! for known device-compiler miscompilations (`device::scan_sass`).
+//! A chunk folder that already holds the chunk compiled for the same archs (`compile.log`,
+//! which `compile` and `gpu` write last) is run without compiling it again.
 //! `emulate` runs the kernels under the host emulation of each arch's device code instead
 //! (`tilelang_difftest::emulate`, clang++-19 on this machine), a chunk at a time.
 //! It stops starting chunks at the deadline (seconds) and says where to resume. Exit status 1
@@ -132,7 +134,7 @@ fn main() {
     let t = Instant::now();
     let found = match cmd.as_str() {
         "compile" => {
-            let lines = compile_chunk(&o, &archs, &o.dir, o.offset, o.n);
+            let lines = compiled(&o, &archs, &o.dir, o.offset, o.n);
             for l in &lines {
                 println!("{l}");
             }
@@ -183,6 +185,24 @@ fn compile_chunk(o: &Opts, archs: &[&str], dir: &Path, at: u64, n: u64) -> Vec<S
     lines
 }
 
+/// `compile_chunk`, unless `dir` already holds this chunk compiled for `archs` (its
+/// `compile.log`, written last, names them): chunks compiled beforehand on another machine
+/// (`difftest compile --dir D/c<at>`) are carried and run as they are.
+fn compiled(o: &Opts, archs: &[&str], dir: &Path, at: u64, n: u64) -> Vec<String> {
+    let log = dir.join("compile.log");
+    let first = format!("[{at}..{}] compiled for {archs:?} ", at + n);
+    if let Ok(text) = std::fs::read_to_string(&log) {
+        if text.starts_with(&first) {
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            lines[0].push_str(" (compiled beforehand)");
+            return lines;
+        }
+    }
+    let lines = compile_chunk(o, archs, dir, at, n);
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{e}"));
+    lines
+}
+
 /// `difftest gpu`: chunk by chunk, the next one compiling while this one runs.
 fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
     let end = o.offset + o.n;
@@ -195,7 +215,7 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
     std::thread::scope(|s| {
         let chunk = |at: u64, n: u64| {
             let dir = o.dir.join(format!("c{at}"));
-            let lines = compile_chunk(o, archs, &dir, at, n);
+            let lines = compiled(o, archs, &dir, at, n);
             (dir, lines)
         };
         let mut next = chunks.first().map(|&(at, n)| s.spawn(move || chunk(at, n)));
@@ -219,6 +239,7 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
                 .step_by(per as usize)
                 .map(|a| (a, per.min(at + n - a)))
                 .collect();
+            let ran = Instant::now();
             let children: Vec<Child> = parts.iter().map(|&(a, m)| spawn(&dir, a, m)).collect();
             let mut chunk_text = lines.join("\n");
             for (&(a, m), c) in parts.iter().zip(children) {
@@ -242,6 +263,11 @@ fn gpu(o: &Opts, archs: &[&str], t: Instant) -> bool {
                     }
                 }
             }
+            println!(
+                "[{at}..{}] ran in {:.1} s",
+                at + n,
+                ran.elapsed().as_secs_f64()
+            );
             if o.seconds > 0 {
                 for seed in failing(found_seeds(&chunk_text)) {
                     let text = shrink_child(o, seed);
