@@ -111,17 +111,21 @@ struct tiling {
   static_assert(MT * I::IM * WM == M, "M must split into WM waves of whole instruction tiles");
   static_assert(NT * I::IN * WN == N, "N must split into WN waves of whole instruction tiles");
   static_assert(NREG * THREADS == M * N, "each accumulator element lives in one register");
-  // Index in the row-major (M, K) tile of element e of thread tid's A operand for m-tile mt,
-  // step k0.
+  // Index in the A tile of element e of thread tid's A operand for m-tile mt, step k0: the
+  // tile row-major (M, K), or stored (K, M) when TA (`.t()`).
+  template <bool TA = false>
   TL_LAYOUT static int a_index(int tid, int K, int mt, int k0, int e) {
     const int lane = tid % I::WAVE, wm = tid / I::WAVE / WN;
-    return (wm * TM + mt * I::IM + I::a_row(lane)) * K + k0 + I::ab_k(lane, e);
+    const int row = wm * TM + mt * I::IM + I::a_row(lane), k = k0 + I::ab_k(lane, e);
+    return TA ? k * M + row : row * K + k;
   }
-  // Index in the row-major (K, N) tile of element e of thread tid's B operand for n-tile nt,
-  // step k0.
-  TL_LAYOUT static int b_index(int tid, int nt, int k0, int e) {
+  // Index in the B tile of element e of thread tid's B operand for n-tile nt, step k0: the tile
+  // row-major (K, N), or stored (N, K) when TB (`.t()`; K given).
+  template <bool TB = false>
+  TL_LAYOUT static int b_index(int tid, int nt, int k0, int e, int K = 0) {
     const int lane = tid % I::WAVE, wn = tid / I::WAVE % WN;
-    return (k0 + I::ab_k(lane, e)) * N + wn * TN + nt * I::IN + I::b_col(lane);
+    const int k = k0 + I::ab_k(lane, e), col = wn * TN + nt * I::IN + I::b_col(lane);
+    return TB ? col * K + k : k * N + col;
   }
   // The (row, col) in the block tile of thread tid's accumulator register r.
   TL_LAYOUT static rc c(int tid, int r) {
@@ -237,9 +241,10 @@ template <> struct op<Mfma16, bfloat> {
   }
 };
 
-// acc (registers, in tiling<I, M, N, WM, WN>'s layout) += A (M×K, shared) · B (K×N, shared).
-// Every thread of the block calls it; the block has tiling::THREADS threads.
-template <class I, class T, int M, int N, int K, int WM, int WN>
+// acc (registers, in tiling<I, M, N, WM, WN>'s layout) += A (M×K, shared) · B (K×N, shared),
+// each row-major or stored transposed (TA, TB: `.t()`). Every thread of the block calls it;
+// the block has tiling::THREADS threads.
+template <class I, class T, int M, int N, int K, int WM, int WN, bool TA, bool TB>
 TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   typedef tiling<I, M, N, WM, WN> L;
   typedef op<I, T> O;
@@ -253,11 +258,13 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
 #pragma unroll
     for (int mt = 0; mt < L::MT; ++mt)
 #pragma unroll
-      for (int e = 0; e < I::AE; ++e) af[mt][e] = raw16(a[L::a_index(tid, K, mt, k0, e)]);
+      for (int e = 0; e < I::AE; ++e)
+        af[mt][e] = raw16(a[L::template a_index<TA>(tid, K, mt, k0, e)]);
 #pragma unroll
     for (int nt = 0; nt < L::NT; ++nt)
 #pragma unroll
-      for (int e = 0; e < I::AE; ++e) bf[nt][e] = raw16(b[L::b_index(tid, nt, k0, e)]);
+      for (int e = 0; e < I::AE; ++e)
+        bf[nt][e] = raw16(b[L::template b_index<TB>(tid, nt, k0, e, K)]);
 #pragma unroll
     for (int mt = 0; mt < L::MT; ++mt)
 #pragma unroll
@@ -280,7 +287,7 @@ namespace mx {
 // loads (its address from tiling::a_index / b_index), products are exact in f32 and summed in
 // increasing k into the accumulator. The hardware's summation order and internal precision are
 // unspecified, so results agree with a device to rounding, not bit for bit.
-template <class I, class T, int M, int N, int K, int WM, int WN>
+template <class I, class T, int M, int N, int K, int WM, int WN, bool TA, bool TB>
 TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   typedef tiling<I, M, N, WM, WN> L;
   static_assert(K % I::IK == 0, "K must be a multiple of the instruction's K");
@@ -302,8 +309,8 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
           float d = acc[(mt * L::NT + nt) * I::CE + q];
           for (int k = 0; k < I::IK; ++k) {
             const int x = p.row * I::IK + k, y = k * I::IN + p.col;
-            d += to_float(a[L::a_index(base + al[x], K, mt, k0, ae[x])]) *
-                 to_float(b[L::b_index(base + bl[y], nt, k0, be[y])]);
+            d += to_float(a[L::template a_index<TA>(base + al[x], K, mt, k0, ae[x])]) *
+                 to_float(b[L::template b_index<TB>(base + bl[y], nt, k0, be[y], K)]);
           }
           acc[(mt * L::NT + nt) * I::CE + q] = d;
         }
@@ -312,20 +319,20 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
 #endif
 
 #if defined(TL_AMD) || defined(TL_HOST)
-// RDNA3 WMMA (gfx11, wave32).
-template <class T, int M, int N, int K, int WM, int WN>
+// RDNA3 WMMA (gfx11, wave32). TA, TB: the operands stored transposed (`.t()`), as in mx::gemm.
+template <class T, int M, int N, int K, int WM, int WN, bool TA = false, bool TB = false>
 TL_DEVICE void gemm_wmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
-  mx::gemm<mx::Wmma11, T, M, N, K, WM, WN>(a, b, acc);
+  mx::gemm<mx::Wmma11, T, M, N, K, WM, WN, TA, TB>(a, b, acc);
 }
 // RDNA4 WMMA (gfx12, wave32).
-template <class T, int M, int N, int K, int WM, int WN>
+template <class T, int M, int N, int K, int WM, int WN, bool TA = false, bool TB = false>
 TL_DEVICE void gemm_wmma12(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
-  mx::gemm<mx::Wmma12, T, M, N, K, WM, WN>(a, b, acc);
+  mx::gemm<mx::Wmma12, T, M, N, K, WM, WN, TA, TB>(a, b, acc);
 }
 // CDNA MFMA (gfx90a, gfx942, wave64): IM = 32 for 32x32x8 tiles, 16 for 16x16x16.
-template <class T, int M, int N, int K, int WM, int WN, int IM>
+template <class T, int M, int N, int K, int WM, int WN, int IM, bool TA = false, bool TB = false>
 TL_DEVICE void gemm_mfma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
-  mx::gemm<typename mx::mfma_of<IM>::type, T, M, N, K, WM, WN>(a, b, acc);
+  mx::gemm<typename mx::mfma_of<IM>::type, T, M, N, K, WM, WN, TA, TB>(a, b, acc);
 }
 #endif
 }  // namespace tl

@@ -46,11 +46,16 @@ TL_WGMMA_LAYOUT uint64_t desc_a(uint32_t a, int g, int k0) {
   const uint32_t at = a + (uint32_t)((k0 / W) * (M * RB) + g * 64 * RB + (k0 % W) * 2);
   return desc(at, 16, 8 * RB, mode(RB));
 }
-// B's descriptor for k-step k0, B at shared address `b`.
-template <int K, int N>
+// B's descriptor for k-step k0, B at shared address `b`: MN-major (K, N), or, when KB (B
+// marked `.t()`, stored (N, K)), K-major like A with N rows.
+template <int K, int N, bool KB = false>
 TL_WGMMA_LAYOUT uint64_t desc_b(uint32_t b, int k0) {
-  constexpr int W = atom<N>(), RB = 2 * W;
-  return desc(b + (uint32_t)(k0 * RB), K * RB, 8 * RB, mode(RB));
+  if constexpr (KB) {
+    return desc_a<N, K>(b, 0, k0);
+  } else {
+    constexpr int W = atom<N>(), RB = 2 * W;
+    return desc(b + (uint32_t)(k0 * RB), K * RB, 8 * RB, mode(RB));
+  }
 }
 // Whether the lowering may use wgmma for these tile shapes (the layout pass asks the same).
 template <int M, int N, int K, int WG>
@@ -61,11 +66,11 @@ TL_WGMMA_LAYOUT bool fits() {
 // END wgmma layout
 
 #if defined(TL_NVIDIA)
-template <class T, int N> struct wgmma_op;
+template <class T, int N, bool KB = false> struct wgmma_op;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // m64nNk16 with both operands from shared memory, f32 accumulators, D += A·B (scale-d 1), A
-// K-major, B MN-major (imm-trans-b 1).
-template <> struct wgmma_op<half, 64> {
+// K-major, B MN-major (imm-trans-b 1), or K-major when KB (a B marked `.t()`: imm-trans-b 0).
+template <bool KB> struct wgmma_op<half, 64, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -76,18 +81,18 @@ template <> struct wgmma_op<half, 64> {
         "%8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, "
         "%24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 1;\n"
+        "}, %32, %33, p, 1, 1, 0, %35;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
           "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
           "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
-template <> struct wgmma_op<bfloat, 64> {
+template <bool KB> struct wgmma_op<bfloat, 64, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -98,18 +103,18 @@ template <> struct wgmma_op<bfloat, 64> {
         "%8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, "
         "%24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 1;\n"
+        "}, %32, %33, p, 1, 1, 0, %35;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
           "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
           "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
-template <> struct wgmma_op<half, 128> {
+template <bool KB> struct wgmma_op<half, 128, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -124,7 +129,7 @@ template <> struct wgmma_op<half, 128> {
         "%40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, "
         "%56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 1;\n"
+        "}, %64, %65, p, 1, 1, 0, %67;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -136,11 +141,11 @@ template <> struct wgmma_op<half, 128> {
           "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
           "+f"(d[63])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
-template <> struct wgmma_op<bfloat, 128> {
+template <bool KB> struct wgmma_op<bfloat, 128, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -155,7 +160,7 @@ template <> struct wgmma_op<bfloat, 128> {
         "%40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, "
         "%56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 1;\n"
+        "}, %64, %65, p, 1, 1, 0, %67;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -167,11 +172,11 @@ template <> struct wgmma_op<bfloat, 128> {
           "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
           "+f"(d[63])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
-template <> struct wgmma_op<half, 256> {
+template <bool KB> struct wgmma_op<half, 256, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -194,7 +199,7 @@ template <> struct wgmma_op<half, 256> {
         "%104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, "
         "%120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 1;\n"
+        "}, %128, %129, p, 1, 1, 0, %131;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -215,11 +220,11 @@ template <> struct wgmma_op<half, 256> {
           "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
           "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
-template <> struct wgmma_op<bfloat, 256> {
+template <bool KB> struct wgmma_op<bfloat, 256, KB> {
   TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
     asm volatile(
         "{\n"
@@ -242,7 +247,7 @@ template <> struct wgmma_op<bfloat, 256> {
         "%104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, "
         "%120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 1;\n"
+        "}, %128, %129, p, 1, 1, 0, %131;\n"
         "}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
           "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -263,7 +268,7 @@ template <> struct wgmma_op<bfloat, 256> {
           "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
           "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b), "r"(1)
+        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
         : "memory");
   }
 };
@@ -457,7 +462,8 @@ TL_DEVICE void stmatrix_x4(void* row, const uint32_t* v) {
 // Issues the K / 16 instructions of acc += A·B as one wgmma group and returns at once: the
 // accumulator and the operand tiles belong to the tensor cores until a `wgmma_wait` says the
 // group is done (the warp-specialised loop keeps one group in flight this way).
-template <class T, int M, int N, int K, int WG>
+// KB: B stored (N, K) (marked `.t()`), read K-major.
+template <class T, int M, int N, int K, int WG, bool KB = false>
 TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -466,17 +472,17 @@ TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b
   wgmma_fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16)
-    wgmma_op<T, N>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N>(sb, k0));
+    wgmma_op<T, N, KB>::run(acc, wg::desc_a<M, K>(sa, g, k0), wg::desc_b<K, N, KB>(sb, k0));
   wgmma_commit();
 #else
   static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
 #endif
 }
 
-template <class T, int M, int N, int K, int WG>
+template <class T, int M, int N, int K, int WG, bool KB = false>
 TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  gemm_wgmma_async<T, M, N, K, WG>(a, b, acc);
+  gemm_wgmma_async<T, M, N, K, WG, KB>(a, b, acc);
   wgmma_wait<0>();
 #else
   // Only sm_90a objects call this; another arch compiling it is the emitter's error.
@@ -508,8 +514,8 @@ TL_DEVICE void wgmma_wait() {
 }
 // The operands one m64nNk16 instruction reads for this thread's share of D: A at its two
 // rows (16·warp + lane / 4 and 8 below), B at its columns (8j + 2·(lane % 4) + {0, 1}), as
-// the descriptors say, read from shared memory now.
-template <class T, int N>
+// the descriptors say (B K-major when KB), read from shared memory now.
+template <class T, int N, bool KB>
 struct WgmmaOperands {
   T a[2][16], b[16][N / 4];
   static WgmmaOperands read(uint64_t da, uint64_t db) {
@@ -523,10 +529,12 @@ struct WgmmaOperands {
         __builtin_memcpy(&o.a[h][k], tl_smem + tl_host::a_addr(a, 16 * warp + lane / 4 + 8 * h, k),
                          sizeof(T));
     for (int k = 0; k < 16; ++k)
-      for (int c = 0; c < N / 4; ++c)
+      for (int c = 0; c < N / 4; ++c) {
+        const int n = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
         __builtin_memcpy(&o.b[k][c],
-                         tl_smem + tl_host::b_addr(b, k, 8 * (c / 2) + 2 * (lane % 4) + c % 2),
+                         tl_smem + (KB ? tl_host::a_addr(b, n, k) : tl_host::b_addr(b, k, n)),
                          sizeof(T));
+      }
     return o;
   }
   bool operator==(const WgmmaOperands& o) const {
@@ -537,9 +545,10 @@ struct WgmmaOperands {
 // the tensor cores may read them at any moment until the wait that covers the group, so
 // they must not change meanwhile (a missing barrier before the gemm, or a stage released
 // before its group is done, changes them here); then its share of D += A·B.
-template <class T, int N>
-TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db, const WgmmaOperands<T, N>& at_issue) {
-  if (!(WgmmaOperands<T, N>::read(da, db) == at_issue))
+template <class T, int N, bool KB>
+TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db,
+                         const WgmmaOperands<T, N, KB>& at_issue) {
+  if (!(WgmmaOperands<T, N, KB>::read(da, db) == at_issue))
     tl_host::detail::fail(
         "wgmma: an operand in shared memory changed between the issue and the wait");
   for (int j = 0; j < N / 8; ++j)
@@ -550,7 +559,7 @@ TL_DEVICE void wgmma_run(float* d, uint64_t da, uint64_t db, const WgmmaOperands
       d[4 * j + q] = x;
     }
 }
-template <class T, int M, int N, int K, int WG>
+template <class T, int M, int N, int K, int WG, bool KB = false>
 TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(wg::fits<M, N, K, WG>(), "gemm_wgmma: tile shapes the lowering does not pick");
   const uint32_t sa = smem_addr(a), sb = smem_addr(b);
@@ -558,16 +567,17 @@ TL_DEVICE void gemm_wgmma_async(const T* __restrict__ a, const T* __restrict__ b
   if (g >= WG) tl_host::detail::fail("gemm_wgmma: a thread outside the gemm's warpgroups");
   wgmma_fence();
   for (int k0 = 0; k0 < K; k0 += 16) {
-    const uint64_t da = wg::desc_a<M, K>(sa, g, k0), db = wg::desc_b<K, N>(sb, k0);
-    auto ops = std::make_shared<WgmmaOperands<T, N>>(WgmmaOperands<T, N>::read(da, db));
+    const uint64_t da = wg::desc_a<M, K>(sa, g, k0), db = wg::desc_b<K, N, KB>(sb, k0);
+    typedef WgmmaOperands<T, N, KB> Ops;
+    auto ops = std::make_shared<Ops>(Ops::read(da, db));
     tl_host::detail::wgmma.open.push_back(
-        [acc, da, db, ops] { wgmma_run<T, N>(acc, da, db, *ops); });
+        [acc, da, db, ops] { wgmma_run<T, N, KB>(acc, da, db, *ops); });
   }
   wgmma_commit();
 }
-template <class T, int M, int N, int K, int WG>
+template <class T, int M, int N, int K, int WG, bool KB = false>
 TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
-  gemm_wgmma_async<T, M, N, K, WG>(a, b, acc);
+  gemm_wgmma_async<T, M, N, K, WG, KB>(a, b, acc);
   wgmma_wait<0>();
 }
 typedef tl_host::TensorMap TensorMap;

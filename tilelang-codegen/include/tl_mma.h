@@ -7,9 +7,19 @@
 
 namespace tl {
 // ---- matrix products ----------------------------------------------------------------------------
+// Element (i, k) of A (M×K) and (k, j) of B (K×N) in their tiles: row-major, or stored
+// transposed when the operand is marked `.t()` (TA: A stored K×M; TB: B stored N×K).
+template <bool TA, int M, int K> TL_DEVICE constexpr int a_at(int i, int k) {
+  return TA ? k * M + i : i * K + k;
+}
+template <bool TB, int K, int N> TL_DEVICE constexpr int b_at(int k, int j) {
+  return TB ? j * K + k : k * N + j;
+}
+
 // FMA path: acc (M×N, owned by threads in the strided layout: element L = reg·THREADS + tid)
 // += A (M×K, shared) · B (K×N, shared), in increasing k, products rounded to the acc type.
-template <class A, class C, int M, int N, int K, int THREADS, int NREG>
+template <class A, class C, int M, int N, int K, int THREADS, int NREG, bool TA = false,
+          bool TB = false>
 TL_DEVICE void gemm_fma(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
 #pragma unroll
   for (int r = 0; r < NREG; ++r) {
@@ -17,19 +27,21 @@ TL_DEVICE void gemm_fma(const A* __restrict__ a, const A* __restrict__ b, C* acc
     if (L < M * N) {
       const int i = L / N, j = L % N;
       C x = acc[r];
-      for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+      for (int k = 0; k < K; ++k)
+        x = add(x, mul(cast<C>(a[a_at<TA, M, K>(i, k)]), cast<C>(b[b_at<TB, K, N>(k, j)])));
       acc[r] = x;
     }
   }
 }
 
 // FMA path with the accumulator in shared memory (when it is also read in other layouts).
-template <class A, class C, int M, int N, int K, int THREADS>
+template <class A, class C, int M, int N, int K, int THREADS, bool TA = false, bool TB = false>
 TL_DEVICE void gemm_fma_shared(const A* __restrict__ a, const A* __restrict__ b, C* acc) {
   for (int e = TL_TID; e < M * N; e += THREADS) {
     const int i = e / N, j = e % N;
     C x = acc[e];
-    for (int k = 0; k < K; ++k) x = add(x, mul(cast<C>(a[i * K + k]), cast<C>(b[k * N + j])));
+    for (int k = 0; k < K; ++k)
+      x = add(x, mul(cast<C>(a[a_at<TA, M, K>(i, k)]), cast<C>(b[b_at<TB, K, N>(k, j)])));
     acc[e] = x;
   }
 }
@@ -88,6 +100,12 @@ TL_DEVICE void ldmatrix_x4_trans(uint32_t* r, const void* p) {
                : "r"(s));
 }
 // Two matrices: lanes 0-15 supply the addresses (the others' are ignored but must be valid).
+TL_DEVICE void ldmatrix_x2(uint32_t* r, const void* p) {
+  const uint32_t s = smem_addr(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(s));
+}
 TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
   const uint32_t s = smem_addr(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
@@ -97,9 +115,11 @@ TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
 
 // One k-step of 16 of gemm_mma with operands fetched by ldmatrix: A's m16k16 fragment is the
 // four 8×8 matrices (rows 0-7 | 8-15) × (k 0-7 | 8-15) of the tile, in the order of the mma
-// operand registers; B's k16n8 fragment is (k 0-7 | 8-15) of 8 columns, transposed, so that a
-// lane holds the k-pairs of its column. Needs K and N multiples of 8 (16-byte rows).
-template <class T, int M, int N, int K, int WM, int WN, bool SWA, bool SWB>
+// operand registers; B's k16n8 fragment is (k 0-7 | 8-15) of 8 columns, so that a lane holds the
+// k-pairs of its column. An operand whose stored rows run along M or N (A row-major, B marked
+// `.t()`: stored N×K) is read as stored; one whose stored rows run along K (B row-major, A
+// marked `.t()`: stored K×M) with `.trans`. Needs stored rows of multiples of 8 (16 bytes).
+template <class T, int M, int N, int K, int WM, int WN, bool SWA, bool SWB, bool TA, bool TB>
 TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
   const int lane = TL_TID % 32, warp = TL_TID / 32;
@@ -111,23 +131,32 @@ TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ 
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       // matrix mj: rows + 8·(mj % 2), k + 8·(mj / 2)
-      const int row = wm * TM + mt * 16 + mi + 8 * (mj % 2);
-      ldmatrix_x4(af[mt], a + sidx<SWA, K>(row, k0 + 8 * (mj / 2)));
+      const int m0 = wm * TM + mt * 16 + 8 * (mj % 2), kk = k0 + 8 * (mj / 2);
+      if constexpr (TA)
+        ldmatrix_x4_trans(af[mt], a + sidx<SWA, M>(kk + mi, m0));
+      else
+        ldmatrix_x4(af[mt], a + sidx<SWA, K>(m0 + mi, kk));
     }
 #pragma unroll
     for (int nt = 0; nt + 1 < NT; nt += 2) {
       // matrix mj: k + 8·(mj % 2), columns of tile nt + mj / 2
       uint32_t r[4];
-      const int k = k0 + mi + 8 * (mj % 2);
-      ldmatrix_x4_trans(r, b + sidx<SWB, N>(k, wn * TN + (nt + mj / 2) * 8));
+      const int kk = k0 + 8 * (mj % 2), n0 = wn * TN + (nt + mj / 2) * 8;
+      if constexpr (TB)
+        ldmatrix_x4(r, b + sidx<SWB, K>(n0 + mi, kk));
+      else
+        ldmatrix_x4_trans(r, b + sidx<SWB, N>(kk + mi, n0));
       bf[nt][0] = r[0];
       bf[nt][1] = r[1];
       bf[nt + 1][0] = r[2];
       bf[nt + 1][1] = r[3];
     }
     if constexpr (NT % 2 == 1) {
-      const int k = k0 + mi + 8 * (mj % 2);
-      ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(k, wn * TN + (NT - 1) * 8));
+      const int kk = k0 + 8 * (mj % 2), n0 = wn * TN + (NT - 1) * 8;
+      if constexpr (TB)
+        ldmatrix_x2(bf[NT - 1], b + sidx<SWB, K>(n0 + mi, kk));
+      else
+        ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(kk + mi, n0));
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -136,36 +165,45 @@ TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ 
   }
 }
 
-// acc (the mma layout above) += A (M×K, row-major) · B (K×N, row-major), both in shared memory
-// as the block tiles; the block is WM·WN warps. Operands are fetched with ldmatrix when the rows
-// allow it (16-byte rows, 16-byte aligned shared memory: a check uniform over the block), else
-// element by element. SWA / SWB: the operand is a swizzled tile (see `swz`).
-template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
+// acc (the mma layout above) += A (M×K) · B (K×N), both in shared memory as the block tiles,
+// row-major, or stored transposed where TA / TB (`.t()`: A stored K×M, B stored N×K); the block
+// is WM·WN warps. Operands are fetched with ldmatrix when the rows allow it (16-byte rows,
+// 16-byte aligned shared memory: a check uniform over the block), else element by element.
+// SWA / SWB: the operand is a swizzled tile (see `swz`), of its stored shape.
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false,
+          bool TA = false, bool TB = false>
 TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   constexpr int TM = M / WM, TN = N / WN, MT = TM / 16, NT = TN / 8;
-  if constexpr ((SWA || SWB) && K % 8 == 0 && N % 8 == 0) {
+  // The stored row lengths.
+  constexpr int RA = TA ? M : K, RB = TB ? K : N;
+  if constexpr ((SWA || SWB) && RA % 8 == 0 && RB % 8 == 0) {
     // The emitter swizzles only shared tiles at 16-byte aligned offsets, and gemm operands are
     // always shared: no check needed.
-    gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+    gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB, TA, TB>(a, b, acc);
     return;
-  } else if constexpr (K % 8 == 0 && N % 8 == 0 && sizeof(T) == 2) {
+  } else if constexpr (RA % 8 == 0 && RB % 8 == 0 && sizeof(T) == 2) {
     const bool ok = __isShared(a) && __isShared(b) &&
                     ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
     if (ok) {
-      gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB>(a, b, acc);
+      gemm_mma_ldmatrix<T, M, N, K, WM, WN, SWA, SWB, TA, TB>(a, b, acc);
       return;
     }
   }
   const int lane = TL_TID % 32, warp = TL_TID / 32;
   const int wm = warp / WN, wn = warp % WN;
   const int g = lane / 4, t = lane % 4;
+  const auto A = [&](int r, int c) {
+    return TA ? a[sidx<SWA, M>(c, r)] : a[sidx<SWA, K>(r, c)];
+  };
+  const auto B = [&](int r, int c) {
+    return TB ? b[sidx<SWB, K>(c, r)] : b[sidx<SWB, N>(r, c)];
+  };
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t af[MT][4];
     uint32_t bf[NT][2];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       const int r0 = wm * TM + mt * 16 + g, c0 = k0 + 2 * t;
-      const auto A = [&](int r, int c) { return a[sidx<SWA, K>(r, c)]; };
       af[mt][0] = pack2(A(r0, c0), A(r0, c0 + 1));
       af[mt][1] = pack2(A(r0 + 8, c0), A(r0 + 8, c0 + 1));
       af[mt][2] = pack2(A(r0, c0 + 8), A(r0, c0 + 9));
@@ -174,7 +212,6 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       const int r0 = k0 + 2 * t, c0 = wn * TN + nt * 8 + g;
-      const auto B = [&](int r, int c) { return b[sidx<SWB, N>(r, c)]; };
       bf[nt][0] = pack2(B(r0, c0), B(r0 + 1, c0));
       bf[nt][1] = pack2(B(r0 + 8, c0), B(r0 + 9, c0));
     }
@@ -203,7 +240,8 @@ TL_DEVICE void mma_coord(int r, int& row, int& col) {
 // Host emulation of gemm_mma (NVIDIA sources on tl_host.h): each thread computes the
 // accumulator elements mma.sync's layout gives it (`mma_coord`), exact products summed in
 // increasing k in f32, the operands read where `sidx` stores them.
-template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false>
+template <class T, int M, int N, int K, int WM, int WN, bool SWA = false, bool SWB = false,
+          bool TA = false, bool TB = false>
 TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   static_assert(TL_WAVE == 32, "mma.sync: emulate NVIDIA sources with TL_WAVE=32");
   constexpr int REGS = (M / WM) * (N / WN) / 32;
@@ -212,7 +250,8 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
     mma_coord<M, N, WM, WN>(r, row, col);
     float d = acc[r];
     for (int k = 0; k < K; ++k)
-      d += to_float(a[sidx<SWA, K>(row, k)]) * to_float(b[sidx<SWB, N>(k, col)]);
+      d += to_float(TA ? a[sidx<SWA, M>(k, row)] : a[sidx<SWA, K>(row, k)]) *
+           to_float(TB ? b[sidx<SWB, K>(col, k)] : b[sidx<SWB, N>(k, col)]);
     acc[r] = d;
   }
 }

@@ -301,6 +301,8 @@ pub enum ExprKind {
     Index(Ident, Vec<Expr>),
     /// `&x` or `&mut x`: how tile buffers are passed to primitives.
     Ref(Ident, bool),
+    /// `&x.t()`: a tile read transposed, only as an operand of `gemm`.
+    Transposed(Ident),
     /// `a.at((i, j))` / `a.at_mut((i, j))`: a tile of a global tensor at an element offset.
     Region {
         tensor: Ident,

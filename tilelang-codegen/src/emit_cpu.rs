@@ -332,9 +332,13 @@ impl Body<'_> {
                 let (b, v) = (buf_ident(*buf), self.e.expr(value));
                 quote!({ let __val = #v; #b.fill(__val); })
             }
-            StmtKind::Gemm { a, b, c } => {
+            StmtKind::Gemm { a, b, c, ta, tb } => {
                 let (a, b, c) = (buf_ident(*a), buf_ident(*b), buf_ident(*c));
-                quote!(#rt::gemm(&#a, &#b, &mut #c)?;)
+                if *ta || *tb {
+                    quote!(#rt::gemm_t::<#ta, #tb, _, _>(&#a, &#b, &mut #c)?;)
+                } else {
+                    quote!(#rt::gemm(&#a, &#b, &mut #c)?;)
+                }
             }
             StmtKind::Reduce { op, src, dst, dim } => {
                 let (s, d) = (buf_ident(*src), buf_ident(*dst));

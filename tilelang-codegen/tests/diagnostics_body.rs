@@ -352,16 +352,115 @@ fn k<const BM: usize, const BN: usize, const D: usize>(c: &mut Tensor<f32, (N,)>
         src,
         &[
             (
-                "`gemm` reads B `k_s` (BN, D) as (K, N), so K = BN, but A `q_s` (BM, D) has K = D: `k_s` holds B transposed",
-                "with `s` (BM, BN), store `k_s` as (D, BN)",
+                "`gemm` reads B `k_s` (BN, D) as (K, N), so K = BN, but A `q_s` (BM, D) has K = D: `k_s` holds B the other way round",
+                "(`s` (BM, BN)); write `&k_s.t()` to read `k_s` as stored",
             ),
             (
-                "`gemm` reads A `at` (D, BM) as (M, K), so K = BM, but B `v_s` (D, BN) has K = D: `at` holds A transposed",
-                "with `s` (BM, BN), store `at` as (BM, D)",
+                "`gemm` reads A `at` (D, BM) as (M, K), so K = BM, but B `v_s` (D, BN) has K = D: `at` holds A the other way round",
+                "write `&at.t()` to read `at` as stored",
             ),
         ],
     );
     expect_range(src, &d[0], "gemm(&q_s, &k_s, &mut s)", 0);
+}
+
+#[test]
+fn gemm_operands_read_transposed() {
+    // `.t()` reads an operand as stored: the kernel above, fixed, compiles; a `.t()` too many
+    // is the same error the other way round.
+    let src = r#"
+#[tile_kernel(grid = [1], threads = 128, configs = [sq(BM = 64, BN = 64, D = 64)])]
+fn k<const BM: usize, const BN: usize, const D: usize>(c: &mut Tensor<f32, (N,)>) {
+    let mut q_s = alloc_shared::<f16, (BM, D)>();
+    let mut k_s = alloc_shared::<f16, (BN, D)>();
+    let mut s = alloc_fragment::<f32, (BM, BN)>();
+    gemm(&q_s, &k_s.t(), &mut s);
+    let mut at = alloc_shared::<f16, (D, BM)>();
+    let mut v_s = alloc_shared::<f16, (D, BN)>();
+    gemm(&at.t(), &v_s, &mut s);
+    gemm(&at.t(), &k_s.t(), &mut s);
+}
+"#;
+    compiles(src).unwrap();
+    expect(
+        &src.replace("&v_s, &mut", "&v_s.t(), &mut"),
+        &[(
+            "`gemm` reads B `v_s.t()` (D, BN) as (N, K), so K = BN, but A `at.t()` (D, BM) has K = D: `v_s` holds B the other way round",
+            "write `&v_s` to read `v_s` as stored",
+        )],
+    );
+    // Per config, with literal shapes that agree both ways round only in the right one.
+    let lit = r#"
+#[tile_kernel(grid = [1], threads = 128, configs = [a(BM = 16, BK = 32, X = 32), b(BM = 16, BK = 32, X = 16)])]
+fn k<const BM: usize, const BK: usize, const X: usize>(c: &mut Tensor<f32, (N,)>) {
+    let mut a_s = alloc_shared::<f16, (BM, BK)>();
+    let mut b_s = alloc_shared::<f16, (BM, X)>();
+    let mut acc = alloc_fragment::<f32, (BM, BM)>();
+    gemm(&a_s, &b_s.t(), &mut acc);
+}
+"#;
+    expect(
+        lit,
+        &[(
+            "in config `b`: `gemm` shapes do not agree: A is (16, 32), B is (16, 16) stored transposed, C is (16, 16)",
+            "`&b.t()`: stored (N, K)",
+        )],
+    );
+}
+
+#[test]
+fn transposed_reads_only_on_gemm_operands() {
+    let src = r#"
+#[tile_kernel(grid = [1], threads = 128, configs = [c(T = 16)])]
+fn k<const T: usize>(c: &mut Tensor<f32, (N,)>) {
+    let mut a = alloc_shared::<f16, (T, T)>();
+    let mut acc = alloc_fragment::<f32, (T, T)>();
+    gemm(&a, &a, &mut acc.t());
+    let x = a.t();
+    gemm(&a, &a.t(1), &mut acc);
+}
+"#;
+    // What the parser rejects.
+    expect(
+        src,
+        &[
+            (
+                "only `gemm`'s operands A and B can be read transposed",
+                "store the accumulator as (M, N) and write `&mut acc`",
+            ),
+            (
+                "`.t()` marks an operand of `gemm` read transposed, borrowed in the call",
+                "write `gemm(&a, &b.t(), &mut c)`",
+            ),
+            (
+                "`.t()` applies to a tile buffer and takes no arguments",
+                "write `&tile.t()`",
+            ),
+        ],
+    );
+    // What the checker rejects.
+    let src = r#"
+#[tile_kernel(grid = [1], threads = 128, configs = [c(T = 16)])]
+fn k<const T: usize>(c: &mut Tensor<f32, (N,)>) {
+    let mut a = alloc_shared::<f16, (T, T)>();
+    let mut acc = alloc_fragment::<f32, (T, T)>();
+    let mut r = alloc_fragment::<f32, (T,)>();
+    copy(&a.t(), &mut acc);
+    let y = &a.t();
+    reduce_sum(&a.t(), &mut r, 1);
+}
+"#;
+    expect(
+        src,
+        &[
+            ("`.t()` marks an operand of `gemm`, not", "write `&a`"),
+            (
+                "`&a.t()` can only be passed to `gemm` as A or B",
+                "swapped indices",
+            ),
+            ("`.t()` marks an operand of `gemm`, not", "write `&a`"),
+        ],
+    );
 }
 
 #[test]
@@ -381,7 +480,7 @@ fn k<const BM: usize, const BK: usize>(c: &mut Tensor<f32, (N,)>) {
     let d = expect(
         src,
         &[
-            ("in config `bad`: `gemm` shapes do not agree: A is (16, 8), B is (16, 16), C is (16, 16)", "A is (M, K), B is (K, N)"),
+            ("in config `bad`: `gemm` shapes do not agree: A is (16, 8), B is (16, 16), C is (16, 16)", "A is (M, K) (`&a.t()`: stored (K, M)), B is (K, N)"),
             ("in config `bad`: reducing (16, 16) along dimension 1 gives (16), but the destination is (8)", "make the destination's shape"),
             ("in config `bad`: `parallel` extent is 0", "extents must be constants between 1 and 16777216"),
         ],

@@ -101,14 +101,17 @@ template <class I> void instruction(const char* name) {
 // The block GEMM as tl.h's mx::gemm runs it, each instruction executed by its documented
 // semantics: the operand tiles are rebuilt from the lanes' registers through the layouts,
 // multiplied, and the product scattered to the lanes' accumulators through the C layout.
-template <class I, int M, int N, int K, int WM, int WN> void block(const char* name) {
+// TA, TB: the operand tiles stored transposed (`.t()`: A as K × M, B as N × K).
+template <class I, int M, int N, int K, int WM, int WN, bool TA = false, bool TB = false>
+void block(const char* name) {
   typedef tiling<I, M, N, WM, WN> L;
   std::vector<double> A(M * K), B(K * N), ref(M * N, 0.0), acc(L::THREADS * L::NREG, 0.0);
   for (int i = 0; i < M * K; ++i) A[i] = (i * 7 % 11) - 5;
   for (int i = 0; i < K * N; ++i) B[i] = (i * 5 % 13) - 6;
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+      for (int k = 0; k < K; ++k)
+        ref[i * N + j] += A[TA ? k * M + i : i * K + k] * B[TB ? j * K + k : k * N + j];
   std::vector<int> seen(M * N, 0);
   for (int t = 0; t < L::THREADS; ++t)
     for (int r = 0; r < L::NREG; ++r) {
@@ -125,7 +128,7 @@ template <class I, int M, int N, int K, int WM, int WN> void block(const char* n
           std::vector<double> a(I::IM * I::IK, 1e300), b(I::IK * I::IN, 1e300);
           for (int l = 0; l < I::WAVE; ++l)
             for (int e = 0; e < I::AE; ++e) {
-              const int t = w * I::WAVE + l, ia = L::a_index(t, K, mt, k0, e), ib = L::b_index(t, nt, k0, e);
+              const int t = w * I::WAVE + l, ia = L::template a_index<TA>(t, K, mt, k0, e), ib = L::template b_index<TB>(t, nt, k0, e, K);
               const bool in = ia >= 0 && ia < M * K && ib >= 0 && ib < K * N;
               check(in, "operand address in the tile", name, t, e, k0);
               if (!in) continue;
@@ -173,6 +176,14 @@ int main() {
   block<Mfma32, 32, 64, 24, 1, 2>("Mfma32 32x64x24 1x2");
   block<Mfma16, 32, 32, 32, 1, 2>("Mfma16 32x32x32 1x2");
   block<Mfma16, 16, 16, 16, 1, 1>("Mfma16 16x16x16 1x1");
+  // Operands stored transposed (`.t()`), every instruction, both and each.
+  block<Wmma11, 32, 64, 48, 1, 2, true, false>("Wmma11 32x64x48 1x2 A.t()");
+  block<Wmma11, 64, 32, 32, 2, 1, false, true>("Wmma11 64x32x32 2x1 B.t()");
+  block<Wmma12, 64, 64, 32, 2, 2, true, true>("Wmma12 64x64x32 2x2 A.t() B.t()");
+  block<Wmma12, 128, 32, 16, 2, 1, false, true>("Wmma12 128x32x16 2x1 B.t()");
+  block<Mfma32, 32, 64, 24, 1, 2, true, false>("Mfma32 32x64x24 1x2 A.t()");
+  block<Mfma32, 64, 64, 32, 2, 1, false, true>("Mfma32 64x64x32 2x1 B.t()");
+  block<Mfma16, 32, 32, 32, 1, 2, true, true>("Mfma16 32x32x32 1x2 A.t() B.t()");
   block<Mfma16, 64, 48, 32, 2, 1>("Mfma16 64x48x32 2x1");
   std::printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
@@ -856,7 +867,8 @@ fn float_constants_are_gcc_builtins_that_clang_compiles() {
 /// PTX ISA's matrix descriptor and canonical layouts; the 128-byte case as measured on an
 /// H200, shared/LOWERING.md §4): for every tile shape the lowering admits, every warpgroup and
 /// k-step, the element the model reads through the descriptor at each (row, k) of A and
-/// (k, column) of B is the one `sidx<ATOMS>` stored there (what the copies write). The model
+/// (k, column) of B, B as stored (K, N) or marked `.t()` (stored (N, K), read K-major), is the
+/// one `sidx<ATOMS>` stored there (what the copies write). The model
 /// is `tl_host_hopper.h`'s, the one the sm_90a emulation (kernels/tests/emulation.rs) reads with.
 #[test]
 fn wgmma_descriptors_read_what_the_atom_layout_stores() {
@@ -871,8 +883,12 @@ int check() {
   static_assert(tl::wg::fits<M, N, K, WG>(), "a shape the lowering admits");
   // A at byte 0, B after it on a 1024-byte boundary (as the arena places them), each element
   // holding its own (row, col) number.
+  // Then B stored (N, K) (a B marked `.t()`, read K-major) after B.
   const uint32_t a0 = 0, b0 = (M * K * 2 + 1023) / 1024 * 1024;
-  std::vector<uint16_t> smem((b0 + K * N * 2) / 2, 0xFFFF);
+  const uint32_t bt0 = b0 + (K * N * 2 + 1023) / 1024 * 1024;
+  std::vector<uint16_t> smem((bt0 + K * N * 2) / 2, 0xFFFF);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) smem[bt0 / 2 + tl::sidx<tl::ATOMS, K, N>(n, k)] = (uint16_t)(n * K + k);
   for (int i = 0; i < M; ++i)
     for (int k = 0; k < K; ++k) smem[a0 / 2 + tl::sidx<tl::ATOMS, K, M>(i, k)] = (uint16_t)(i * K + k);
   for (int k = 0; k < K; ++k)
@@ -888,6 +904,9 @@ int check() {
     if (d.mode != 1) ++bad;  // B's atoms are 64 columns: 128-byte rows
     for (int k = 0; k < 16; ++k)
       for (int n = 0; n < N; ++n) bad += smem[b_addr(d, k, n) / 2] != (uint16_t)((k0 + k) * N + n);
+    const Desc t = decode(tl::wg::desc_b<K, N, true>(bt0, k0));
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < 16; ++k) bad += smem[a_addr(t, n, k) / 2] != (uint16_t)(n * K + k0 + k);
   }
   std::printf("wgmma %dx%dx%d (%d warpgroups): %d failures\n", M, N, K, WG, bad);
   return bad;

@@ -708,3 +708,86 @@ fn gemms_off_the_fastest_path_say_why() {
         h.notes
     );
 }
+
+/// `GEMM` with B stored (N, K) and read by `&b_s.t()` (and A stored (K, M), `&a_s.t()`, when
+/// `both`).
+fn gemm_transposed(both: bool) -> String {
+    let s = GEMM
+        .replace("b: &Tensor<f16, (K, N)>", "b: &Tensor<f16, (N, K)>")
+        .replace(
+            "alloc_shared::<f16, (BK, BN)>",
+            "alloc_shared::<f16, (BN, BK)>",
+        )
+        .replace("b.at((k * BK, bx * BN))", "b.at((bx * BN, k * BK))")
+        .replace("gemm(&a_s, &b_s, ", "gemm(&a_s, &b_s.t(), ");
+    if !both {
+        return s;
+    }
+    s.replace("a: &Tensor<f16, (M, K)>", "a: &Tensor<f16, (K, M)>")
+        .replace(
+            "alloc_shared::<f16, (BM, BK)>",
+            "alloc_shared::<f16, (BK, BM)>",
+        )
+        .replace("a.at((by * BM, k * BK))", "a.at((k * BK, by * BM))")
+        .replace("gemm(&a_s, ", "gemm(&a_s.t(), ")
+}
+
+#[test]
+fn transposed_operands_are_read_where_they_are_stored() {
+    // B marked `.t()`: every target keeps its matrix unit, with the marks as the last template
+    // arguments; wgmma reads B K-major (no note).
+    let bt = gemm_transposed(false);
+    let want = [
+        (
+            "sm_90a",
+            "tl::gemm_wgmma<tl::half, 64, 64, 32, 1, true>(",
+            true,
+        ),
+        (
+            "sm_90a",
+            "tl::gemm_wgmma_async<tl::half, 64, 64, 32, 1, true>(",
+            false,
+        ),
+        (
+            "sm_90",
+            "tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true, false, true>(",
+            true,
+        ),
+        ("gfx942", ", false, true>(", true),
+        (
+            "gfx1100",
+            "tl::gemm_wmma<tl::half, 64, 64, 32, 2, 2, false, true>(",
+            true,
+        ),
+    ];
+    for (arch, call, _) in want.iter().filter(|w| w.2) {
+        let h = hip(&bt, 0, arch);
+        assert!(
+            h.source.contains(call),
+            "{arch}: no {call} in\n{}",
+            h.source
+        );
+        assert!(h.notes.is_empty(), "{arch}: {:?}", h.notes);
+    }
+    // Both marked: wgmma does not read an MN-major A yet, so sm_90a says so and takes mma.sync.
+    let both = gemm_transposed(true);
+    let h = hip(&both, 0, "sm_90a");
+    assert!(
+        h.source
+            .contains("tl::gemm_mma<tl::half, 64, 64, 32, 2, 2, true, true, true, true>("),
+        "{}",
+        h.source
+    );
+    assert!(
+        h.notes.len() == 1
+            && h.notes[0].ends_with("`gemm(&a_s.t(), &b_s.t(), &mut acc)` runs on mma.sync, not wgmma: A `a_s` is read transposed (`.t()`), which the wgmma lowering does not take yet"),
+        "{:?}",
+        h.notes
+    );
+    // FMA loops (f32 operands) read through the marks too.
+    let f32_bt = bt.replace("f16", "f32");
+    let h = hip(&f32_bt, 0, "sm_90");
+    assert!(h.source.contains(", false, true>(b0_a_s"), "{}", h.source);
+    // Unmarked kernels print no marks: their sources are those of before `.t()`.
+    assert!(!hip(GEMM, 0, "sm_90").source.contains(", false, false>("));
+}

@@ -46,6 +46,9 @@ pub enum Construct {
     /// `gemm` with the A operand in shared memory / in registers (a fragment).
     GemmShared,
     GemmFragmentA,
+    /// `gemm` with the A / the B operand stored transposed (`&a_s.t()`, `&b_s.t()`).
+    GemmTransA,
+    GemmTransB,
     /// `reduce_sum` / `reduce_max` along a dimension.
     ReduceSum(usize),
     ReduceMax(usize),
@@ -115,6 +118,8 @@ pub fn stage1() -> Vec<Construct> {
         Fill,
         GemmShared,
         GemmFragmentA,
+        GemmTransA,
+        GemmTransB,
         ReduceSum(0),
         ReduceSum(1),
         ReduceMax(0),
@@ -284,11 +289,17 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
             StmtKind::Fill { .. } => {
                 out.insert(C::Fill);
             }
-            StmtKind::Gemm { a, .. } => {
+            StmtKind::Gemm { a, ta, tb, .. } => {
                 out.insert(match k.buffers[*a].scope {
                     Scope::Shared => C::GemmShared,
                     Scope::Fragment | Scope::Local => C::GemmFragmentA,
                 });
+                if *ta {
+                    out.insert(C::GemmTransA);
+                }
+                if *tb {
+                    out.insert(C::GemmTransB);
+                }
             }
             StmtKind::AtomicAdd { access, .. } => {
                 out.insert(match access.target {

@@ -151,6 +151,10 @@ fn the_generator_reaches_the_whole_language() {
         .filter(|n| has_word(&sources, n))
         .collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");
+    // Forms that are no word: a `gemm` operand read transposed.
+    for form in ["gemm(&a_s.t(), ", "&b_s.t(), &mut"] {
+        assert!(sources.contains(form), "never generated: `{form}`");
+    }
     assert!(
         reached.is_empty(),
         "generated now, remove from NOT_YET: {reached:?}"

@@ -504,7 +504,17 @@ pub fn copy_buf<S: Element, D: Element, const R: usize>(
 
 /// `gemm(&a, &b, &mut c)`: `c += a·b`, products converted to `c`'s dtype, `k` ascending.
 pub fn gemm<A: Element, C: Element>(a: &Buf<A, 2>, b: &Buf<A, 2>, c: &mut Buf<C, 2>) -> Result<()> {
-    tiles::gemm(&a.data, a.shape, &b.data, b.shape[1], &mut c.data);
+    gemm_t::<false, false, A, C>(a, b, c)
+}
+
+/// `gemm` with operands marked `.t()`: `TA` reads `a` stored (K, M) as A (M, K), `TB` reads
+/// `b` stored (N, K) as B (K, N).
+pub fn gemm_t<const TA: bool, const TB: bool, A: Element, C: Element>(
+    a: &Buf<A, 2>,
+    b: &Buf<A, 2>,
+    c: &mut Buf<C, 2>,
+) -> Result<()> {
+    tiles::gemm(&a.data, a.shape, TA, &b.data, b.shape, TB, &mut c.data);
     Ok(())
 }
 
@@ -644,14 +654,32 @@ pub mod tiles {
         }
     }
 
-    /// `c += a·b` for `a` of shape `a_shape` = `(m, k)`, `b` of `(k, n)`, `c` of `(m, n)`.
-    pub fn gemm<A: Element, C: Element>(a: &[A], a_shape: [i64; 2], b: &[A], n: i64, c: &mut [C]) {
-        let (m, k, n) = (a_shape[0] as usize, a_shape[1] as usize, n as usize);
-        let bc: Vec<C> = b.iter().map(|&x| cast(x)).collect();
+    /// `c += A·B`: A (m, k) is `a` of shape `a_shape`, (m, k), or (k, m) when `ta`; B (k, n)
+    /// is `b` of `b_shape`, (k, n), or (n, k) when `tb`; `c` is (m, n). Each product is
+    /// converted to `C` and added in increasing `k`.
+    pub fn gemm<A: Element, C: Element>(
+        a: &[A],
+        a_shape: [i64; 2],
+        ta: bool,
+        b: &[A],
+        b_shape: [i64; 2],
+        tb: bool,
+        c: &mut [C],
+    ) {
+        let [a0, a1] = a_shape.map(|x| x as usize);
+        let (m, k) = if ta { (a1, a0) } else { (a0, a1) };
+        let n = b_shape[usize::from(!tb)] as usize;
+        // B as (k, n), row-major.
+        let bc: Vec<C> = (0..k * n)
+            .map(|e| {
+                let (kk, j) = (e / n, e % n);
+                cast(b[if tb { j * k + kk } else { e }])
+            })
+            .collect();
         for i in 0..m {
             let crow = &mut c[i * n..(i + 1) * n];
             for kk in 0..k {
-                let av: C = cast(a[i * k + kk]);
+                let av: C = cast(a[if ta { kk * m + i } else { i * k + kk }]);
                 let brow = &bc[kk * n..(kk + 1) * n];
                 for (cv, &bv) in crow.iter_mut().zip(brow) {
                     *cv = cv.add(av.mul(bv));
@@ -698,6 +726,31 @@ pub mod tiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemm_t_is_gemm_of_the_transposed_copies() {
+        // A (3, 5), B (5, 4); A stored (5, 3) and B stored (4, 5) read with `.t()`.
+        let (m, k, n) = (3usize, 5usize, 4usize);
+        let a: Vec<f32> = (0..m * k).map(|x| (x * 7 % 11) as f32 - 5.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| (x * 5 % 13) as f32 - 6.0).collect();
+        let at: Vec<f32> = (0..m * k).map(|e| a[(e % m) * k + e / m]).collect();
+        let bt: Vec<f32> = (0..k * n).map(|e| b[(e % k) * n + e / k]).collect();
+        let mut want = vec![0.5f32; m * n];
+        tiles::gemm(&a, [3, 5], false, &b, [5, 4], false, &mut want);
+        for (ta, tb) in [(true, false), (false, true), (true, true)] {
+            let (sa, sb) = (
+                if ta { [5, 3] } else { [3, 5] },
+                if tb { [4, 5] } else { [5, 4] },
+            );
+            let mut c = vec![0.5f32; m * n];
+            let (x, y) = (if ta { &at } else { &a }, if tb { &bt } else { &b });
+            tiles::gemm(x, sa, ta, y, sb, tb, &mut c);
+            assert_eq!(c, want, "ta {ta}, tb {tb}");
+        }
+        // And the product itself, one element.
+        let c01: f32 = 0.5 + (0..k).map(|kk| a[kk] * b[kk * n + 1]).sum::<f32>();
+        assert_eq!(want[1], c01);
+    }
 
     #[test]
     fn copy_tails_read_zero_and_skip_writes() {

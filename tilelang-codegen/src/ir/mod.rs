@@ -278,10 +278,14 @@ pub enum StmtKind {
         buf: BufId,
         value: Expr,
     },
+    /// `c += A·B`, where A is `a` (M, K), or `a` stored (K, M) when `ta` (`&a.t()`), and B is
+    /// `b` (K, N), or `b` stored (N, K) when `tb`.
     Gemm {
         a: BufId,
         b: BufId,
         c: BufId,
+        ta: bool,
+        tb: bool,
     },
     Reduce {
         op: ReduceOp,
@@ -382,4 +386,15 @@ pub fn is_const(e: &Expr) -> bool {
         ExprKind::Select(c, a, b) => is_const(c) && is_const(a) && is_const(b),
         _ => false,
     }
+}
+
+/// A `gemm`'s (M, N, K) from its operands' stored shapes (`StmtKind::Gemm`'s `ta`, `tb`).
+pub fn gemm_mnk<T: Clone>(sa: &[T], sb: &[T], ta: bool, tb: bool) -> (T, T, T) {
+    let (m, k) = if ta {
+        (&sa[1], &sa[0])
+    } else {
+        (&sa[0], &sa[1])
+    };
+    let n = if tb { &sb[0] } else { &sb[1] };
+    (m.clone(), n.clone(), k.clone())
 }

@@ -180,7 +180,7 @@ pub fn each_buffer(s: &Stmt, f: &mut impl FnMut(BufId)) {
                 }
             }
         }
-        StmtKind::Gemm { a, b, c } => [*a, *b, *c].into_iter().for_each(f),
+        StmtKind::Gemm { a, b, c, .. } => [*a, *b, *c].into_iter().for_each(f),
         StmtKind::Fill { buf, .. } => f(*buf),
         StmtKind::Reduce { src, dst, .. } => [*src, *dst].into_iter().for_each(f),
         _ => {}

@@ -54,7 +54,7 @@ pub(super) fn written_from_global(k: &Kernel, b: BufId) -> bool {
             }
         }
         StmtKind::Reduce { src, dst, .. } => ok &= *src != b && *dst != b,
-        StmtKind::Gemm { a, b: bb, c } => ok &= *a != b && *bb != b && *c != b,
+        StmtKind::Gemm { a, b: bb, c, .. } => ok &= *a != b && *bb != b && *c != b,
         _ => {}
     });
     ok

@@ -43,6 +43,15 @@ impl<'a> Instance<'a> {
         self.extents(&self.k.buffers[b].shape)
     }
 
+    /// A `gemm`'s (M, N, K) (`ir::gemm_mnk`) for operands `[a, b, _]` with `.t()` marks `t`.
+    pub(crate) fn gemm_mnk(
+        &self,
+        [a, b, _]: [BufId; 3],
+        [ta, tb]: [bool; 2],
+    ) -> (usize, usize, usize) {
+        crate::ir::gemm_mnk(&self.buffer_shape(a), &self.buffer_shape(b), ta, tb)
+    }
+
     /// Elements of buffer `b`.
     pub(crate) fn buffer_len(&self, b: BufId) -> usize {
         self.buffer_shape(b).iter().product()

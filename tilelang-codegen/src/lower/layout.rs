@@ -246,11 +246,11 @@ fn storage_with(
             }
             for_each_load(s, &mut |a| check_access(a, true));
             match &s.kind {
-                StmtKind::Gemm { a, b, c } => {
+                StmtKind::Gemm { a, b, c, ta, tb } => {
                     for x in [a, b] {
                         demoted.set(*x, Why::GemmOperand, Some(s.span));
                     }
-                    let l = matrix_layout(inst, *a, *b, *c, threads, target);
+                    let l = matrix_layout(inst, [*a, *b, *c], [*ta, *tb], threads, target);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
                         _ => Some(l),
@@ -572,18 +572,16 @@ fn moves_as_vector(
 /// [`matrix_miss`] lets it run on. Otherwise `gemm` uses FMA loops.
 fn matrix_layout(
     inst: &Instance,
-    a: BufId,
-    b: BufId,
-    c: BufId,
+    abc: [BufId; 3],
+    t: [bool; 2],
     threads: usize,
     target: &Gpu,
 ) -> Option<Layout> {
-    let (sa, sb) = (inst.buffer_shape(a), inst.buffer_shape(b));
-    let (m, n) = (sa[0], sb[1]);
+    let (m, n, _) = inst.gemm_mnk(abc, t);
     let wave = target.wave as usize;
     let i = *Inst::of(target.matrix)
         .iter()
-        .find(|&&i| matrix_miss(inst, [a, b, c], i, threads, wave).is_none())?;
+        .find(|&&i| matrix_miss(inst, abc, t, i, threads, wave).is_none())?;
     let (wm, wn) = if i == Inst::Wgmma {
         (threads / wave, 1)
     } else {
@@ -607,6 +605,7 @@ fn matrix_layout(
 pub(super) fn matrix_miss(
     inst: &Instance,
     [a, b, c]: [BufId; 3],
+    t: [bool; 2],
     i: Inst,
     threads: usize,
     wave: usize,
@@ -623,9 +622,15 @@ pub(super) fn matrix_miss(
             "the accumulator is {dc}; the matrix units accumulate in f32"
         ));
     }
-    let (sa, sb) = (inst.buffer_shape(a), inst.buffer_shape(b));
-    let (m, kk, n) = (sa[0], sa[1], sb[1]);
+    let (m, n, kk) = inst.gemm_mnk([a, b, c], t);
     if i == Inst::Wgmma {
+        // A B marked `.t()` is read K-major (like A); an A marked `.t()` (MN-major) not yet.
+        if t[0] {
+            return Some(format!(
+                "A `{}` is read transposed (`.t()`), which the wgmma lowering does not take yet",
+                k.buffers[a].name
+            ));
+        }
         return wgmma_miss(k, m, n, kk, threads, a, b);
     }
     let (im, in_, ik) = i.shape();

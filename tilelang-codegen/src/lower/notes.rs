@@ -42,7 +42,7 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
     let k = p.inst.k;
     let mut notes = Vec::new();
     walk(&k.body, &mut |s| {
-        let StmtKind::Gemm { a, b, c } = &s.kind else {
+        let StmtKind::Gemm { a, b, c, ta, tb } = &s.kind else {
             return;
         };
         let took = match p.storage[*c] {
@@ -62,39 +62,45 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
                     // The last instruction the layout pass tried.
                     _ => {
                         let last = *Inst::of(target.matrix).last().unwrap_or(&fastest);
-                        ("FMA loops", fits(p, [*a, *b, *c], last, target))
+                        ("FMA loops", fits(p, [*a, *b, *c], [*ta, *tb], last, target))
                     }
                 };
-                notes.push(note(s, k, *a, *b, *c, path, fastest, &why));
+                notes.push(note(s, k, [*a, *b, *c], [*ta, *tb], path, fastest, &why));
                 return;
             }
         };
         if fastest == Inst::Wgmma && took != Inst::Wgmma {
-            let why = fits(p, [*a, *b, *c], Inst::Wgmma, target);
-            notes.push(note(s, k, *a, *b, *c, name(took), fastest, &why));
+            let why = fits(p, [*a, *b, *c], [*ta, *tb], Inst::Wgmma, target);
+            notes.push(note(
+                s,
+                k,
+                [*a, *b, *c],
+                [*ta, *tb],
+                name(took),
+                fastest,
+                &why,
+            ));
         }
     });
     notes
 }
 
-#[allow(clippy::too_many_arguments)]
 fn note(
     s: &Stmt,
     k: &Kernel,
-    a: BufId,
-    b: BufId,
-    c: BufId,
+    [a, b, c]: [BufId; 3],
+    [ta, tb]: [bool; 2],
     path: &str,
     fastest: Inst,
     why: &str,
 ) -> String {
-    let n = |x: BufId| k.buffers[x].name.to_string();
+    let n = |x: BufId, t: bool| format!("{}{}", k.buffers[x].name, if t { ".t()" } else { "" });
     format!(
         "line {}: `gemm(&{}, &{}, &mut {})` runs on {path}, not {}: {why}",
         s.span.start.start().line,
-        n(a),
-        n(b),
-        n(c),
+        n(a, ta),
+        n(b, tb),
+        n(c, false),
         name(fastest)
     )
 }
@@ -110,7 +116,7 @@ fn name(i: Inst) -> &'static str {
 
 /// Why `a·b` (into `c`) does not run on `inst` ([`matrix_miss`], what the layout pass decided
 /// by); when nothing in it fails, the accumulator's gemms disagree on a layout.
-fn fits(p: &Plan, [a, b, c]: [BufId; 3], inst: Inst, target: &Gpu) -> String {
-    matrix_miss(&p.inst, [a, b, c], inst, p.threads, target.wave as usize)
+fn fits(p: &Plan, abc: [BufId; 3], t: [bool; 2], inst: Inst, target: &Gpu) -> String {
+    matrix_miss(&p.inst, abc, t, inst, p.threads, target.wave as usize)
         .unwrap_or_else(|| "its accumulator is shared with a gemm of another shape".into())
 }

@@ -193,26 +193,38 @@ impl Inst {
         k: usize,
         wm: usize,
         wn: usize,
+        [ta, tb]: [bool; 2],
         issue_only: bool,
     ) -> String {
         debug_assert!(
             !issue_only || self == Inst::Wgmma,
             "only wgmma is asynchronous"
         );
+        // The `.t()` marks, last (left out when neither is set: their defaults).
+        let tt = if ta || tb {
+            format!(", {ta}, {tb}")
+        } else {
+            String::new()
+        };
         match self {
+            Inst::MmaSync if ta || tb => {
+                format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}, false, false{tt}>")
+            }
             Inst::MmaSync => format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
             Inst::Wgmma => {
+                debug_assert!(!ta, "wgmma reads A as stored");
                 let f = if issue_only {
                     "gemm_wgmma_async"
                 } else {
                     "gemm_wgmma"
                 };
-                format!("tl::{f}<{t}, {m}, {n}, {k}, {}>", wm * wn / 4)
+                let kb = if tb { ", true" } else { "" };
+                format!("tl::{f}<{t}, {m}, {n}, {k}, {}{kb}>", wm * wn / 4)
             }
-            Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
-            Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}>"),
-            Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32>"),
-            Inst::Mfma16 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 16>"),
+            Inst::Wmma => format!("tl::gemm_wmma<{t}, {m}, {n}, {k}, {wm}, {wn}{tt}>"),
+            Inst::Wmma12 => format!("tl::gemm_wmma12<{t}, {m}, {n}, {k}, {wm}, {wn}{tt}>"),
+            Inst::Mfma32 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 32{tt}>"),
+            Inst::Mfma16 => format!("tl::gemm_mfma<{t}, {m}, {n}, {k}, {wm}, {wn}, 16{tt}>"),
         }
     }
     /// The function giving the (row, col) of an accumulator register in tl.h.

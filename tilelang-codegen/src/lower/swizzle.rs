@@ -129,12 +129,12 @@ fn visit<'k>(inst: &Instance<'k>, storage: &[Storage], uses: &mut [Uses<'k>]) {
                         }
                     });
                 }
-                StmtKind::Gemm { a, b, c } if storage[*c].matrix() == Some(Inst::Wgmma) => {
+                StmtKind::Gemm { a, b, c, .. } if storage[*c].matrix() == Some(Inst::Wgmma) => {
                     uses[*a].wgmma = true;
                     uses[*b].wgmma = true;
                     uses[*c].other = true;
                 }
-                StmtKind::Gemm { a, b, c }
+                StmtKind::Gemm { a, b, c, .. }
                     if a != b && storage[*c].matrix() == Some(Inst::MmaSync) =>
                 {
                     uses[*a].mma = true;

@@ -331,7 +331,7 @@ fn effects(cx: &Cx, s: &Stmt) -> (BTreeSet<Res>, BTreeSet<Res>) {
                     w.insert(x);
                 }
             }
-            StmtKind::Gemm { a, b, c } => {
+            StmtKind::Gemm { a, b, c, .. } => {
                 for x in [a, b] {
                     if let Some(x) = res(Target::Buffer(*x)) {
                         r.insert(x);

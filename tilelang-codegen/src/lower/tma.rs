@@ -317,7 +317,7 @@ fn specialize(p: &Plan, t: &TmaPlan) -> Option<Specialized> {
 /// group reading iteration `i`'s tiles can run on while iteration `i + 1` computes.
 fn in_flight(p: &Plan, staged: &[BufId], compute: &[Stmt]) -> Option<(StmtId, Vec<BufId>)> {
     let (g, rest) = compute.split_last()?;
-    let StmtKind::Gemm { a, b, c } = &g.kind else {
+    let StmtKind::Gemm { a, b, c, .. } = &g.kind else {
         return None;
     };
     if p.storage[*c].matrix() != Some(Inst::Wgmma) {

@@ -84,7 +84,7 @@ fn visit(vals: &[u64], stmts: &[Stmt], env: &mut Vec<(VarId, (i128, i128))>, use
                 }
             }
             StmtKind::Fill { buf, .. } => keep(uses, *buf),
-            StmtKind::Gemm { a, b, c } => [*a, *b, *c].into_iter().for_each(|x| keep(uses, x)),
+            StmtKind::Gemm { a, b, c, .. } => [*a, *b, *c].into_iter().for_each(|x| keep(uses, x)),
             StmtKind::Reduce { src, dst, .. } => {
                 keep(uses, *src);
                 keep(uses, *dst);

@@ -188,6 +188,14 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
             }
             let name = m.method.to_string();
             match name.as_str() {
+                "t" => {
+                    cx.error_hint(
+                        range(&m),
+                        "`.t()` marks an operand of `gemm` read transposed, borrowed in the call",
+                        "write `gemm(&a, &b.t(), &mut c)`",
+                    );
+                    return None;
+                }
                 "div_ceil" => {
                     if m.args.len() != 1 {
                         cx.error_hint(
@@ -264,7 +272,7 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
                                 _ => ", y, z",
                             }
                         ),
-                        None => "the methods available are `.div_ceil(n)`, `.at(offsets)` and `.at_mut(offsets)`".into(),
+                        None => "the methods available are `.div_ceil(n)`, `.at(offsets)`, `.at_mut(offsets)` and `.t()` on a `gemm` operand".into(),
                     };
                     cx.error_hint(
                         range(&m.method),
@@ -282,6 +290,31 @@ pub fn expr(cx: &mut Ctxt, e: &syn::Expr) -> Option<Expr> {
         syn::Expr::Reference(r) => match &*r.expr {
             syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                 ExprKind::Ref(p.path.get_ident().unwrap().clone(), r.mutability.is_some())
+            }
+            syn::Expr::MethodCall(m) if m.method == "t" => {
+                let tile = match &*m.receiver {
+                    syn::Expr::Path(p) if p.path.get_ident().is_some() && m.args.is_empty() => {
+                        p.path.get_ident().unwrap().clone()
+                    }
+                    _ => {
+                        cx.error_hint(
+                            range(&m),
+                            "`.t()` applies to a tile buffer and takes no arguments",
+                            "write `&tile.t()`",
+                        );
+                        return None;
+                    }
+                };
+                if r.mutability.is_some() {
+                    cx.error_hint(
+                        range(&r),
+                        "only `gemm`'s operands A and B can be read transposed; an accumulator \
+                         is written as stored",
+                        format!("store the accumulator as (M, N) and write `&mut {tile}`"),
+                    );
+                    return None;
+                }
+                ExprKind::Transposed(tile)
             }
             syn::Expr::Index(ix) => {
                 let (base, index) = index_parts(cx, ix)?;

@@ -157,23 +157,27 @@ pub(super) fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
                     "buffer-to-buffer copies need equal shapes",
                 );
             }
-            StmtKind::Gemm { a, b, c } => {
+            StmtKind::Gemm { a, b, c, ta, tb } => {
                 let (sa, sb, sc) = (shape(*a), shape(*b), shape(*c));
-                if sa.len() == 2
-                    && sb.len() == 2
-                    && sc.len() == 2
-                    && (sa[1] != sb[0] || sa[0] != sc[0] || sb[1] != sc[1])
-                {
-                    cx.error_hint(
-                        s.span,
-                        format!(
-                            "{label}: `gemm` shapes do not agree: A is {}, B is {}, C is {}",
-                            fmt_shape(&sa),
-                            fmt_shape(&sb),
-                            fmt_shape(&sc)
-                        ),
-                        "A is (M, K), B is (K, N) and the accumulator is (M, N)",
-                    );
+                if sa.len() == 2 && sb.len() == 2 && sc.len() == 2 {
+                    let (m, n, k) = crate::ir::gemm_mnk(&sa, &sb, *ta, *tb);
+                    let kb = if *tb { sb[1] } else { sb[0] };
+                    if k != kb || m != sc[0] || n != sc[1] {
+                        let t = |x: bool| if x { " stored transposed" } else { "" };
+                        cx.error_hint(
+                            s.span,
+                            format!(
+                                "{label}: `gemm` shapes do not agree: A is {}{}, B is {}{}, C is {}",
+                                fmt_shape(&sa),
+                                t(*ta),
+                                fmt_shape(&sb),
+                                t(*tb),
+                                fmt_shape(&sc)
+                            ),
+                            "A is (M, K) (`&a.t()`: stored (K, M)), B is (K, N) (`&b.t()`: \
+                             stored (N, K)) and the accumulator is (M, N)",
+                        );
+                    }
                 }
             }
             StmtKind::Reduce { src, dst, dim, .. } => {

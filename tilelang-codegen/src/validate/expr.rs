@@ -290,6 +290,14 @@ impl Checker<'_> {
                 );
                 None
             }
+            K::Transposed(name) => {
+                self.cx.error_hint(
+                    span,
+                    format!("`&{name}.t()` can only be passed to `gemm` as A or B"),
+                    format!("read elements of `{name}` with swapped indices instead"),
+                );
+                None
+            }
             K::Region { tensor, .. } => {
                 self.cx.error_hint(
                     span,

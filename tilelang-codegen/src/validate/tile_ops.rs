@@ -12,46 +12,57 @@ impl Checker<'_> {
     /// A `gemm` whose dimensions agree by name only with an operand read the other way round:
     /// `gemm(&q_s, &k_s, &mut s)` with `q_s (BM, D)`, `k_s (BN, D)`, `s (BM, BN)` means Q·Kᵀ,
     /// but `gemm` reads B as (K, N), and where `BN == D` the values agree and it would silently
-    /// compute Q·K. An error on the operand, whatever the configs' values.
-    fn gemm_orientation(&mut self, span: Range, [a, b, c]: [BufId; 3]) {
+    /// compute Q·K. An error on the operand, whatever the configs' values: `&k_s.t()` reads it
+    /// as stored, (N, K). `ta`, `tb`: the operands' `.t()` marks.
+    fn gemm_orientation(&mut self, span: Range, [a, b, c]: [BufId; 3], [ta, tb]: [bool; 2]) {
         use crate::ir::visit::same;
         let (ba, bb, bc) = (&self.buffers[a], &self.buffers[b], &self.buffers[c]);
-        let ([a0, a1], [b0, b1], [c0, c1]) = (&ba.shape[..], &bb.shape[..], &bc.shape[..]) else {
-            return;
-        };
-        if same(a1, b0) {
+        if ba.shape.len() != 2 || bb.shape.len() != 2 || bc.shape.len() != 2 {
             return;
         }
-        let (b_t, a_t) = (same(a1, b1) && same(c1, b0), same(a0, b0) && same(c0, a1));
+        let (am, an, ak) = gemm_mnk(&ba.shape, &bb.shape, ta, tb);
+        let bk = &bb.shape[if tb { 1 } else { 0 }];
+        let (c0, c1) = (&bc.shape[0], &bc.shape[1]);
+        if same(&ak, bk) {
+            return;
+        }
+        let (b_t, a_t) = (
+            same(&ak, &an) && same(c1, bk),
+            same(&am, bk) && same(c0, &ak),
+        );
         let dims = |x: &Buffer| {
             let d: Vec<String> = x.shape.iter().map(|e| self.dim_name(e)).collect();
             format!("({})", d.join(", "))
         };
-        // The operand stored the other way round: its role, buffer, how `gemm` reads it, its K
-        // as read, the shape to store it in; then the other operand and its K.
-        let (role, x, read, kx, store, other, y, ky) = if b_t {
-            ("B", bb, "(K, N)", b0, [b1, b0], "A", ba, a1)
+        // The operand stored the other way round: its role, buffer, mark, how `gemm` reads it,
+        // its K as read; then the other operand, its mark and its K.
+        let (role, x, tx, read, kx, other, y, ty, ky) = if b_t {
+            let read = if tb { "(N, K)" } else { "(K, N)" };
+            ("B", bb, tb, read, bk.clone(), "A", ba, ta, ak)
         } else if a_t {
-            ("A", ba, "(M, K)", a1, [a1, a0], "B", bb, b0)
+            let read = if ta { "(K, M)" } else { "(M, K)" };
+            ("A", ba, ta, read, ak, "B", bb, tb, bk.clone())
         } else {
             return;
         };
+        let t = |on: bool| if on { ".t()" } else { "" };
         let (nx, ny) = (x.name.to_string(), y.name.to_string());
         let msg = format!(
-            "`gemm` reads {role} `{nx}` {} as {read}, so K = {}, but {other} `{ny}` {} has K = {}: \
-             `{nx}` holds {role} transposed",
+            "`gemm` reads {role} `{nx}{}` {} as {read}, so K = {}, but {other} `{ny}{}` {} has \
+             K = {}: `{nx}` holds {role} the other way round",
+            t(tx),
             dims(x),
-            self.dim_name(kx),
+            self.dim_name(&kx),
+            t(ty),
             dims(y),
-            self.dim_name(ky)
+            self.dim_name(&ky)
         );
         let hint = format!(
-            "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N); with `{}` \
-             {}, store `{nx}` as ({}, {})",
+            "`gemm(&a, &b, &mut c)` computes A·B for A (M, K), B (K, N) and C (M, N) (`{}` {}); \
+             write `&{nx}{}` to read `{nx}` as stored",
             bc.name,
             dims(bc),
-            self.dim_name(store[0]),
-            self.dim_name(store[1])
+            t(!tx)
         );
         self.cx.error_hint(span, msg, hint);
     }
@@ -83,6 +94,14 @@ impl Checker<'_> {
     ) -> Option<BufId> {
         let (name, is_mut) = match &e.kind {
             ast::ExprKind::Ref(n, m) => (n, *m),
+            ast::ExprKind::Transposed(n) => {
+                self.cx.error_hint(
+                    e.span,
+                    format!("`.t()` marks an operand of `gemm`, not {what} of `{func}`"),
+                    format!("write `&{n}`"),
+                );
+                return None;
+            }
             ast::ExprKind::Var(n) => {
                 self.cx.error_hint(
                     e.span,
@@ -372,8 +391,20 @@ impl Checker<'_> {
                 }
             }
             Primitive::Gemm => {
-                let a = self.buffer_arg(&args[0], false, func, "the A tile");
-                let b = self.buffer_arg(&args[1], false, func, "the B tile");
+                // `&x.t()`: the operand read transposed.
+                let operand = |e: &ast::Expr| match &e.kind {
+                    ast::ExprKind::Transposed(n) => (
+                        ast::Expr {
+                            kind: ast::ExprKind::Ref(n.clone(), false),
+                            span: e.span,
+                        },
+                        true,
+                    ),
+                    _ => (e.clone(), false),
+                };
+                let ((ea, ta), (eb, tb)) = (operand(&args[0]), operand(&args[1]));
+                let a = self.buffer_arg(&ea, false, func, "the A tile");
+                let b = self.buffer_arg(&eb, false, func, "the B tile");
                 let c = self.buffer_arg(&args[2], true, func, "the accumulator");
                 let (a, b, c) = (a?, b?, c?);
                 if c == a || c == b {
@@ -444,8 +475,8 @@ impl Checker<'_> {
                         );
                     }
                 }
-                self.gemm_orientation(span, [a, b, c]);
-                StmtKind::Gemm { a, b, c }
+                self.gemm_orientation(span, [a, b, c], [ta, tb]);
+                StmtKind::Gemm { a, b, c, ta, tb }
             }
             Primitive::Reduce(op) => {
                 let src = self.buffer_arg(&args[0], false, func, "the source tile");

@@ -15,6 +15,7 @@
 //! twice, plain and through the runtime's TMA selection (persistent entries on 2 blocks, so
 //! every block walks several tiles). Every compiled chunk's SASS is scanned
 //! for known device-compiler miscompilations (`device::scan_sass`).
+//! `DIFF_GREP=text` keeps only the kernels whose source contains `text`.
 //! A chunk folder that already holds the chunk compiled for the same archs (`compile.log`,
 //! which `compile` and `gpu` write last) is run without compiling it again.
 //! `emulate` runs the kernels under the host emulation of each arch's device code instead
@@ -86,8 +87,17 @@ fn opts(args: &[String]) -> Result<Opts, String> {
     Ok(o)
 }
 
+/// The seeds of kernels `offset..offset + n`; with `DIFF_GREP=text` set (children inherit it),
+/// only those whose source contains `text`, to aim a run at one construct (`DIFF_GREP=.t()`).
 fn seeds(offset: u64, n: u64) -> Vec<u64> {
-    (offset..offset + n).map(gen::seed_of).collect()
+    let grep = std::env::var("DIFF_GREP").ok();
+    (offset..offset + n)
+        .map(gen::seed_of)
+        .filter(|&s| {
+            grep.as_ref()
+                .is_none_or(|g| gen::generate(s).source().contains(g.as_str()))
+        })
+        .collect()
 }
 
 /// Starts `run` for `offset..offset + n` of the kernels compiled in `dir` in a child process,

@@ -313,12 +313,12 @@ impl Machine<'_> {
                     .data
                     .fill(v);
             }
-            StmtKind::Gemm { a, b, c } => {
+            StmtKind::Gemm { a, b, c, ta, tb } => {
                 let (a, b) = (self.buf(*a).clone(), self.buf(*b));
-                let (ashape, n) = ([a.shape[0], a.shape[1]], b.shape[1]);
+                let (ashape, bshape) = ([a.shape[0], a.shape[1]], [b.shape[0], b.shape[1]]);
                 let bdata = b.data.clone();
                 let c = &mut self.bufs[*c].as_mut().expect("allocated").data;
-                gemm(&a.data, ashape, &bdata, n, c);
+                gemm(&a.data, ashape, *ta, &bdata, bshape, *tb, c);
             }
             StmtKind::Reduce { op, src, dst, dim } => {
                 let s = self.buf(*src).clone();
@@ -394,11 +394,11 @@ impl Machine<'_> {
     }
 }
 
-/// `gemm`: operands of one dtype, the accumulator of any.
-fn gemm(a: &Data, ashape: [i64; 2], b: &Data, n: i64, c: &mut Data) {
+/// `gemm`: operands of one dtype, the accumulator of any; `ta`, `tb` their `.t()` marks.
+fn gemm(a: &Data, ashape: [i64; 2], ta: bool, b: &Data, bshape: [i64; 2], tb: bool, c: &mut Data) {
     macro_rules! with_c {
         ($a:expr, $b:expr) => {
-            each_data!(c, c => tiles::gemm($a, ashape, $b, n, c))
+            each_data!(c, c => tiles::gemm($a, ashape, ta, $b, bshape, tb, c))
         };
     }
     match (a, b) {

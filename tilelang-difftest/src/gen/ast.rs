@@ -306,11 +306,13 @@ pub enum Stmt {
         value: Expr,
     },
     Clear(String),
-    /// `gemm(&a, &b, &mut c);`
+    /// `gemm(&a, &b, &mut c);`, `&a.t()` when `ta`, `&b.t()` when `tb`.
     Gemm {
         a: String,
         b: String,
         c: String,
+        ta: bool,
+        tb: bool,
     },
     /// `reduce_<op>(&src, &mut dst, dim);` (`op`: `sum` or `max`)
     Reduce {

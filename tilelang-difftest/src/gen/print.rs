@@ -189,8 +189,9 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize) {
         Stmt::Clear(buf) => {
             let _ = writeln!(s, "{pad}clear(&mut {buf});");
         }
-        Stmt::Gemm { a, b, c } => {
-            let _ = writeln!(s, "{pad}gemm(&{a}, &{b}, &mut {c});");
+        Stmt::Gemm { a, b, c, ta, tb } => {
+            let t = |on: &bool| if *on { ".t()" } else { "" };
+            let _ = writeln!(s, "{pad}gemm(&{a}{}, &{b}{}, &mut {c});", t(ta), t(tb));
         }
         Stmt::Atomic {
             target,

@@ -810,6 +810,8 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
 // for k in pipelined(K.div_ceil(BK), S) | serial(0, K.div_ceil(BK)) {
 //     copy(a.at((r0, k * BK)), &mut a_s);  copy(b.at((k * BK, c0)), &mut b_s);  gemm(&a_s, &b_s, &mut acc);
 // }
+// (or with an operand stored transposed, read by `.t()`: `a (K, M)`, `a_s (BK, BM)`,
+// `copy(a.at((k * BK, r0)), &mut a_s)`, `gemm(&a_s.t(), ..)`; `b (N, K)`, `b_s (BN, BK)`.)
 // [copy(bias.at((c0,)), &mut bv); for (i, j) in parallel(BM, BN) { acc[(i, j)] += bv[j] }]
 // copy(&acc, c.at_mut((r0, c0)));
 // ```
@@ -817,6 +819,15 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
 // Exact on every backend in any summation order: inputs are multiples of 1/4 in [-8, 8], so
 // every product is a multiple of 1/16 of magnitude at most 64 and every partial sum over K up
 // to 2^13 terms fits f32's 24 bits.
+
+/// `x`, or its two elements swapped when `t`.
+fn swap2(t: bool, [x0, x1]: [Expr; 2]) -> [Expr; 2] {
+    if t {
+        [x1, x0]
+    } else {
+        [x0, x1]
+    }
+}
 
 /// Floating-point element types a `gemm` operand or its tensor may have.
 const GEMM_TYPES: [Ty; 3] = [Ty::F16, Ty::Bf16, Ty::F32];
@@ -860,9 +871,13 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     let (ta, tb) = (rng.pick(&GEMM_TYPES), rng.pick(&GEMM_TYPES));
     let t = rng.pick(&GEMM_TYPES);
     let a_fragment = rng.chance(1, 4);
+    // Operands stored transposed: `a (K, M)` read by `&a_s.t()`, `b (N, K)` by `&b_s.t()`.
+    let (trans_a, trans_b) = (rng.chance(1, 4), rng.chance(1, 3));
+    let swap = |t: bool, x: [&'static str; 2]| if t { [x[1], x[0]] } else { x };
+    let (a_dims, b_dims) = (swap(trans_a, ["M", "K"]), swap(trans_b, ["K", "N"]));
     let mut params = vec![
-        tensor("a", ta, &["M", "K"], false),
-        tensor("b", tb, &["K", "N"], false),
+        tensor("a", ta, &a_dims, false),
+        tensor("b", tb, &b_dims, false),
     ];
     let mut body = vec![Stmt::LetTuple(vec![
         (
@@ -886,8 +901,14 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     } else {
         Scope::Shared
     };
-    body.push(alloc(rng, "a_s", a_scope, t, &["BM", "BK"]));
-    body.push(alloc(rng, "b_s", Scope::Shared, t, &["BK", "BN"]));
+    body.push(alloc(rng, "a_s", a_scope, t, &swap(trans_a, ["BM", "BK"])));
+    body.push(alloc(
+        rng,
+        "b_s",
+        Scope::Shared,
+        t,
+        &swap(trans_b, ["BK", "BN"]),
+    ));
     body.push(alloc(rng, "acc", Scope::Fragment, Ty::F32, &["BM", "BN"]));
     body.push(if rng.chance(1, 2) {
         Stmt::Clear("acc".into())
@@ -906,17 +927,19 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
         stages: pipelined.then(|| "S".to_string()),
         body: vec![
             Stmt::Copy {
-                src: region("a", &[Expr::name("r0"), k_bk.clone()]),
+                src: region("a", &swap2(trans_a, [Expr::name("r0"), k_bk.clone()])),
                 dst: buf("a_s"),
             },
             Stmt::Copy {
-                src: region("b", &[k_bk, Expr::name("c0")]),
+                src: region("b", &swap2(trans_b, [k_bk, Expr::name("c0")])),
                 dst: buf("b_s"),
             },
             Stmt::Gemm {
                 a: "a_s".into(),
                 b: "b_s".into(),
                 c: "acc".into(),
+                ta: trans_a,
+                tb: trans_b,
             },
         ],
     });

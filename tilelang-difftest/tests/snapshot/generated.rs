@@ -379,17 +379,22 @@ pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize>(x: &Tensor<f64, (M, N
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 8, BK = 8, THREADS = 64, S = 1)])]
-pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (K, N)>, c: &mut Tensor<f64, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 24, BK = 8, THREADS = 64, S = 2)])]
+pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (N, K)>, bias: &Tensor<bf16, (N,)>, c: &mut Tensor<bf16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_shared::<bf16, (BM, BK)>();
-    let mut b_s = alloc_shared::<bf16, (BK, BN)>();
-    let mut acc = alloc_fragment::<f32>((BM, BN));
+    let mut a_s = alloc_shared::<bf16>((BM, BK));
+    let mut b_s = alloc_shared::<bf16, (BN, BK)>();
+    let mut acc = alloc_fragment::<f32, (BM, BN)>();
     fill(&mut acc, 0.0f32);
     for k in pipelined(K.div_ceil(BK), S) {
         copy(a.at((r0, k * BK)), &mut a_s);
-        copy(b.at((k * BK, c0)), &mut b_s);
-        gemm(&a_s, &b_s, &mut acc);
+        copy(b.at((c0, k * BK)), &mut b_s);
+        gemm(&a_s, &b_s.t(), &mut acc);
+    }
+    let mut bv = alloc_fragment::<f32>((BN,));
+    copy(bias.at((c0,)), &mut bv);
+    for (i, j) in parallel(BM, BN) {
+        acc[(i, j)] += bv[j];
     }
     copy(&acc, c.at_mut((r0, c0)));
 }

@@ -194,10 +194,16 @@ impl Emitter<'_> {
                     )),
                 }
             }
-            StmtKind::Gemm { a, b, c } => {
-                let (sa, sb) = (self.inst.buffer_shape(*a), self.inst.buffer_shape(*b));
-                let (m, kk, n) = (sa[0], sa[1], sb[1]);
-                let (ta, tc) = (
+            StmtKind::Gemm { a, b, c, ta, tb } => {
+                let (m, n, kk) = self.inst.gemm_mnk([*a, *b, *c], [*ta, *tb]);
+                // The operands' `.t()` marks, as the functions' last template arguments (left
+                // out when neither is set: their defaults).
+                let tt = if *ta || *tb {
+                    format!(", {ta}, {tb}")
+                } else {
+                    String::new()
+                };
+                let (ty, tc) = (
                     ctype(self.k.buffers[*a].dtype),
                     ctype(self.k.buffers[*c].dtype),
                 );
@@ -213,7 +219,7 @@ impl Emitter<'_> {
                             },
                         ..
                     } if self.swizzled[*a] != 0 || self.swizzled[*b] != 0 => one(format!(
-                        "tl::gemm_mma<{ta}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}>({na}, {nb}, {nc});",
+                        "tl::gemm_mma<{ty}, {m}, {n}, {kk}, {wm}, {wn}, {}, {}{tt}>({na}, {nb}, {nc});",
                         self.swizzled[*a] != 0,
                         self.swizzled[*b] != 0
                     )),
@@ -227,14 +233,14 @@ impl Emitter<'_> {
                                 == Some(self.p.inst.ids.stmt(s));
                         one(format!(
                             "{}({na}, {nb}, {nc});",
-                            inst.gemm(ta, m, n, kk, wm, wn, issue_only)
+                            inst.gemm(ty, m, n, kk, wm, wn, [*ta, *tb], issue_only)
                         ))
                     }
                     Storage::Reg { nreg, .. } => one(format!(
-                        "tl::gemm_fma<{ta}, {tc}, {m}, {n}, {kk}, {t}, {nreg}>({na}, {nb}, {nc});"
+                        "tl::gemm_fma<{ty}, {tc}, {m}, {n}, {kk}, {t}, {nreg}{tt}>({na}, {nb}, {nc});"
                     )),
                     _ => one(format!(
-                        "tl::gemm_fma_shared<{ta}, {tc}, {m}, {n}, {kk}, {t}>({na}, {nb}, {nc});"
+                        "tl::gemm_fma_shared<{ty}, {tc}, {m}, {n}, {kk}, {t}{tt}>({na}, {nb}, {nc});"
                     )),
                 }
             }
