@@ -16,6 +16,21 @@ template <bool TB, int K, int N> TL_DEVICE constexpr int b_at(int k, int j) {
   return TB ? j * K + k : k * N + j;
 }
 
+// The offsets of A(i, k) and B(k, j) in swizzled tiles (`sidx`) of their stored shapes. (Only
+// the stored orientation's `sidx` is instantiated: the other may not be a valid tile.)
+template <bool SW, bool TA, int M, int K> TL_DEVICE int sidx_a(int i, int k) {
+  if constexpr (TA)
+    return sidx<SW, M>(k, i);
+  else
+    return sidx<SW, K>(i, k);
+}
+template <bool SW, bool TB, int K, int N> TL_DEVICE int sidx_b(int k, int j) {
+  if constexpr (TB)
+    return sidx<SW, K>(j, k);
+  else
+    return sidx<SW, N>(k, j);
+}
+
 // FMA path: acc (M×N, owned by threads in the strided layout: element L = reg·THREADS + tid)
 // += A (M×K, shared) · B (K×N, shared), in increasing k, products rounded to the acc type.
 template <class A, class C, int M, int N, int K, int THREADS, int NREG, bool TA = false,
@@ -192,12 +207,8 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
   const int lane = TL_TID % 32, warp = TL_TID / 32;
   const int wm = warp / WN, wn = warp % WN;
   const int g = lane / 4, t = lane % 4;
-  const auto A = [&](int r, int c) {
-    return TA ? a[sidx<SWA, M>(c, r)] : a[sidx<SWA, K>(r, c)];
-  };
-  const auto B = [&](int r, int c) {
-    return TB ? b[sidx<SWB, K>(c, r)] : b[sidx<SWB, N>(r, c)];
-  };
+  const auto A = [&](int r, int c) { return a[sidx_a<SWA, TA, M, K>(r, c)]; };
+  const auto B = [&](int r, int c) { return b[sidx_b<SWB, TB, K, N>(r, c)]; };
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t af[MT][4];
     uint32_t bf[NT][2];
@@ -250,8 +261,7 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
     mma_coord<M, N, WM, WN>(r, row, col);
     float d = acc[r];
     for (int k = 0; k < K; ++k)
-      d += to_float(TA ? a[sidx<SWA, M>(k, row)] : a[sidx<SWA, K>(row, k)]) *
-           to_float(TB ? b[sidx<SWB, K>(col, k)] : b[sidx<SWB, N>(k, col)]);
+      d += to_float(a[sidx_a<SWA, TA, M, K>(row, k)]) * to_float(b[sidx_b<SWB, TB, K, N>(k, col)]);
     acc[r] = d;
   }
 }

@@ -53,7 +53,9 @@ fn generated_kernels_compile_for_the_devices() {
 /// `VIMNMX3` that ptxas 13.0 miscompiles (none is left: `tl_scalar.h` compares signed integers
 /// as unsigned); `91b23bd8098b6288`, a u32 cast to bf16 that crashed clang 19's AMDGPU backend
 /// ("Cannot select: bf16 = uint_to_fp"; `tl_platform.h` rounds double to bf16 through float
-/// rounded to odd).
+/// rounded to odd); and one fault of ours that a device compiler reported: `edd084d66e7cd7e6`,
+/// a B of 24 rows marked `.t()` whose `gemm_mma` instantiated the other orientation's `sidx`,
+/// a static assertion for nvcc (tl.h now takes `if constexpr`).
 #[test]
 #[ignore = "needs nvcc, cuobjdump and clang 19+ (or hipcc); .ci/run runs it"]
 fn the_kernels_that_found_compiler_faults_compile_right() {
