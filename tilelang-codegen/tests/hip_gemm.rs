@@ -7,7 +7,7 @@
 mod common;
 
 use common::{gemm_variant, hip, kernel, GEMM};
-use tilelang_codegen::lower::{launch, TmaMap};
+use tilelang_codegen::lower::{emit, launch, TmaMap};
 use tilelang_codegen::target::Target;
 
 #[test]
@@ -790,4 +790,59 @@ fn transposed_operands_are_read_where_they_are_stored() {
     assert!(h.source.contains(", false, true>(b0_a_s"), "{}", h.source);
     // Unmarked kernels print no marks: their sources are those of before `.t()`.
     assert!(!hip(GEMM, 0, "sm_90").source.contains(", false, false>("));
+}
+
+/// The natural attention kernel (`common::ATTENTION`) lowers for every target, `S = Q·Kᵀ` read
+/// through `.t()`; its notes are issue 39's checklist: each later stage removes the ones it
+/// fixes, and this test says which remain (today: the score and row fragments in shared
+/// memory, both gemms off the matrix units or off wgmma).
+#[test]
+fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
+    // D 128 on AMD: with the fragments in shared memory the block needs 117,248 bytes, more
+    // than the 64 KiB an AMD block may have (an error of that config on those targets).
+    let k = kernel(common::ATTENTION);
+    for arch in ["gfx90a", "gfx942", "gfx1100", "gfx1201"] {
+        let e = emit(&k, 0, &Target::by_arch(arch).unwrap(), None).unwrap_err();
+        assert!(
+            e.message
+                .contains("it needs 117248 bytes of shared memory per block"),
+            "{}",
+            e.message
+        );
+    }
+    let runs = ["sm_80", "sm_90", "sm_90a"]
+        .iter()
+        .flat_map(|a| [(*a, 0), (*a, 1)])
+        .chain(["gfx90a", "gfx942", "gfx1100", "gfx1201"].map(|a| (a, 1)));
+    for (arch, config) in runs {
+        {
+            let h = hip(common::ATTENTION, config, arch);
+            assert!(h.source.contains("gemm"), "{arch}");
+            // The scores' accumulator is reduced along its rows: kept in shared memory today,
+            // and so are the row statistics and P.
+            for b in ["s", "m", "p"] {
+                assert!(
+                    h.demoted.contains(&b.to_string()),
+                    "{arch} {config}: {:?}",
+                    h.demoted
+                );
+            }
+            assert!(!h.notes.is_empty(), "{arch} {config}");
+        }
+    }
+    // The checklist, on sm_90a at D 128 (lines counted in `ATTENTION`).
+    let h = hip(common::ATTENTION, 0, "sm_90a");
+    let rows = "its rows are those of a `gemm` accumulator, which the lowering does not yet reduce or broadcast in registers";
+    let want = [
+        "line 25: fragment `s` is kept in shared memory: the source of a reduction whose result is kept in shared memory".to_string(),
+        "line 42: fragment `p` is kept in shared memory: an A or B operand of `gemm`".into(),
+        format!("fragment `m` is kept in shared memory: {rows}"),
+        format!("line 25: fragment `mx` is kept in shared memory: {rows}"),
+        format!("fragment `alpha` is kept in shared memory: {rows}"),
+        format!("fragment `l` is kept in shared memory: {rows}"),
+        format!("line 34: fragment `rs` is kept in shared memory: {rows}"),
+        "line 24: `gemm(&q_s, &k_s.t(), &mut s)` runs on FMA loops over shared memory, not wgmma: its accumulator `s` is kept in shared memory (see the fragment warning)".into(),
+        "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: `p` has a use wgmma's operand layout cannot serve (only copies into it from global memory, `gemm` and element accesses with a row and a column can)".into(),
+    ];
+    assert_eq!(h.notes, want);
 }

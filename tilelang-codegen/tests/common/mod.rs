@@ -162,3 +162,55 @@ pub fn staged<const BM: usize, const BN: usize>(x: &Tensor<f16, (M, N)>, w: &Ten
     }
 }
 "#;
+
+/// Attention written the way the docs teach (issue 39's "natural kernel", `docs/design/
+/// attention.md` §0): online softmax over key blocks, `S = Q·Kᵀ` through `.t()`, `O += P·V`.
+pub const ATTENTION: &str = r#"
+#[tile_kernel(grid = [S.div_ceil(BM), BH], threads = THREADS, configs = [d128(BM = 128, BN = 64, D = 128, THREADS = 256, STAGES = 2), d64(BM = 64, BN = 64, D = 64, THREADS = 128, STAGES = 2)])]
+pub fn attention<const BM: usize, const BN: usize, const D: usize, const THREADS: usize, const STAGES: usize>(q: &Tensor<f16, (BH, S, D)>, k: &Tensor<f16, (BH, S, D)>, v: &Tensor<f16, (BH, S, D)>, o: &mut Tensor<f16, (BH, S, D)>, c: f32) {
+    let (r0, bh) = (block_idx(0) * BM, block_idx(1));
+    let mut q_s = alloc_shared::<f16, (BM, D)>();
+    let mut k_s = alloc_shared::<f16, (BN, D)>();
+    let mut v_s = alloc_shared::<f16, (BN, D)>();
+    let mut s = alloc_fragment::<f32, (BM, BN)>();
+    let mut p = alloc_fragment::<f16, (BM, BN)>();
+    let mut acc = alloc_fragment::<f32, (BM, D)>();
+    let mut m = alloc_fragment::<f32, (BM,)>();
+    let mut mx = alloc_fragment::<f32, (BM,)>();
+    let mut alpha = alloc_fragment::<f32, (BM,)>();
+    let mut l = alloc_fragment::<f32, (BM,)>();
+    let mut rs = alloc_fragment::<f32, (BM,)>();
+    copy(q.at((bh, r0, 0)), &mut q_s);
+    fill(&mut m, f32::NEG_INFINITY);
+    clear(&mut l);
+    clear(&mut acc);
+    for kb in pipelined(S.div_ceil(BN), STAGES) {
+        copy(k.at((bh, kb * BN, 0)), &mut k_s);
+        copy(v.at((bh, kb * BN, 0)), &mut v_s);
+        clear(&mut s);
+        gemm(&q_s, &k_s.t(), &mut s);
+        reduce_max(&s, &mut mx, 1);
+        for i in parallel(BM) {
+            mx[i] = max(m[i], mx[i] * c);
+            alpha[i] = exp2(m[i] - mx[i]);
+            m[i] = mx[i];
+        }
+        for (i, j) in parallel(BM, BN) {
+            s[(i, j)] = exp2(s[(i, j)] * c - m[i]);
+        }
+        reduce_sum(&s, &mut rs, 1);
+        for i in parallel(BM) {
+            l[i] = l[i] * alpha[i] + rs[i];
+        }
+        copy(&s, &mut p);
+        for (i, d) in parallel(BM, D) {
+            acc[(i, d)] *= alpha[i];
+        }
+        gemm(&p, &v_s, &mut acc);
+    }
+    for (i, d) in parallel(BM, D) {
+        acc[(i, d)] /= l[i];
+    }
+    copy(&acc, o.at_mut((bh, r0, 0)));
+}
+"#;
