@@ -119,7 +119,7 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|(i, _)| *i);
     let mut manifest = String::from(
-        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\tmin_blocks\n",
+        "kernel\tconfig\tarch\tentry\tthreads\tshared_bytes\tregisters\tspill_bytes\tdemoted\tmin_blocks\tgemms\n",
     );
     // Fragments kept in shared memory and gemms off their target's fastest path (`notes`):
     // one warning per kernel and note, with the configs and targets where it happens.
@@ -250,7 +250,7 @@ fn compile_one(
     let mut line = String::new();
     let _ = writeln!(
         line,
-        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}\t{}\t{min_blocks}",
+        "{}\t{}\t{arch}\t{}\t{}\t{}\t{}\t{}\t{}\t{min_blocks}\t{}",
         job.kernel,
         job.config,
         hip.entry,
@@ -262,6 +262,11 @@ fn compile_one(
             "-".to_string()
         } else {
             hip.demoted.join(",")
+        },
+        if hip.gemms.is_empty() {
+            "-".to_string()
+        } else {
+            hip.gemms.join(",")
         }
     );
     Ok((line, res))
@@ -609,6 +614,7 @@ mod tests {
                 shared_bytes: 0,
                 demoted: Vec::new(),
                 notes: Vec::new(),
+                gemms: Vec::new(),
                 requests: Vec::new(),
                 min_blocks: 1,
             },

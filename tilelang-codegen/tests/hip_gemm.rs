@@ -784,6 +784,8 @@ fn transposed_operands_are_read_where_they_are_stored() {
         "{:?}",
         h.notes
     );
+    assert_eq!(hip(&bt, 0, "sm_90a").gemms, ["wgmma.tB"]);
+    assert_eq!(h.gemms, ["mma.sync.tA.tB"]);
     // FMA loops (f32 operands) read through the marks too.
     let f32_bt = bt.replace("f16", "f32");
     let h = hip(&f32_bt, 0, "sm_90");
@@ -845,4 +847,6 @@ fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
         "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: `p` has a use wgmma's operand layout cannot serve (only copies into it from global memory, `gemm` and element accesses with a row and a column can)".into(),
     ];
     assert_eq!(h.notes, want);
+    // And the gemms' paths, as `manifest.tsv`'s `gemms` column has them.
+    assert_eq!(h.gemms, ["FMA-shared.tB", "mma.sync"]);
 }

@@ -104,6 +104,9 @@ pub struct HipKernel {
     /// first matrix instruction: its line, what happens and why (`notes.rs`; the build
     /// reports them).
     pub notes: Vec<String>,
+    /// The path each `gemm` takes, in program order (`notes::gemm_paths`: `wgmma`,
+    /// `mma.sync`, `FMA`, ...): `manifest.tsv`'s `gemms` column.
+    pub gemms: Vec<String>,
     /// The same plan printed with each request for resident blocks (the occupancy pass), in the
     /// order the build tries them; `source` asks for none.
     pub requests: Vec<Bounded>,
@@ -392,6 +395,7 @@ pub fn emit(
     }
     let demoted = plan.demoted();
     let notes = notes::notes(&plan, target);
+    let gemms = notes::gemm_paths(&plan);
     let Launch {
         entry,
         threads,
@@ -405,6 +409,7 @@ pub fn emit(
         shared_bytes,
         demoted,
         notes,
+        gemms,
         requests,
         min_blocks,
     })

@@ -85,6 +85,29 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
     notes
 }
 
+/// The path each `gemm` takes, in program order, for `manifest.tsv`'s `gemms` column:
+/// `wgmma`, `mma.sync`, `WMMA`, `MFMA`, `FMA` (registers) or `FMA-shared` (an accumulator in
+/// shared memory), with `.tA` / `.tB` where an operand is read transposed.
+pub(super) fn gemm_paths(p: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(&p.inst.k.body, &mut |s| {
+        let StmtKind::Gemm { c, ta, tb, .. } = &s.kind else {
+            return;
+        };
+        let path = match p.storage[*c] {
+            Storage::Reg {
+                layout: Layout::Matrix { inst, .. },
+                ..
+            } => name(inst),
+            Storage::Reg { .. } => "FMA",
+            _ => "FMA-shared",
+        };
+        let t = |on: &bool, m: &str| if *on { m.to_string() } else { String::new() };
+        out.push(format!("{path}{}{}", t(ta, ".tA"), t(tb, ".tB")));
+    });
+    out
+}
+
 fn note(
     s: &Stmt,
     k: &Kernel,
