@@ -388,13 +388,25 @@ pub fn is_const(e: &Expr) -> bool {
     }
 }
 
-/// A `gemm`'s (M, N, K) from its operands' stored shapes (`StmtKind::Gemm`'s `ta`, `tb`).
+/// A `gemm`'s (M, N, K) from its operands' stored shapes (`StmtKind::Gemm`'s `ta`, `tb`):
+/// K as A holds it ([`gemm_mnkk`] gives B's too).
 pub fn gemm_mnk<T: Clone>(sa: &[T], sb: &[T], ta: bool, tb: bool) -> (T, T, T) {
-    let (m, k) = if ta {
+    let (m, n, k, _) = gemm_mnkk(sa, sb, ta, tb);
+    (m, n, k)
+}
+
+/// A `gemm`'s (M, N, K of A, K of B) from its operands' stored shapes: the two Ks agree in a
+/// valid kernel (the validator's checks).
+pub fn gemm_mnkk<T: Clone>(sa: &[T], sb: &[T], ta: bool, tb: bool) -> (T, T, T, T) {
+    let (m, ka) = if ta {
         (&sa[1], &sa[0])
     } else {
         (&sa[0], &sa[1])
     };
-    let n = if tb { &sb[0] } else { &sb[1] };
-    (m.clone(), n.clone(), k.clone())
+    let (kb, n) = if tb {
+        (&sb[1], &sb[0])
+    } else {
+        (&sb[0], &sb[1])
+    };
+    (m.clone(), n.clone(), ka.clone(), kb.clone())
 }

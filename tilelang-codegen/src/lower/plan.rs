@@ -153,6 +153,16 @@ pub(crate) enum Inst {
     Mfma16,
 }
 
+/// A gemm's `.t()` marks as the last template arguments of its `tl.h` function, left out when
+/// neither is set (their defaults).
+pub(super) fn trans_args([ta, tb]: [bool; 2]) -> String {
+    if ta || tb {
+        format!(", {ta}, {tb}")
+    } else {
+        String::new()
+    }
+}
+
 impl Inst {
     /// The instructions of a matrix unit, preferred first.
     pub(super) fn of(unit: MatrixUnit) -> &'static [Inst] {
@@ -200,12 +210,7 @@ impl Inst {
             !issue_only || self == Inst::Wgmma,
             "only wgmma is asynchronous"
         );
-        // The `.t()` marks, last (left out when neither is set: their defaults).
-        let tt = if ta || tb {
-            format!(", {ta}, {tb}")
-        } else {
-            String::new()
-        };
+        let tt = trans_args([ta, tb]);
         match self {
             Inst::MmaSync if ta || tb => {
                 format!("tl::gemm_mma<{t}, {m}, {n}, {k}, {wm}, {wn}, false, false{tt}>")

@@ -160,8 +160,7 @@ pub(super) fn check_configs(cx: &mut Ctxt, k: &ir::Kernel, attr: &KernelAttr) {
             StmtKind::Gemm { a, b, c, ta, tb } => {
                 let (sa, sb, sc) = (shape(*a), shape(*b), shape(*c));
                 if sa.len() == 2 && sb.len() == 2 && sc.len() == 2 {
-                    let (m, n, k) = crate::ir::gemm_mnk(&sa, &sb, *ta, *tb);
-                    let kb = if *tb { sb[1] } else { sb[0] };
+                    let (m, n, k, kb) = crate::ir::gemm_mnkk(&sa, &sb, *ta, *tb);
                     if k != kb || m != sc[0] || n != sc[1] {
                         let t = |x: bool| if x { " stored transposed" } else { "" };
                         cx.error_hint(

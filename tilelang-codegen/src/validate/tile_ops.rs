@@ -20,8 +20,8 @@ impl Checker<'_> {
         if ba.shape.len() != 2 || bb.shape.len() != 2 || bc.shape.len() != 2 {
             return;
         }
-        let (am, an, ak) = gemm_mnk(&ba.shape, &bb.shape, ta, tb);
-        let bk = &bb.shape[if tb { 1 } else { 0 }];
+        let (am, an, ak, bk) = gemm_mnkk(&ba.shape, &bb.shape, ta, tb);
+        let bk = &bk;
         let (c0, c1) = (&bc.shape[0], &bc.shape[1]);
         if same(&ak, bk) {
             return;

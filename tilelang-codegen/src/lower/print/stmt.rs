@@ -196,13 +196,7 @@ impl Emitter<'_> {
             }
             StmtKind::Gemm { a, b, c, ta, tb } => {
                 let (m, n, kk) = self.inst.gemm_mnk([*a, *b, *c], [*ta, *tb]);
-                // The operands' `.t()` marks, as the functions' last template arguments (left
-                // out when neither is set: their defaults).
-                let tt = if *ta || *tb {
-                    format!(", {ta}, {tb}")
-                } else {
-                    String::new()
-                };
+                let tt = trans_args([*ta, *tb]);
                 let (ty, tc) = (
                     ctype(self.k.buffers[*a].dtype),
                     ctype(self.k.buffers[*c].dtype),
