@@ -16,6 +16,8 @@
 //                  blocks' tile order
 //   tl_hopper.h    sm_90a: wgmma, TMA, mbarriers, warp specialisation
 //   tl_amd_mma.h   AMD matrix units: WMMA (RDNA3, RDNA4) and MFMA (CDNA)
+//   tl_acc_rows.h  the rows of a matrix-unit accumulator, every instruction's, and reductions
+//                  along them
 // The build writes them all next to the generated sources (tilelang_codegen::lower::HEADERS).
 #pragma once
 
@@ -26,3 +28,4 @@
 #include "tl_mma.h"
 #include "tl_hopper.h"
 #include "tl_amd_mma.h"
+#include "tl_acc_rows.h"

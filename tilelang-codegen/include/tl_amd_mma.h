@@ -68,11 +68,13 @@ struct rc {
 };
 
 // An instruction: WAVE lanes; tile IM × IN × IK; AE operand elements and CE accumulator elements
-// a lane. a_row(lane) / b_col(lane): the row of A / column of B a lane's operand holds;
-// ab_k(lane, e): the k of its element e (the same for A and B); c(lane, q): the (row, col) of
-// accumulator element q.
+// a lane, ROW_ELEMS of them in each row it holds, a row held by ROW_LANES lanes (an aligned
+// group; tl_acc_rows.h). a_row(lane) / b_col(lane): the row of A / column of B a lane's
+// operand holds; ab_k(lane, e): the k of its element e (the same for A and B); c(lane, q): the
+// (row, col) of accumulator element q.
 struct Wmma11 {
   static constexpr int WAVE = 32, IM = 16, IN = 16, IK = 16, AE = 16, CE = 8;
+  static constexpr int ROW_ELEMS = 1, ROW_LANES = 16;
   TL_LAYOUT static int a_row(int lane) { return lane % 16; }
   TL_LAYOUT static int b_col(int lane) { return lane % 16; }
   TL_LAYOUT static int ab_k(int, int e) { return e; }
@@ -80,6 +82,7 @@ struct Wmma11 {
 };
 struct Wmma12 {
   static constexpr int WAVE = 32, IM = 16, IN = 16, IK = 16, AE = 8, CE = 8;
+  static constexpr int ROW_ELEMS = 1, ROW_LANES = 16;
   TL_LAYOUT static int a_row(int lane) { return lane % 16; }
   TL_LAYOUT static int b_col(int lane) { return lane % 16; }
   TL_LAYOUT static int ab_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane / 16) + e % 4; }
@@ -87,6 +90,7 @@ struct Wmma12 {
 };
 struct Mfma32 {
   static constexpr int WAVE = 64, IM = 32, IN = 32, IK = 8, AE = 4, CE = 16;
+  static constexpr int ROW_ELEMS = 1, ROW_LANES = 32;
   TL_LAYOUT static int a_row(int lane) { return lane % 32; }
   TL_LAYOUT static int b_col(int lane) { return lane % 32; }
   TL_LAYOUT static int ab_k(int lane, int e) { return 4 * (lane / 32) + e; }
@@ -96,6 +100,7 @@ struct Mfma32 {
 };
 struct Mfma16 {
   static constexpr int WAVE = 64, IM = 16, IN = 16, IK = 16, AE = 4, CE = 4;
+  static constexpr int ROW_ELEMS = 1, ROW_LANES = 16;
   TL_LAYOUT static int a_row(int lane) { return lane % 16; }
   TL_LAYOUT static int b_col(int lane) { return lane % 16; }
   TL_LAYOUT static int ab_k(int lane, int e) { return 4 * (lane / 16) + e; }

@@ -216,6 +216,94 @@ fn matrix_layouts_hold_each_element_once_and_compute_the_product() {
     assert!(report.contains(", 0 failures"), "{report}");
 }
 
+/// The rows of every matrix instruction's accumulator (`tl_acc_rows.h`, `Layout::AccRows`),
+/// checked against the instructions' `c` through the block tiling the gemms use: each
+/// accumulator register's row register holds its row; each row register's elements are
+/// exactly the thread's registers in that row; the lanes a reduction's butterfly pairs (xor
+/// below `LANES`) hold the same row in the same register, and with the `WN` waves of a row
+/// of waves they are all its holders; `lead` picks one of them.
+#[test]
+fn accumulator_rows_are_the_rows_each_thread_holds() {
+    let text = format!(
+        "#include <cstdio>\n#include <initializer_list>\n#include <vector>\n#define TL_LAYOUT constexpr\nnamespace tl {{\n{}{}}}\nusing namespace tl::mx;\n{ACC_ROWS_CHECK}",
+        tl_section("matrix layouts"),
+        tl_section("accumulator rows")
+    );
+    let report = run_host_program("acc_rows", &text);
+    assert!(report.contains(", 0 failures"), "{report}");
+    // Every instruction and wave grid the test names ran (a typo'd list would pass empty).
+    assert!(report.starts_with("14 configs"), "{report}");
+}
+
+const ACC_ROWS_CHECK: &str = r#"
+int failures = 0, checks = 0, configs = 0;
+void check(bool ok, const char* what, const char* name, int a, int b, int c) {
+  ++checks;
+  if (!ok && failures++ < 20) std::printf("FAIL %s %s (%d, %d, %d)\n", what, name, a, b, c);
+}
+template <class I, int M, int N, int WM, int WN>
+void rows_of(const char* name) {
+  ++configs;
+  typedef tiling<I, M, N, WM, WN> L;
+  typedef rows<I, M, WM, WN> R;
+  constexpr int PER = R::template per<N>();
+  check(R::NREG * PER == L::NREG, "row registers times their elements are the registers", name, R::NREG, PER, L::NREG);
+  std::vector<int> holders(M, 0), leads(M, 0);
+  for (int t = 0; t < L::THREADS; ++t) {
+    std::vector<int> seen(L::NREG, 0);
+    for (int j = 0; j < R::NREG; ++j) {
+      const int row = R::row(t, j);
+      check(row >= 0 && row < M, "row in the tile", name, t, j, row);
+      if (row < 0 || row >= M) continue;
+      ++holders[row];
+      leads[row] += R::lead(t);
+      for (int e = 0; e < PER; ++e) {
+        const int r = R::template reg<N>(j, e);
+        check(r >= 0 && r < L::NREG, "element register in range", name, t, j, e);
+        if (r < 0 || r >= L::NREG) continue;
+        ++seen[r];
+        check(L::c(t, r).row == row, "element in the row", name, t, j, e);
+        check(R::template of<N>(r) == j, "register's row register", name, t, r, j);
+      }
+      // The butterfly's partners hold the same row in the same register.
+      for (int x = 1; x < R::LANES; x <<= 1) check(R::row(t ^ x, j) == row, "partner holds the row", name, t, j, x);
+      // So do the other waves of the row of waves.
+      for (int w = 0; w < WN; ++w) {
+        const int u = (t / I::WAVE / WN * WN + w) * I::WAVE + t % I::WAVE;
+        check(R::row(u, j) == row, "wave of the row holds the row", name, t, j, w);
+      }
+    }
+    for (int r = 0; r < L::NREG; ++r) check(seen[r] == 1, "register in one row register", name, t, r, seen[r]);
+  }
+  for (int i = 0; i < M; ++i) {
+    check(holders[i] == R::LANES * WN, "row held by its lanes and waves only", name, i, holders[i], R::LANES * WN);
+    check(leads[i] == 1, "one lead a row", name, i, leads[i], 0);
+  }
+}
+int main() {
+  // mma.sync's documented entries (PTX ISA, m16n8k16 C fragment): (lane, q) -> (row, col).
+  check(MmaSync::c(0, 0).row == 0 && MmaSync::c(0, 0).col == 0, "documented entry", "MmaSync", 0, 0, 0);
+  check(MmaSync::c(5, 3).row == 9 && MmaSync::c(5, 3).col == 3, "documented entry", "MmaSync", 5, 3, 0);
+  check(MmaSync::c(31, 2).row == 15 && MmaSync::c(31, 2).col == 6, "documented entry", "MmaSync", 31, 2, 0);
+  rows_of<MmaSync, 64, 64, 4, 1>("MmaSync 64x64 4x1");
+  rows_of<MmaSync, 128, 64, 8, 1>("MmaSync 128x64 8x1");
+  rows_of<MmaSync, 128, 128, 2, 4>("MmaSync 128x128 2x4");
+  rows_of<MmaSync, 64, 128, 1, 4>("MmaSync 64x128 1x4");
+  rows_of<MmaSync, 16, 8, 1, 1>("MmaSync 16x8 1x1");
+  rows_of<Wmma11, 64, 64, 2, 2>("Wmma11 64x64 2x2");
+  rows_of<Wmma11, 64, 32, 4, 1>("Wmma11 64x32 4x1");
+  rows_of<Wmma12, 64, 64, 2, 2>("Wmma12 64x64 2x2");
+  rows_of<Wmma12, 128, 32, 4, 1>("Wmma12 128x32 4x1");
+  rows_of<Mfma32, 64, 64, 2, 1>("Mfma32 64x64 2x1");
+  rows_of<Mfma32, 128, 128, 2, 2>("Mfma32 128x128 2x2");
+  rows_of<Mfma16, 32, 32, 1, 2>("Mfma16 32x32 1x2");
+  rows_of<Mfma16, 64, 48, 4, 1>("Mfma16 64x48 4x1");
+  rows_of<Mfma16, 16, 16, 1, 1>("Mfma16 16x16 1x1");
+  std::printf("%d configs, %d checks, %d failures\n", configs, checks, failures);
+  return failures != 0;
+}
+"#;
+
 /// The text between `// BEGIN <name>` and `// END <name>` in whichever of tl.h's headers marks
 /// it: the sections written to compile on the host too, which these tests run there.
 fn tl_section(name: &str) -> &'static str {

@@ -682,21 +682,43 @@ fn gemms_off_the_fastest_path_say_why() {
             && notes[0].ends_with("runs on FMA loops, not mma.sync: the accumulator is f16; the matrix units accumulate in f32"),
         "{notes:?}"
     );
-    // An accumulator reduced along its rows is kept in shared memory today (issue 39).
+    // An accumulator reduced along its rows stays in registers on every matrix unit, and so
+    // does the result, in the accumulator's rows; the waves then own whole rows (one wave
+    // column: no exchange between waves).
     let reduced = GEMM.replace(
         "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
         "    let mut mx = alloc_fragment::<f32, (BM,)>();\n    reduce_max(&acc, &mut mx, 1);\n    copy(&acc, c.at_mut((by * BM, bx * BN)));",
     );
-    let h = hip(&reduced, 0, "sm_90");
-    assert!(h.demoted.contains(&"acc".to_string()), "{:?}", h.demoted);
-    // Each fragment kept in shared memory says why, on the line that caused it (the
-    // reduction, counted from 1 in the source string), and the gemm says what that costs.
-    let line = reduced[..reduced.find("reduce_max").unwrap()]
-        .lines()
-        .count();
+    for arch in ["sm_80", "sm_90", "sm_90a", "gfx942", "gfx1100", "gfx1201"] {
+        let h = hip(&reduced, 0, arch);
+        assert!(
+            h.demoted.is_empty() && h.notes.is_empty(),
+            "{arch}: {:?}",
+            h.notes
+        );
+        assert!(
+            h.source
+                .contains("tl::reduce_acc_rows<tl::Max, float, tl::mx::rows<"),
+            "{arch}: {}",
+            h.source
+        );
+    }
+    assert!(hip(&reduced, 0, "sm_90")
+        .source
+        .contains("tl::gemm_mma<tl::half, 64, 64, 32, 4, 1, true, true>"));
+    // Rows read both from the accumulator and over a plain fragment have no one layout: the
+    // row fragment is kept in shared memory, and so is the accumulator it reduces. Each says
+    // why, on the line that caused it (the reduction, counted from 1 in the source string),
+    // and the gemm says what that costs.
+    let both = GEMM.replace(
+        "    copy(&acc, c.at_mut((by * BM, bx * BN)));",
+        "    let mut mx = alloc_fragment::<f32, (BM,)>();\n    let mut x = alloc_fragment::<f32, (BM, BN)>();\n    reduce_max(&acc, &mut mx, 1);\n    for (i, j) in parallel(BM, BN) {\n        x[(i, j)] = mx[i];\n    }\n    copy(&x, c.at_mut((by * BM, bx * BN)));",
+    );
+    let h = hip(&both, 0, "sm_90");
+    let line = both[..both.find("reduce_max").unwrap()].lines().count();
     let want = [
         format!("line {line}: fragment `acc` is kept in shared memory: the source of a reduction whose result is kept in shared memory"),
-        format!("line {line}: fragment `mx` is kept in shared memory: its rows are those of a `gemm` accumulator, which the lowering does not yet reduce or broadcast in registers"),
+        format!("line {line}: fragment `mx` is kept in shared memory: no row layout serves its rows (they are read from fragments in different layouts)"),
     ];
     for w in &want {
         assert!(h.notes.contains(w), "{w}\nnot in {:#?}", h.notes);
@@ -796,18 +818,17 @@ fn transposed_operands_are_read_where_they_are_stored() {
 
 /// The natural attention kernel (`common::ATTENTION`) lowers for every target, `S = Q·Kᵀ` read
 /// through `.t()`; its notes are issue 39's checklist: each later stage removes the ones it
-/// fixes, and this test says which remain (today: the score and row fragments in shared
-/// memory, both gemms off the matrix units or off wgmma).
+/// fixes, and this test says which remain (today: P in shared memory, so P·V off wgmma).
 #[test]
 fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
-    // D 128 on AMD: with the fragments in shared memory the block needs 117,248 bytes, more
-    // than the 64 KiB an AMD block may have (an error of that config on those targets).
+    // D 128 on AMD: with P in shared memory the block needs 81,920 bytes, more than the 64 KiB
+    // an AMD block may have (an error of that config on those targets).
     let k = kernel(common::ATTENTION);
     for arch in ["gfx90a", "gfx942", "gfx1100", "gfx1201"] {
         let e = emit(&k, 0, &Target::by_arch(arch).unwrap(), None).unwrap_err();
         assert!(
             e.message
-                .contains("it needs 117248 bytes of shared memory per block"),
+                .contains("it needs 81920 bytes of shared memory per block"),
             "{}",
             e.message
         );
@@ -817,36 +838,28 @@ fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
         .flat_map(|a| [(*a, 0), (*a, 1)])
         .chain(["gfx90a", "gfx942", "gfx1100", "gfx1201"].map(|a| (a, 1)));
     for (arch, config) in runs {
-        {
-            let h = hip(common::ATTENTION, config, arch);
-            assert!(h.source.contains("gemm"), "{arch}");
-            // The scores' accumulator is reduced along its rows: kept in shared memory today,
-            // and so are the row statistics and P.
-            for b in ["s", "m", "p"] {
-                assert!(
-                    h.demoted.contains(&b.to_string()),
-                    "{arch} {config}: {:?}",
-                    h.demoted
-                );
-            }
-            assert!(!h.notes.is_empty(), "{arch} {config}");
-        }
+        let h = hip(common::ATTENTION, config, arch);
+        // The scores, their row statistics and the output stay in registers, in the
+        // accumulators' rows (stage 3); P, a gemm operand, is kept in shared memory.
+        assert_eq!(h.demoted, ["p"], "{arch} {config}");
+        assert!(
+            h.source.contains("tl::reduce_acc_rows<tl::Max")
+                && h.source.contains("tl::reduce_acc_rows<tl::Sum")
+                && !h.source.contains("gemm_fma"),
+            "{arch} {config}"
+        );
     }
     // The checklist, on sm_90a at D 128 (lines counted in `ATTENTION`).
     let h = hip(common::ATTENTION, 0, "sm_90a");
-    let rows = "its rows are those of a `gemm` accumulator, which the lowering does not yet reduce or broadcast in registers";
     let want = [
-        "line 25: fragment `s` is kept in shared memory: the source of a reduction whose result is kept in shared memory".to_string(),
-        "line 42: fragment `p` is kept in shared memory: an A or B operand of `gemm`".into(),
-        format!("fragment `m` is kept in shared memory: {rows}"),
-        format!("line 25: fragment `mx` is kept in shared memory: {rows}"),
-        format!("fragment `alpha` is kept in shared memory: {rows}"),
-        format!("fragment `l` is kept in shared memory: {rows}"),
-        format!("line 34: fragment `rs` is kept in shared memory: {rows}"),
-        "line 24: `gemm(&q_s, &k_s.t(), &mut s)` runs on FMA loops over shared memory, not wgmma: its accumulator `s` is kept in shared memory (see the fragment warning)".into(),
-        "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: `p` has a use wgmma's operand layout cannot serve (only copies into it from global memory, `gemm` and element accesses with a row and a column can)".into(),
+        "line 42: fragment `p` is kept in shared memory: an A or B operand of `gemm`",
+        "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: `p` has a use wgmma's operand layout cannot serve (only copies into it from global memory, `gemm` and element accesses with a row and a column can)",
     ];
     assert_eq!(h.notes, want);
     // And the gemms' paths, as `manifest.tsv`'s `gemms` column has them.
-    assert_eq!(h.gemms, ["FMA-shared.tB", "mma.sync"]);
+    assert_eq!(h.gemms, ["wgmma.tB", "mma.sync"]);
+    assert_eq!(
+        hip(common::ATTENTION, 0, "sm_90").gemms,
+        ["mma.sync.tB", "mma.sync"]
+    );
 }

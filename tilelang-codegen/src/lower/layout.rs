@@ -106,7 +106,7 @@ pub(super) fn plan_storage(
                 matches!(
                     storage[b],
                     Storage::Reg {
-                        layout: Layout::Rows { .. },
+                        layout: Layout::Rows { .. } | Layout::AccRows { .. },
                         ..
                     }
                 )
@@ -276,6 +276,22 @@ fn storage_with(
             }
         },
     );
+    // An accumulator whose rows are reduced or read as broadcasts gives each wave whole rows
+    // where its tile allows (as FlashAttention's warps own rows): its row fragments then need
+    // no exchange between waves.
+    let row_used = (uses.reduces.iter().map(|r| r.0)).chain(
+        uses.broadcasts
+            .iter()
+            .flat_map(|(_, _, full)| full.iter().copied()),
+    );
+    for c in row_used.collect::<BTreeSet<_>>() {
+        if let Some(Some(Layout::Matrix { inst, m, n, wm, wn })) = mma[c] {
+            if wn > 1 && m % (inst.shape().0 * wm * wn) == 0 {
+                let (wm, wn) = (wm * wn, 1);
+                mma[c] = Some(Some(Layout::Matrix { inst, m, n, wm, wn }));
+            }
+        }
+    }
     // Gemm accumulators on FMA loops keep the strided layout tl.h's gemm_fma expects; other
     // register fragments whose rows are whole chunks are chunked, unless a loop over them
     // would hit shared memory in the chunked order too often (`chunk_conflicts`).
@@ -349,6 +365,9 @@ fn storage_with(
                 let nreg = match layout {
                     Layout::Chunked { unit } => n.div_ceil(unit * threads) * unit,
                     Layout::Rows { groups, .. } => n.div_ceil(groups),
+                    Layout::AccRows { inst, m, wm, .. } => {
+                        m / wm / inst.shape().0 * inst.row_regs()
+                    }
                     Layout::Cols { width, .. } => n / width,
                     _ => n.div_ceil(threads),
                 };

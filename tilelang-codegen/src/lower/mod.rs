@@ -86,6 +86,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("tl_mma.h", include_str!("../../include/tl_mma.h")),
     ("tl_hopper.h", include_str!("../../include/tl_hopper.h")),
     ("tl_amd_mma.h", include_str!("../../include/tl_amd_mma.h")),
+    ("tl_acc_rows.h", include_str!("../../include/tl_acc_rows.h")),
 ];
 
 /// One compiled unit: a `__global__` function and what the launcher needs to call it.

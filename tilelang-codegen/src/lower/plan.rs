@@ -111,6 +111,17 @@ pub(crate) enum Layout {
     /// thread `t` with `t % width == (j / unit) % width`, and tile register `r` meets column
     /// register `r % nreg`.
     Cols { unit: usize, width: usize },
+    /// A *row fragment* of a matrix-unit accumulator ([`super::rows`]): the rows of an `m`-row
+    /// accumulator of `inst` over a `wm × wn` grid of waves, whatever its columns. Every
+    /// thread holds the rows its accumulator registers lie in, [`Inst::row_regs`] an
+    /// instruction tile, replicated across the lanes and the `wn` waves that share them
+    /// (tl.h's `mx::rows`). `inst` is never `Wgmma`, whose accumulator is `MmaSync`'s.
+    AccRows {
+        inst: Inst,
+        m: usize,
+        wm: usize,
+        wn: usize,
+    },
 }
 
 impl Layout {
@@ -184,6 +195,35 @@ impl Inst {
             Inst::Wmma | Inst::Wmma12 | Inst::Mfma16 => (16, 16, 16),
             Inst::Mfma32 => (32, 32, 8),
         }
+    }
+    /// The rows a lane holds of one instruction tile's accumulator (tl.h's `mx::rows::RPT`):
+    /// mma.sync's lanes hold two elements of each of two rows, WMMA's and MFMA's one element
+    /// of each of their rows.
+    pub(crate) fn row_regs(self) -> usize {
+        match self {
+            Inst::MmaSync | Inst::Wgmma => 2,
+            Inst::Wmma | Inst::Wmma12 => 8,
+            Inst::Mfma32 => 16,
+            Inst::Mfma16 => 4,
+        }
+    }
+    /// The accumulator elements a lane holds of each of its rows of one instruction tile.
+    pub(crate) fn row_elems(self) -> usize {
+        match self {
+            Inst::MmaSync | Inst::Wgmma => 2,
+            _ => 1,
+        }
+    }
+    /// tl.h's row policy (`mx::rows`) of an `m`-row accumulator over `wm × wn` waves.
+    pub(super) fn rows(self, m: usize, wm: usize, wn: usize) -> String {
+        let i = match self {
+            Inst::MmaSync | Inst::Wgmma => "MmaSync",
+            Inst::Wmma => "Wmma11",
+            Inst::Wmma12 => "Wmma12",
+            Inst::Mfma32 => "Mfma32",
+            Inst::Mfma16 => "Mfma16",
+        };
+        format!("tl::mx::rows<tl::mx::{i}, {m}, {wm}, {wn}>")
     }
     /// The lanes executing one instruction.
     pub(super) fn wave(self) -> usize {
@@ -304,6 +344,10 @@ pub(crate) struct ReducePlan {
     /// For a source in shared memory: the order in which each thread reads its elements into
     /// registers first.
     pub gather: Option<Layout>,
+    /// For a matrix-unit accumulator's rows ([`Layout::AccRows`]): the accumulator's layout
+    /// (tl.h's `reduce_acc_rows`; `per` and `width` are then its elements a row a thread and
+    /// the threads sharing a row).
+    pub acc: Option<Layout>,
 }
 
 // ---- Deferred reductions ([`super::defer`]) ----------------------------------------------------
@@ -348,6 +392,25 @@ pub(crate) struct LoopPlan {
     pub layout: Layout,
     /// Present when the loop runs chunk-wise (then `layout` is [`Layout::Chunked`]).
     pub vector: Option<VectorPlan>,
+    /// How the loop reads a row fragment as a broadcast (`m[i]` in a loop over `(i, j)`), when
+    /// its layout has one ([`super::rows::rows_of`]).
+    pub row_read: Option<RowRead>,
+}
+
+/// The register of a row fragment that register `__r` of a loop's layout meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowRead {
+    /// Strided or chunked loops: `__r / d`.
+    Div(usize),
+    /// Loops over a matrix-unit accumulator of `n` columns, whose rows are
+    /// [`Layout::AccRows`] `{ inst, m, wm, wn }`: tl.h's `mx::rows::of<n>(__r)`.
+    Acc {
+        inst: Inst,
+        m: usize,
+        n: usize,
+        wm: usize,
+        wn: usize,
+    },
 }
 
 /// How a chunk-wise loop runs its lanes.
@@ -567,8 +630,6 @@ pub(crate) enum Why {
     Reduce,
     /// No row layout serves its row uses: rows read from fragments of different layouts.
     Rows,
-    /// Its rows are a matrix-unit accumulator's, which have no row layout yet.
-    AccRows,
     /// The source of a reduction whose result is kept in shared memory.
     Reduced,
     /// A loop or copy touches it beside a fragment of another layout.
@@ -593,10 +654,6 @@ impl Why {
             }
             Why::Rows => {
                 "no row layout serves its rows (they are read from fragments in different layouts)"
-            }
-            Why::AccRows => {
-                "its rows are those of a `gemm` accumulator, which the lowering does not yet \
-                 reduce or broadcast in registers"
             }
             Why::Reduced => "the source of a reduction whose result is kept in shared memory",
             Why::Agree => "a loop or copy touches it beside a fragment of another layout",

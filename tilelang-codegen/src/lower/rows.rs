@@ -14,6 +14,15 @@
 //! butterfly of shuffles across the group's lanes and, when a group spans several waves, one
 //! exchange through a few bytes of shared memory and one barrier ([`ReducePlan`]).
 //!
+//! A matrix-unit accumulator (`gemm`'s, [`Layout::Matrix`]) gives its rows the same way: each
+//! thread holds the rows its accumulator registers lie in, replicated across the lanes and the
+//! waves of a row of waves that share them ([`Layout::AccRows`], tl.h's `mx::rows`); a
+//! broadcast read is register `mx::rows::of<N>(__r)`, a constant once unrolled, and a reduction
+//! folds the thread's elements of each row, then the row's lanes, then (when a row of the tile
+//! spans several waves) the waves through shared memory (`tl::reduce_acc_rows`). Scores,
+//! their row maxima and sums, and the rescaling of an attention kernel's output stay in
+//! registers so.
+//!
 //! A fragment gets the row layout when everything that ties it to a parent agrees on one
 //! (fragments tied by loops over their own shape or by register copies share their layout);
 //! where not (no register parent, parents in different layouts, an access of another form) it is
@@ -40,16 +49,32 @@ pub(super) struct Uses {
     pub owned: BTreeSet<BufId>,
 }
 
-/// The row layout that meets a tile of shape `ext` held in `parent` (strided or chunked) over
-/// `threads`, with the divisor that turns the tile's register index into the row fragment's
-/// (`u · q` of the module docs). `None` where the rows do not fall on whole thread groups or
-/// registers, or a group would be a partial wave (its shuffles need every lane).
+/// The row layout that meets a tile of shape `ext` held in `parent` over `threads`, with the
+/// elements of a row each thread holds: for a strided or chunked parent the divisor that turns
+/// the tile's register index into the row fragment's (`u · q` of the module docs), `None`
+/// where the rows do not fall on whole thread groups or registers, or a group would be a
+/// partial wave (its shuffles need every lane); for a matrix-unit accumulator its rows
+/// ([`Layout::AccRows`], the same for every accumulator of its instruction, rows and wave
+/// grid, whatever its columns).
 pub(crate) fn rows_of(
     parent: Layout,
     ext: &[usize],
     threads: usize,
     wave: usize,
 ) -> Option<(Layout, usize)> {
+    if let Layout::Matrix { inst, m, n, wm, wn } = parent {
+        if ext != [m, n] {
+            return None;
+        }
+        // wgmma's accumulator is mma.sync's, a warp per 16 rows.
+        let inst = if inst == Inst::Wgmma {
+            Inst::MmaSync
+        } else {
+            inst
+        };
+        let per = n / wn / inst.shape().1 * inst.row_elems();
+        return Some((Layout::AccRows { inst, m, wm, wn }, per));
+    }
     let u = parent.unit()?;
     let last = *ext.last()?;
     let total: usize = ext.iter().product();
@@ -131,13 +156,8 @@ pub(super) fn assign(
     let mut req: Vec<Vec<Req>> = vec![Vec::new(); nbuf];
     // The reduction that first asked a row layout of each result, for the demotion's line.
     let mut asked: Vec<Option<crate::ctxt::Range>> = vec![None; nbuf];
-    // Results and broadcasts whose rows are a matrix-unit accumulator's (no row layout yet).
-    let mut acc_rows = vec![false; nbuf];
-    let is_acc =
-        |b: BufId, demoted: &Demoted| !demoted[b] && matches!(layouts[b], Layout::Matrix { .. });
     for &(src, dst, at) in &uses.reduces {
         asked[dst].get_or_insert(at);
-        acc_rows[dst] |= is_acc(src, demoted);
         let shape = inst.buffer_shape(src);
         // (Shared buffers count as demoted.)
         let r = if demoted[src] {
@@ -155,7 +175,6 @@ pub(super) fn assign(
     }
     for (f, ext, full) in &uses.broadcasts {
         let parent = full.iter().find(|&&b| !demoted[b]);
-        acc_rows[*f] |= parent.is_some_and(|&p| is_acc(p, demoted));
         let l = parent.and_then(|&p| rows_of(layouts[p], ext, threads, wave));
         req[*f].push(Req::Exact(l.map(|(l, _)| l)));
     }
@@ -194,8 +213,7 @@ pub(super) fn assign(
             match agreed {
                 Some(l) => layouts[b] = l,
                 None if !req[b].is_empty() => {
-                    let why = if acc_rows[b] { Why::AccRows } else { Why::Rows };
-                    changed |= demoted.set(b, why, asked[b]);
+                    changed |= demoted.set(b, Why::Rows, asked[b]);
                 }
                 None => {}
             }
@@ -258,6 +276,15 @@ pub(super) fn plan_reduces(
         let StmtKind::Reduce { src, dst, .. } = &s.kind else {
             return;
         };
+        if let Storage::Reg {
+            layout: Layout::AccRows { .. },
+            ..
+        } = storage[*dst]
+        {
+            let r = acc_reduce(inst, *src, storage, storage[*dst], shared_bytes);
+            out.insert(inst.ids.stmt(s), r);
+            return;
+        }
         let Storage::Reg {
             layout: Layout::Rows { groups, width },
             nreg,
@@ -295,8 +322,48 @@ pub(super) fn plan_reduces(
                 nreg,
                 scratch,
                 gather,
+                acc: None,
             },
         );
     });
     out
+}
+
+/// The reduction of a matrix-unit accumulator `src` along its rows into `dst` (laid out in
+/// its rows: tl.h's `reduce_acc_rows`), with its exchange area, `m · wn` values, placed after
+/// `*shared_bytes` when a row spans several waves.
+fn acc_reduce(
+    inst: &Instance,
+    src: BufId,
+    storage: &[Storage],
+    dst: Storage,
+    shared_bytes: &mut usize,
+) -> ReducePlan {
+    let Storage::Reg {
+        layout: acc @ Layout::Matrix { n, .. },
+        ..
+    } = storage[src]
+    else {
+        unreachable!("accumulator rows are reduced from the accumulator in registers")
+    };
+    let Storage::Reg {
+        layout: Layout::AccRows { inst: i, m, wn, .. },
+        nreg,
+    } = dst
+    else {
+        unreachable!("the result of an accumulator's rows")
+    };
+    let scratch = (wn > 1).then(|| {
+        let at = shared_bytes.div_ceil(16) * 16;
+        *shared_bytes = at + m * wn * inst.k.buffers[src].dtype.size_bytes();
+        at
+    });
+    ReducePlan {
+        per: n / wn / i.shape().1 * i.row_elems(),
+        width: i.wave() * i.row_regs() / i.shape().0 * wn,
+        nreg,
+        scratch,
+        gather: None,
+        acc: Some(acc),
+    }
 }

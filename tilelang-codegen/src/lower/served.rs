@@ -44,7 +44,7 @@ use crate::ir::*;
 pub(crate) type Unserved = (BufId, Range);
 
 /// The layout a `parallel` loop over `ext` iterates in: that of a matrix-unit, chunked or row
-/// fragment of the loop's own shape it touches (the layout pass makes them agree), else
+/// fragment (of either kind) of the loop's own shape it touches (the layout pass makes them agree), else
 /// strided. `layout_of` gives the layout of a buffer held in registers.
 pub(crate) fn loop_layout(
     inst: &Instance,
@@ -57,7 +57,10 @@ pub(crate) fn loop_layout(
         for_each_access(s, &mut |a| {
             if let Target::Buffer(b) = a.target {
                 if let Some(
-                    l @ (Layout::Matrix { .. } | Layout::Chunked { .. } | Layout::Rows { .. }),
+                    l @ (Layout::Matrix { .. }
+                    | Layout::Chunked { .. }
+                    | Layout::Rows { .. }
+                    | Layout::AccRows { .. }),
                 ) = layout_of(b)
                 {
                     if inst.buffer_shape(b) == ext {

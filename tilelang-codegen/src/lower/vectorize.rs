@@ -74,7 +74,26 @@ pub(super) fn plan_loops(p: &Plan) -> BTreeMap<StmtId, LoopPlan> {
                 Some(v) => Layout::Chunked { unit: v.lanes },
                 None => layout,
             };
-            out.insert(p.inst.ids.stmt(s), LoopPlan { layout, vector });
+            let wave = p.target.wave as usize;
+            let row_read =
+                super::rows::rows_of(layout, &ext, p.threads, wave).map(|(l, d)| match l {
+                    Layout::AccRows { inst, m, wm, wn } => RowRead::Acc {
+                        inst,
+                        m,
+                        n: ext[1],
+                        wm,
+                        wn,
+                    },
+                    _ => RowRead::Div(d),
+                });
+            out.insert(
+                p.inst.ids.stmt(s),
+                LoopPlan {
+                    layout,
+                    vector,
+                    row_read,
+                },
+            );
         }
     });
     out

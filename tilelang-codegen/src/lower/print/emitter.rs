@@ -28,7 +28,7 @@ pub(super) struct Emitter<'a> {
     pub(super) lead: Option<String>,
     /// Inside a loop over a strided or chunked tile: its rank and the divisor from its
     /// register index to that of the row fragments it reads ([`super::rows::rows_of`]).
-    pub(super) bcast: Option<(usize, usize)>,
+    pub(super) bcast: Option<(usize, RowRead)>,
     /// Printing the statements that finish a loop's deferred reductions after it
     /// ([`super::defer`]): their combine statements print here, not in the loop.
     pub(super) finishing: bool,
@@ -149,6 +149,9 @@ pub(super) fn lead(layout: Layout) -> Option<String> {
         Layout::Rows { groups: 1, .. } => Some("TL_TID == 0".into()),
         Layout::Rows { width, .. } => Some(format!("TL_TID % {width} == 0")),
         Layout::Cols { width, .. } => Some(format!("TL_TID < {width}")),
+        Layout::AccRows { inst, m, wm, wn } => {
+            Some(format!("{}::lead(TL_TID)", inst.rows(m, wm, wn)))
+        }
         _ => None,
     }
 }

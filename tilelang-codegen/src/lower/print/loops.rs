@@ -383,6 +383,12 @@ impl Emitter<'_> {
                 let head = format!("#pragma unroll\nfor (int __r = 0; __r < {}; ++__r) {{\n  const unsigned __L = {l};\n  if ({guard}) {{", total.div_ceil(groups));
                 (head, tile_coords(ext, "__L"))
             }
+            Layout::AccRows { inst, m, wm, wn } => {
+                // Every holder of a row runs it (the lanes and waves that share it).
+                let rows = inst.rows(m, wm, wn);
+                let head = format!("#pragma unroll\nfor (int __r = 0; __r < {rows}::NREG; ++__r) {{\n  const int __row = {rows}::row(TL_TID, __r);\n  {{");
+                (head, vec!["(tl::index)__row".into()])
+            }
             Layout::Matrix { inst, m, n, wm, wn } => {
                 // Each thread holds m·n / t elements, each held by exactly one (thread, register).
                 let nreg = m * n / t;

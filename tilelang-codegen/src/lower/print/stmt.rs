@@ -7,7 +7,6 @@ use crate::ir::visit::*;
 use crate::ir::*;
 use crate::lower::names::*;
 use crate::lower::plan::*;
-use crate::lower::rows;
 
 impl Emitter<'_> {
     /// A block barrier: tl.h's, or with the async-proxy fence first where wgmma reads shared
@@ -143,8 +142,7 @@ impl Emitter<'_> {
             } => {
                 let ext = self.inst.extents(extents);
                 let plan = &self.p.loops[&self.p.inst.ids.stmt(s)];
-                let wave = self.target.wave as usize;
-                self.bcast = rows::rows_of(plan.layout, &ext, t, wave).map(|(_, d)| (ext.len(), d));
+                self.bcast = plan.row_read.map(|r| (ext.len(), r));
                 if let Some(v) = &plan.vector {
                     let out = self.vector_loop(v, vars, body, &ext, depth);
                     self.bcast = None;
@@ -291,6 +289,25 @@ impl Emitter<'_> {
         };
         let (opn, t, wave) = (reduce_op(op), self.threads, self.target.wave);
         let (dname, carry, w) = (self.buf(dst), self.carry(dst), r.width);
+        if let Some(Layout::Matrix { inst, m, n, wm, wn }) = r.acc {
+            // The rows of a matrix-unit accumulator (tl_acc_rows.h).
+            let rows = inst.rows(m, wm, wn);
+            let src = self.buf(src);
+            let call = match (carried, self.p.deferral_of_reduce(key)) {
+                (true, _) => {
+                    format!(
+                        "tl::finish_acc_rows<{opn}, {ty}, {rows}>({carry}, {dname}, {scratch});"
+                    )
+                }
+                (false, Some(_)) => {
+                    format!("tl::fold_acc_rows<{opn}, {ty}, {rows}, {n}>({src}, {carry});")
+                }
+                (false, None) => format!(
+                    "tl::reduce_acc_rows<{opn}, {ty}, {rows}, {n}>({src}, {dname}, {scratch});"
+                ),
+            };
+            return Code::one(depth, call);
+        }
         if carried {
             let n = r.nreg;
             return Code::one(depth, format!("tl::reduce_rows<{opn}, {ty}, {n}, 1, {w}, {wave}, {t}>({carry}, {dname}, {scratch});"));
@@ -418,11 +435,15 @@ impl Emitter<'_> {
             }
             Target::Buffer(b) => match self.storage[b] {
                 Storage::Reg {
-                    layout: Layout::Rows { .. },
+                    layout: Layout::Rows { .. } | Layout::AccRows { .. },
                     ..
                 } if self.bcast.is_some_and(|(rank, _)| a.index.len() < rank) => {
-                    let (_, div) = self.bcast.expect("checked");
-                    format!("{}[__r / {div}]", self.buf(b))
+                    match self.bcast.expect("checked").1 {
+                        RowRead::Div(div) => format!("{}[__r / {div}]", self.buf(b)),
+                        RowRead::Acc { inst, m, n, wm, wn } => {
+                            format!("{}[{}::of<{n}>(__r)]", self.buf(b), inst.rows(m, wm, wn))
+                        }
+                    }
                 }
                 // Only read as a column broadcast (`cols`): tile register `__r`'s column.
                 Storage::Reg {
