@@ -48,6 +48,9 @@ pub(super) fn plan_deferred(
         else {
             return;
         };
+        // A partial carries one reduction a loop (its running values are named after it):
+        // a second reduction into it runs where it stands.
+        let mut carried = BTreeSet::new();
         let found: Vec<Deferred> = (0..body.len().saturating_sub(1))
             .filter(|&at| {
                 let Some((part, acc)) = pair(inst.k, &body[at], &body[at + 1]) else {
@@ -61,6 +64,7 @@ pub(super) fn plan_deferred(
                     && storage[part].layout() == storage[acc].layout()
                     && inst.buffer_shape(part) == inst.buffer_shape(acc)
                     && !touched_elsewhere(body, at + 1, acc)
+                    && carried.insert(part)
             })
             .map(|at| Deferred {
                 at,
