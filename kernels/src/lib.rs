@@ -98,6 +98,7 @@ pub const MAPPING_KERNELS: &[&KernelInfo] = &[
     &mappings::rows_two_layouts::KERNEL,
     &mappings::cols_two_layouts::KERNEL,
     &mappings::deferred_then_cols::KERNEL,
+    &mappings::acc_rows::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`], [`MATH_KERNELS`] or [`MAPPING_KERNELS`].

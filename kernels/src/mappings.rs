@@ -255,6 +255,65 @@ pub fn deferred_then_cols<
     copy(&z_f, z.at_mut((0, row0)));
 }
 
+/// A `gemm` accumulator's rows (issue 39): per tile of `BN` columns of `S = A·B`, the row
+/// maxima broadcast back (`o = S − max/2`, through a loop over the maxima alone), and, carried
+/// across the tiles, each row's maximum and sum. On a matrix unit the accumulator's layout is
+/// the instruction's, and its rows are laid out from it (`Layout::AccRows`): `w1` gives each
+/// wave whole rows, `w4` spreads a row over several waves (on mma.sync 4, an exchange through
+/// shared memory); on sm_90a `w1` runs on wgmma. The running maximum and sum are deferred
+/// reductions (one fold a tile, finished after the loop). Columns past `N` hold 0 (the copy of
+/// `b` reads zeros there) and count in the tile's maximum, as in [`tests`]' reference.
+#[tile_kernel(
+    grid = [M.div_ceil(BM)],
+    threads = THREADS,
+    configs = [
+        w1(BM = 64, BN = 64, BK = 32, THREADS = 128),
+        w4(BM = 32, BN = 64, BK = 32, THREADS = 256),
+    ],
+)]
+pub fn acc_rows<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize>(
+    a: &Tensor<f16, (M, BK)>,
+    b: &Tensor<f16, (BK, N)>,
+    o: &mut Tensor<f32, (M, N)>,
+    rmax: &mut Tensor<f32, (M,)>,
+    rsum: &mut Tensor<f32, (M,)>,
+) {
+    let row0 = block_idx(0) * BM;
+    let mut a_s = alloc_shared::<f16, (BM, BK)>();
+    let mut b_s = alloc_shared::<f16, (BK, BN)>();
+    let mut s = alloc_fragment::<f32, (BM, BN)>();
+    let mut bm = alloc_fragment::<f32, (BM,)>();
+    let mut part = alloc_fragment::<f32, (BM,)>();
+    let mut mx = alloc_fragment::<f32, (BM,)>();
+    let mut tot = alloc_fragment::<f32, (BM,)>();
+    copy(a.at((row0, 0)), &mut a_s);
+    fill(&mut mx, f32::NEG_INFINITY);
+    clear(&mut tot);
+    for t in serial(N.div_ceil(BN)) {
+        copy(b.at((0, t * BN)), &mut b_s);
+        clear(&mut s);
+        gemm(&a_s, &b_s, &mut s);
+        reduce_max(&s, &mut part, 1);
+        for i in parallel(BM) {
+            mx[i] = max(mx[i], part[i]);
+        }
+        reduce_sum(&s, &mut part, 1);
+        for i in parallel(BM) {
+            tot[i] += part[i];
+        }
+        reduce_max(&s, &mut bm, 1);
+        for i in parallel(BM) {
+            bm[i] = bm[i] * 0.5;
+        }
+        for (i, j) in parallel(BM, BN) {
+            s[(i, j)] = s[(i, j)] - bm[i];
+        }
+        copy(&s, o.at_mut((row0, t * BN)));
+    }
+    copy(&mx, rmax.at_mut((row0,)));
+    copy(&tot, rsum.at_mut((row0,)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,6 +513,69 @@ mod tests {
                 let what = format!("cols_two_layouts[{cfg}] {m}x{n}");
                 assert_close(&format!("{what} t"), &t, &want_t, 0.0, 0.0, seed);
                 assert_close(&format!("{what} q"), &q, &want_q, 0.0, 0.0, seed);
+            }
+        }
+    }
+
+    /// Exact: the inputs are multiples of 1/4 in [-2, 2], so every product is a multiple of
+    /// 1/16 of at most 4 and every sum here (at most 32 products, then at most 202 of those)
+    /// is exact in f32 in any order.
+    #[test]
+    fn acc_rows_matches_the_reference() {
+        let dev = check::test_device();
+        let seed = Rng::fresh_seed();
+        const BK: usize = 32;
+        for &(m, n) in SIZES {
+            let mut rng = Rng::new(seed ^ (m * 7919 + n) as u64);
+            let quarters = |rng: &mut Rng, len: usize| -> Vec<f16> {
+                rng.vec::<f64>(len, -2.0, 2.0)
+                    .iter()
+                    .map(|x| f16::from_f64((x * 4.0).round() / 4.0))
+                    .collect()
+            };
+            let (ah, bh) = (quarters(&mut rng, m * BK), quarters(&mut rng, BK * n));
+            let (af, bf) = (to_f64(&ah), to_f64(&bh));
+            let prod: Vec<f64> = (0..m * n)
+                .map(|e| {
+                    (0..BK)
+                        .map(|k| af[e / n * BK + k] * bf[k * n + e % n])
+                        .sum()
+                })
+                .collect();
+            let a = dev.upload(&ah, &[m, BK]).unwrap();
+            let b = dev.upload(&bh, &[BK, n]).unwrap();
+            let mut o = dev.alloc::<f32>(&[m, n]).unwrap();
+            let mut rmax = dev.alloc::<f32>(&[m]).unwrap();
+            let mut rsum = dev.alloc::<f32>(&[m]).unwrap();
+            for cfg in acc_rows::Config::ALL {
+                let bn = 64;
+                // Per tile of `bn` columns, the maximum with the columns past `n` as 0.
+                let tile_max = |r: usize, c0: usize| {
+                    let tail = if c0 + bn > n { 0.0 } else { f64::NEG_INFINITY };
+                    (c0..(c0 + bn).min(n)).fold(tail, |x, c| x.max(prod[r * n + c]))
+                };
+                let want_o: Vec<f64> = (0..m * n)
+                    .map(|e| prod[e] - 0.5 * tile_max(e / n, e % n / bn * bn))
+                    .collect();
+                let want_max: Vec<f64> = (0..m)
+                    .map(|r| {
+                        (0..n)
+                            .step_by(bn)
+                            .map(|c0| tile_max(r, c0))
+                            .fold(f64::NEG_INFINITY, f64::max)
+                    })
+                    .collect();
+                let want_sum: Vec<f64> = (0..m)
+                    .map(|r| prod[r * n..(r + 1) * n].iter().sum())
+                    .collect();
+                for t in [&mut o, &mut rmax, &mut rsum] {
+                    t.poison().unwrap();
+                }
+                acc_rows::launch(&dev, cfg, &a, &b, &mut o, &mut rmax, &mut rsum).unwrap();
+                let what = format!("acc_rows[{cfg}] {m}x{n}");
+                assert_close(&format!("{what} o"), &o, &want_o, 0.0, 0.0, seed);
+                assert_close(&format!("{what} rmax"), &rmax, &want_max, 0.0, 0.0, seed);
+                assert_close(&format!("{what} rsum"), &rsum, &want_sum, 0.0, 0.0, seed);
             }
         }
     }

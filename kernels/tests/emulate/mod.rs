@@ -36,6 +36,10 @@ pub enum Fill {
     UniformInts(f64, f64, i64, i64),
     /// f16 values with random bit patterns, every finite value possible (the copies are exact).
     FiniteBits,
+    /// Floats uniform among the multiples of 1/4 in `[lo, hi]` (integers: random bits): sums of
+    /// products of them are exact in f32 in any order while they stay below 2^20, so a kernel
+    /// that reduces in another order than the CPU backend still agrees bit for bit.
+    Quarters(f64, f64),
 }
 
 /// How the emulated outputs must agree with the CPU backend's.
@@ -566,6 +570,26 @@ fn random_bytes(rng: &mut Rng, d: Dtype, n: usize, fill: Fill) -> Vec<u8> {
             let v = kernels::ch01_copy::random_finite_f16(rng, n);
             return v.iter().flat_map(|x| x.to_le_bytes()).collect();
         }
+        Fill::Quarters(lo, hi) if d.is_float() => {
+            let q: Vec<f64> = rng
+                .vec::<f64>(n, lo, hi)
+                .iter()
+                .map(|x| (x * 4.0).round() / 4.0)
+                .collect();
+            return match d {
+                Dtype::F16 => q
+                    .iter()
+                    .flat_map(|&x| f16::from_f64(x).to_le_bytes())
+                    .collect(),
+                Dtype::Bf16 => q
+                    .iter()
+                    .flat_map(|&x| bf16::from_f64(x).to_le_bytes())
+                    .collect(),
+                Dtype::F32 => q.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect(),
+                _ => q.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            };
+        }
+        Fill::Quarters(lo, hi) => (lo, hi),
     };
     match d {
         Dtype::F16 => rng
