@@ -52,6 +52,8 @@ pub enum Construct {
     /// `reduce_sum` / `reduce_max` along a dimension.
     ReduceSum(usize),
     ReduceMax(usize),
+    /// A reduction of a `gemm` accumulator (along its rows: a matrix unit's layout).
+    ReduceOfAccumulator,
     /// `atomic_add` into a global tensor / a shared buffer.
     AtomicGlobal,
     AtomicShared,
@@ -124,6 +126,7 @@ pub fn stage1() -> Vec<Construct> {
         ReduceSum(1),
         ReduceMax(0),
         ReduceMax(1),
+        ReduceOfAccumulator,
         AtomicGlobal,
         AtomicShared,
         Serial,
@@ -231,6 +234,12 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
     for e in &k.grid {
         visit::each_expr(e, &mut |e| expr(e, &mut out));
     }
+    let mut accumulators = BTreeSet::new();
+    visit::walk(&k.body, &mut |s| {
+        if let StmtKind::Gemm { c, .. } = &s.kind {
+            accumulators.insert(*c);
+        }
+    });
     visit::walk(&k.body, &mut |s| {
         match &s.kind {
             StmtKind::Let { .. } => {
@@ -307,11 +316,14 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
                     ir::Target::Tensor(_) => C::AtomicGlobal,
                 });
             }
-            StmtKind::Reduce { op, dim, .. } => {
+            StmtKind::Reduce { op, dim, src, .. } => {
                 out.insert(match op {
                     ir::ReduceOp::Sum => C::ReduceSum(*dim),
                     ir::ReduceOp::Max => C::ReduceMax(*dim),
                 });
+                if accumulators.contains(src) {
+                    out.insert(C::ReduceOfAccumulator);
+                }
             }
             StmtKind::For {
                 kind: ir::LoopKind::Serial { .. },

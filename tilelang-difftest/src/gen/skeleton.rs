@@ -820,6 +820,68 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
 // every product is a multiple of 1/16 of magnitude at most 64 and every partial sum over K up
 // to 2^13 terms fits f32's 24 bits.
 
+/// The GEMM skeleton's row epilogue, on the accumulator:
+///
+/// ```text
+/// let mut rw = alloc_fragment::<f32, (BM,)>();
+/// reduce_<op>(&acc, &mut rw, 1);
+/// [for i in parallel(BM) { rw[i] = rw[i] * 0.5; }]
+/// for (i, j) in parallel(BM, BN) { acc[(i, j)] = acc[(i, j)] - rw[i]; }
+/// copy(&rw, r.at_mut((r0,)));
+/// ```
+///
+/// Exact in any order: every element of `acc` is a multiple of 1/16 below 2^13 + 8 in
+/// magnitude (K <= 128 products of at most 64, and the bias), so a sum of at most 64 of them
+/// (BN <= 64) is a multiple of 1/16 below 2^20: 24 bits; halving and the differences stay so.
+fn acc_rows(rng: &mut Rng, op: &'static str) -> Vec<Stmt> {
+    let mut out = vec![
+        Stmt::Alloc {
+            name: "rw".into(),
+            scope: Scope::Fragment,
+            dtype: Ty::F32,
+            shape: names(&["BM"]),
+            arg_form: rng.chance(1, 4),
+        },
+        Stmt::Reduce {
+            op,
+            src: "acc".into(),
+            dst: "rw".into(),
+            dim: 1,
+        },
+    ];
+    if rng.chance(1, 2) {
+        out.push(Stmt::Parallel {
+            vars: names(&["i"]),
+            extents: names(&["BM"]),
+            body: vec![Stmt::Store {
+                target: "rw".into(),
+                index: vec![Expr::name("i")],
+                op: None,
+                value: Expr::bin(
+                    BinOp::Mul,
+                    Expr::Load("rw".into(), vec![Expr::name("i")]),
+                    Expr::Float(0.5, Ty::F32, LitForm::Typed),
+                ),
+            }],
+        });
+    }
+    out.push(Stmt::Parallel {
+        vars: names(&["i", "j"]),
+        extents: names(&["BM", "BN"]),
+        body: vec![Stmt::Store {
+            target: "acc".into(),
+            index: vec![Expr::name("i"), Expr::name("j")],
+            op: Some(BinOp::Sub),
+            value: Expr::Load("rw".into(), vec![Expr::name("i")]),
+        }],
+    });
+    out.push(Stmt::Copy {
+        src: buf("rw"),
+        dst: region("r", &[Expr::name("r0")]),
+    });
+    out
+}
+
 /// `x`, or its two elements swapped when `t`.
 fn swap2(t: bool, [x0, x1]: [Expr; 2]) -> [Expr; 2] {
     if t {
@@ -965,6 +1027,16 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     }
     let tc = rng.pick(&[Ty::F32, Ty::F16, Ty::Bf16, Ty::F64]);
     params.push(tensor("c", tc, &["M", "N"], true));
+    // The accumulator's rows: reduced, the result rescaled in a loop of its own, broadcast
+    // back into the accumulator and stored (a sum only with configs of BN <= 64, where it is
+    // exact: see below).
+    let rows = rng
+        .chance(1, 3)
+        .then(|| if rng.chance(1, 2) { "max" } else { "sum" });
+    if let Some(op) = rows {
+        params.push(tensor("r", Ty::F32, &["M"], true));
+        body.extend(acc_rows(rng, op));
+    }
     body.push(Stmt::Copy {
         src: buf("acc"),
         dst: region("c", &[Expr::name("r0"), Expr::name("c0")]),
@@ -980,7 +1052,9 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
         } else {
             0
         };
-        shared <= 48 * 1024 && (bm * bn).div_ceil(threads) + a_regs <= 128
+        shared <= 48 * 1024
+            && (bm * bn).div_ceil(threads) + a_regs <= 128
+            && (rows != Some("sum") || bn <= 64)
     });
     let defaults = config::defaults(rng, &configs);
     Kernel {
