@@ -258,6 +258,12 @@ TL_DEVICE void gemm(const T* __restrict__ a, const T* __restrict__ b, float* acc
   static_assert(I::WAVE == TL_WAVE, "the instruction's wave size is not the target's");
 #endif
   const int tid = TL_TID;
+  // Two k-steps unrolled, not all: fully unrolled, clang hoists every step's LDS loads and
+  // runs out of registers once more than the accumulator is live (the natural attention
+  // kernel at D 64 took 256 VGPRs and spilled 172 bytes a lane on gfx1100, 194 and none so;
+  // a BK 64 GEMM took 140 VGPRs there, 131 so). Measured by clang's resource usage only (no
+  // AMD GPU here): what it costs or gains in time is not known.
+#pragma unroll 2
   for (int k0 = 0; k0 < K; k0 += I::IK) {
     typename O::frag af[L::MT], bf[L::NT];
 #pragma unroll

@@ -542,6 +542,24 @@ fn amd_gemms_compile_to_the_matrix_instructions() {
             );
         }
     }
+    // The natural attention kernel (issue 39) at D 64 (its D 128 config needs more LDS than an
+    // AMD block has): both gemms on the matrix unit, the scores' rows reduced in registers
+    // across the lanes that share them, nothing in scratch memory.
+    for (arch, inst) in [
+        ("gfx1100", "v_wmma_f32_16x16x16_f16"),
+        ("gfx1201", "v_wmma_f32_16x16x16_f16"),
+        ("gfx90a", "v_mfma_f32_32x32x8f16"),
+        ("gfx942", "v_mfma_f32_32x32x8_f16"),
+    ] {
+        let k = hip(common::ATTENTION, 1, arch);
+        assert!(k.source.contains("tl::reduce_acc_rows<tl::Max"), "{arch}");
+        let (dis, remarks) = clang_amd(clang, objdump, &k.source, arch, &dir);
+        assert!(dis.contains(&format!("{inst} ")), "{arch}: no {inst}:\n{dis}");
+        assert!(
+            remarks.contains("ScratchSize [bytes/lane]: 0"),
+            "{arch} attention: {remarks}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
