@@ -1,12 +1,13 @@
 //! Everyday tile kernels that the tutorials do not have, written from `README.md` and
 //! `docs/language.md` the way a new user of the language would: the normalisations, activation
-//! and loss of an LLM, a transpose (plain, and with a padded shared tile), a batched GEMM and a
-//! GEMM with a fused bias + GELU epilogue. Each module explains its kernel, holds a float64
+//! and loss of an LLM, a transpose (plain, and with a padded shared tile), a batched GEMM, a
+//! GEMM with a fused bias + GELU epilogue and attention's forward (FlashAttention-2). Each module explains its kernel, holds a float64
 //! reference with a tolerance derived in its comment, and tests every config on the CPU
 //! backend at odd sizes with poisoned outputs. [`KERNELS`] lists them for the code that goes
 //! over all kernels (the benches; `tests/kernel_list.rs` checks it against the sources).
 //! `examples/README.md` says what each one is and what in the language got in the way.
 
+pub mod attention;
 pub mod batched_gemm;
 pub mod cross_entropy;
 pub mod gemm_bias_gelu;
@@ -27,6 +28,7 @@ pub const KERNELS: &[&KernelInfo] = &[
     &cross_entropy::cross_entropy::KERNEL,
     &batched_gemm::batched_gemm::KERNEL,
     &gemm_bias_gelu::gemm_bias_gelu::KERNEL,
+    &attention::attention::KERNEL,
 ];
 
 /// The kernel named `name` in [`KERNELS`].

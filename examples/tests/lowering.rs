@@ -1,11 +1,20 @@
 //! Every config of every example kernel lowers for every GPU target, as the build script and
 //! the macro will when `TILELANG_TARGETS` names them: shared memory and registers within each
-//! target's limits, no lowering error. This needs no device compiler, so it runs everywhere;
-//! compiling the emitted code is the build's (and `.ci/run`'s) business.
+//! target's limits, no lowering error, but for the pairs `DOES_NOT_FIT` names, which must fail
+//! on that limit. This needs no device compiler, so it runs everywhere; compiling the emitted
+//! code is the build's (and `.ci/run`'s) business.
 
 use std::path::Path;
-use tilelang_codegen::launcher;
+use tilelang_codegen::lower;
 use tilelang_codegen::target::TARGETS;
+
+/// The (kernel, config) pairs that do not fit some targets today, by arch prefix: attention's
+/// `d128` needs more than the 64 KiB of shared memory an AMD block may have (`q_s` alone is 32
+/// KiB, `k_s` and `v_s` 16 KiB each, and `p` goes through shared memory), an error on the
+/// config that the build reports for those targets, as `tilelang-codegen/tests/hip_gemm.rs`
+/// pins it for the same kernel. When it fits, this test fails: remove the entry (and let the
+/// AMD emulation run attention, `tests/emulation.rs`).
+const DOES_NOT_FIT: &[(&str, &str, &str)] = &[("attention", "d128", "gfx")];
 
 #[test]
 fn every_config_lowers_for_every_target() {
@@ -14,19 +23,27 @@ fn every_config_lowers_for_every_target() {
     assert_eq!(found.len(), examples::KERNELS.len());
     let mut failures = Vec::new();
     for f in &found {
-        match launcher::lower(&f.ir, TARGETS) {
-            Ok(lowered) => {
-                assert_eq!(lowered.len(), f.ir.configs.len() * TARGETS.len());
-                for l in &lowered {
-                    // And the printer writes the entry the launcher will look up.
-                    let hip = tilelang_codegen::lower::emit(&f.ir, l.config, &l.target, None)
-                        .expect("planned, so it prints");
-                    assert_eq!(hip.entry, l.launch.entry);
-                    assert!(hip.source.contains(&hip.entry), "{}", hip.entry);
+        let k = &f.ir;
+        for (c, config) in k.configs.iter().enumerate() {
+            let config = config.name.to_string();
+            for t in TARGETS {
+                let known = DOES_NOT_FIT.iter().any(|&(kernel, cfg, arch)| {
+                    k.name == kernel && config == cfg && t.arch.starts_with(arch)
+                });
+                let at = format!("{}[{config}] for {}", k.name, t.arch);
+                match (lower::launch(k, c, t), known) {
+                    (Ok(launch), false) => {
+                        // And the printer writes the entry the launcher will look up.
+                        let hip = lower::emit(k, c, t, None).expect("planned, so it prints");
+                        assert_eq!(hip.entry, launch.entry);
+                        assert!(hip.source.contains(&hip.entry), "{}", hip.entry);
+                    }
+                    (Ok(_), true) => {
+                        failures.push(format!("{at}: lowers now; remove it from DOES_NOT_FIT"))
+                    }
+                    (Err(d), true) if d.text().contains("bytes of shared memory per block") => {}
+                    (Err(d), _) => failures.push(format!("{at}: {}", d.text())),
                 }
-            }
-            Err(diags) => {
-                failures.extend(diags.iter().map(|d| format!("{}: {}", f.ir.name, d.text())))
             }
         }
     }
