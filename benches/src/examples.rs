@@ -3,8 +3,10 @@
 //! working set of 4 to 64 MiB) and at LLM-sized large ones (`large`: hundreds of MiB, far past
 //! the H200's L2), each in its default and autotuned config, checked against float64 first.
 //! The norms, SiLU, the transposes and cross-entropy are memory-bound: their records count
-//! bytes (each input read once, each output written once); the two GEMMs count flops. `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
-//! problems (same variant names, sizes and byte counts).
+//! bytes (each input read once, each output written once); the two GEMMs and attention count
+//! flops. `peers/examples.py` measures PyTorch eager and `torch.compile` on the same
+//! problems (same variant names, sizes and byte counts), and for attention PyTorch's SDPA on its
+//! flash and cuDNN backends.
 
 use crate::checks::{
     against, par_f64, par_finite_f16, par_vec, sampled_gemm, spec, threads, GemmCheck,
@@ -13,8 +15,8 @@ use crate::record::{SizeSet, Spec, Work};
 use crate::runner::Runner;
 use examples::transpose as tr;
 use examples::{
-    batched_gemm as bg, cross_entropy as ce, gemm_bias_gelu as gbg, layer_norm as ln,
-    rms_norm as rms, silu_mul as silu,
+    attention as att, batched_gemm as bg, cross_entropy as ce, gemm_bias_gelu as gbg,
+    layer_norm as ln, rms_norm as rms, silu_mul as silu,
 };
 use kernels::check::Rng;
 use tilelang::{f16, KernelConfig, Result};
@@ -73,6 +75,14 @@ pub mod sizes {
             Smoke => (9, 5000),
         }
     }
+    /// Attention: `(BH, S)` (batch · heads, sequence), at both head sizes (`D` = 128 and 64).
+    pub fn attention(s: SizeSet) -> (usize, usize) {
+        match s {
+            Tutorial => (32, 4096),
+            Large => (32, 16_384),
+            Smoke => (3, 77),
+        }
+    }
 }
 
 fn sp(variant: &str, size: SizeSet, shape: Vec<usize>, dtype: &'static str, bytes: f64) -> Spec {
@@ -122,7 +132,8 @@ pub fn run(r: &mut Runner, size: SizeSet) -> Result<()> {
     transpose(r, size)?;
     cross_entropy(r, size)?;
     batched_gemm(r, size)?;
-    gemm_bias_gelu(r, size)
+    gemm_bias_gelu(r, size)?;
+    attention(r, size)
 }
 
 fn rms_norm(r: &mut Runner, size: SizeSet) -> Result<()> {
@@ -410,5 +421,109 @@ fn gemm_bias_gelu(r: &mut Runner, size: SizeSet) -> Result<()> {
     r.kernel(&sp, &mut c, &check, &mut |cfg, c| {
         gbg::gemm_bias_gelu::launch(&dev, cfg, &a, &b, &bias, c)
     });
+    Ok(())
+}
+
+/// The range of attention's `Q` and `K` (uniform in `±3`: scores of standard deviation 3 after
+/// the scale, rows peaked enough that the check sees a wrong key block); `V` is uniform in `±1`.
+/// `peers/examples.py` draws the same.
+const ATTENTION_QK: f64 = 3.0;
+
+/// Query rows checked at the sizes where every row would take minutes on the host: this many
+/// at random, plus every head's first and last row.
+const ATTENTION_SAMPLED_ROWS: usize = 256;
+
+/// Attention at `D` = 128 (variant `attention_d128`, config `d128`) and `D` = 64
+/// (`attention_d64`, `d64`): `D` is a const generic, so each variant has the one config of its
+/// head size (and is tuned among it alone). Flops `4·BH·S²·D` (the two products, as
+/// FlashAttention counts them). Checked against float64 at every row at the smoke size, else at
+/// 256 random rows plus every head's first and last row, with `attention::check_rows`'s
+/// tolerance over the rows checked.
+fn attention(r: &mut Runner, size: SizeSet) -> Result<()> {
+    let (bh, s) = sizes::attention(size);
+    let dev = r.dev.clone();
+    let configs = [
+        ("attention_d128", att::attention::Config::D128, 131),
+        ("attention_d64", att::attention::Config::D64, 135),
+    ];
+    for (variant, cfg, salt) in configs {
+        let d = cfg.D();
+        let n = bh * s * d;
+        let qv = par_vec::<f16>(r.opts.seed ^ salt, n, -ATTENTION_QK, ATTENTION_QK);
+        let kv = par_vec::<f16>(r.opts.seed ^ (salt + 1), n, -ATTENTION_QK, ATTENTION_QK);
+        let vv = par_vec::<f16>(r.opts.seed ^ (salt + 2), n, -1.0, 1.0);
+        let scale = att::scale_of(d);
+        let mut rows: Vec<(usize, usize)> = if size == SizeSet::Smoke {
+            (0..bh).flat_map(|b| (0..s).map(move |i| (b, i))).collect()
+        } else {
+            let mut rng = Rng::new(r.opts.seed ^ (salt + 3));
+            (0..ATTENTION_SAMPLED_ROWS)
+                .map(|_| {
+                    let e = (rng.next_u64() % (bh * s) as u64) as usize;
+                    (e / s, e % s)
+                })
+                .chain((0..bh).flat_map(|b| [(b, 0), (b, s - 1)]))
+                .collect()
+        };
+        rows.sort_unstable();
+        rows.dedup();
+        // In parallel over contiguous runs of rows (each run widens the K and V of few heads).
+        let per = rows.len().div_ceil(threads()).max(1);
+        let parts: Vec<(Vec<f64>, f64)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = rows
+                .chunks(per)
+                .map(|part| {
+                    let (q, k, v) = (&qv, &kv, &vv);
+                    sc.spawn(move || att::check_rows(q, k, v, s, d, scale, cfg.BN(), part))
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("reference"))
+                .collect()
+        });
+        let atol = parts.iter().map(|p| p.1).fold(0.0, f64::max);
+        let want: Vec<f64> = parts.into_iter().flat_map(|p| p.0).collect();
+        let gc = if size == SizeSet::Smoke {
+            GemmCheck::Full(want)
+        } else {
+            let samples = rows
+                .iter()
+                .enumerate()
+                .flat_map(|(j, &(b, i))| {
+                    let want = &want;
+                    (0..d).map(move |col| ((b * s + i) * d + col, want[j * d + col]))
+                })
+                .collect();
+            GemmCheck::Sampled {
+                samples,
+                vendor: None,
+            }
+        };
+        let shape = [bh, s, d];
+        let q = dev.upload(&qv, &shape)?;
+        let k = dev.upload(&kv, &shape)?;
+        let v = dev.upload(&vv, &shape)?;
+        drop((qv, kv, vv));
+        let mut o = dev.alloc::<f16>(&shape)?;
+        let sp = spec(
+            CHAPTER,
+            TITLE,
+            variant,
+            size,
+            shape.to_vec(),
+            "f16, f32 accumulate and softmax",
+            Work::Flops(4.0 * bh as f64 * (s as f64).powi(2) * d as f64),
+        );
+        let c = att::c_of(scale);
+        let check = |got: &[f16]| gc.verdict(got, (atol, att::RTOL));
+        r.kernel_configs(
+            &sp,
+            &[cfg.name()],
+            cfg.name(),
+            &mut o,
+            &check,
+            &mut |cfg, o| att::attention::launch(&dev, cfg, &q, &k, &v, o, c),
+        );
+    }
     Ok(())
 }

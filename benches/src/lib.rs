@@ -73,15 +73,16 @@ mod tests {
         }
         let count = |role: &str| results.iter().filter(|r| r["config_role"] == role).count();
         // 01: 3 variants; 02: 2; 03: 2; 04: 2; 05: 1; 06: 3; 07: 3; 08: 4; 09: 2; 10: 2 (square,
-        // decode) = 24, the 8 examples' kernels, plus the launch-latency record (role default).
-        assert_eq!(count("tuned"), 32);
-        assert_eq!(count("default"), 33);
+        // decode) = 24, the 9 examples' kernels in 10 variants (attention at D 128 and 64), plus
+        // the launch-latency record (role default).
+        assert_eq!(count("tuned"), 34);
+        assert_eq!(count("default"), 35);
         assert_eq!(
             results
                 .iter()
                 .filter(|r| r["chapter"] == "ex" && r["config_role"] == "tuned")
                 .count(),
-            8
+            10
         );
         assert!(results
             .iter()
