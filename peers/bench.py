@@ -61,6 +61,10 @@ EXAMPLES = [f"ex:{n}" for n in EX.NAMES]
 # The implementations (--impls): PyTorch eager, our Triton kernels, and torch.compile of the
 # PyTorch eager implementation.
 IMPLS = ["pytorch", "triton", "torch_compile"]
+# PyTorch library kernels recorded under names of their own (so the report can tell them
+# apart: it shows them in its vendor column, by name): attention's SDPA backends. Each runs
+# when its family (PyTorch eager) or its own name is in --impls.
+IMPL_FAMILY = {"sdpa_flash": "pytorch", "sdpa_cudnn": "pytorch"}
 
 # torch.compile's mode: max-autotune (inductor benchmarks its kernel configs and, for GEMMs,
 # its Triton templates against cuBLAS) without CUDA graphs, since every other implementation is
@@ -597,9 +601,11 @@ def measure(ctx, base, fn, ref, tol, out=None):
     `fn()` launches the implementation and returns its output tensor: `out` itself when the
     implementation writes into a preallocated tensor, or a tensor the op allocated (then the
     allocator's likely blocks are poisoned instead, `_poison_free_blocks`). Implementations not
-    selected with --impls are skipped (no record).
+    selected with --impls (neither by name nor, for IMPL_FAMILY's, by family) are skipped (no
+    record).
     """
-    if base.get("impl") not in ctx.impls:
+    impl = base.get("impl")
+    if impl not in ctx.impls and IMPL_FAMILY.get(impl) not in ctx.impls:
         return None
     rec = _new_record(ctx, base)
     try:
@@ -1346,9 +1352,9 @@ def _parse_impls(text):
         part = part.strip().lower().replace(".", "_").replace("-", "_")
         part = {"torch": "pytorch", "eager": "pytorch", "compile": "torch_compile",
                 "inductor": "torch_compile"}.get(part, part)
-        if part not in IMPLS:
+        if part not in IMPLS and part not in IMPL_FAMILY:
             raise argparse.ArgumentTypeError(
-                f"--impls: unknown implementation {part!r} ({', '.join(IMPLS)})")
+                f"--impls: unknown implementation {part!r} ({', '.join(IMPLS + list(IMPL_FAMILY))})")
         if part not in out:
             out.append(part)
     return out
@@ -1365,7 +1371,8 @@ def main(argv=None):
     ap.add_argument("--impls", type=_parse_impls, default=list(IMPLS),
                     help="comma-separated implementations: pytorch, triton, torch_compile "
                          "(default: all three; torch_compile's compiles take most of the run's "
-                         "time, so it may be run on its own)")
+                         "time, so it may be run on its own); pytorch includes "
+                         + ", ".join(IMPL_FAMILY) + ", which may also be named alone")
     ap.add_argument("--sizes", choices=["tutorial", "large", "all"], default="all",
                     help="size sets to run (default: all)")
     ap.add_argument("--seed", type=int, default=None,

@@ -7,17 +7,21 @@ and the variant names, sizes and byte counts of benches/src/examples.rs, so the 
 them up with ours. Selected with bench.py's --only: `ex` for all of them, or their names.
 
 The semantics are the Rust kernels': f16 in and out (f32 loss for cross-entropy), f32
-arithmetic, the result rounded to f16 once. Where PyTorch's f16 ops would round an
+arithmetic, the result rounded to f16 once. Attention's peers are PyTorch's SDPA kernels, each
+backend forced and recorded under its own impl name (sdpa_flash, sdpa_cudnn: bench.py's
+IMPL_FAMILY runs them with --impls pytorch, and the report shows them in its vendor column),
+and torch.compile of the softmax math (upcast to f32: see its note). Where PyTorch's f16 ops would round an
 intermediate (F.silu(a) * b rounds silu(a) to f16 first), the eager code upcasts to f32
 explicitly, which is what computing that function costs in eager PyTorch (the record's note
 says so); torch.compile compiles the same code and may fuse it into one kernel.
 """
 
 import math
+import struct
 
 # Variant names, in the order of examples/README.md.
 NAMES = ["rmsnorm", "layernorm", "silu_mul", "transpose", "cross_entropy", "batched_gemm",
-         "gemm_bias_gelu"]
+         "gemm_bias_gelu", "attention_d128", "attention_d64"]
 CHAPTER = "ex"
 
 # (rows, columns) per size set: benches/src/examples.rs `sizes`.
@@ -31,6 +35,9 @@ SIZES = {
     "batched_gemm": {"tutorial": (8, 2048), "large": (8, 4096)},
     # size: C = gelu(A B + bias) at size^3, chapter 08's size.
     "gemm_bias_gelu": {"tutorial": 4096, "large": 8192},
+    # (BH, S): Q, K, V, O of shape [BH, S, D], D = 128 and 64.
+    "attention_d128": {"tutorial": (32, 4096), "large": (32, 16384)},
+    "attention_d64": {"tutorial": (32, 4096), "large": (32, 16384)},
 }
 
 # The chunk widths BN of the Rust kernels' configs: the tolerances are the Rust side's, the
@@ -40,14 +47,26 @@ RMS_BN = [1024, 2048, 512, 4096, 64]
 LN_BN = [1024, 2048, 512, 64]
 CE_BN = [2048, 4096, 1024, 64]
 
+# Attention (examples/src/attention.rs): the head size of each variant, the configs' key block
+# BN (64 in both; the tolerance depends on it), and the inputs' range (benches/src/examples.rs
+# ATTENTION_QK): Q and K uniform in +-3, V in +-1.
+ATTN_D = {"attention_d128": 128, "attention_d64": 64}
+ATTN_BN = 64
+ATTN_QK = 3.0
+
 RMS_EPS = 1e-6   # examples/src/rms_norm.rs EPS
 LN_EPS = 1e-5    # examples/src/layer_norm.rs EPS
 IGNORE = -100    # examples/src/cross_entropy.rs IGNORE
 U = 2.0 ** -24   # f32's unit roundoff
 
 
-def _gamma(k):
-    return k * U / (1.0 - k * U)
+def _gamma(k, u=U):
+    return k * u / (1.0 - k * u)
+
+
+def _f32(x):
+    """x rounded to f32 (as the Rust side's `as f32`)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 def _generator(b, ctx, name, ss):
@@ -267,9 +286,87 @@ def gemm_bias_gelu(b, ctx, ss):
                        (x, y, bias), ref, tol)
 
 
+def _attention_reference(torch, q, k, v, scale, chunk=1024):
+    """The float64 reference of every row of attention (on the GPU, in chunks of query rows) and
+    attention.rs's tolerance (`check_rows`: the same bound, its maximum over every row; the Rust
+    side checks sampled rows, whose maximum can only be smaller): (ref, atol); rtol is 2^-11."""
+    bh, s, d = q.shape
+    c = _f32(scale * math.log2(math.e))
+    nb = math.ceil(s / ATTN_BN)
+    gn, gl, gd = _gamma(s + nb, 2 * U), _gamma(ATTN_BN - 1 + 2 * nb), _gamma(d, 2 * U)
+    ref = torch.empty((bh, s, d), device="cuda", dtype=torch.float64)
+    e = 0.0
+    for i in range(bh):
+        k64, v64 = k[i].double(), v[i].double()
+        va = v64.abs()
+        kmax = float(k64.norm(dim=1).max())
+        for r0 in range(0, s, chunk):
+            q64 = q[i, r0:r0 + chunk].double()
+            sc = (q64 @ k64.T) * scale
+            w = torch.exp(sc - sc.amax(dim=1, keepdim=True))
+            wsum = w.sum(dim=1, keepdim=True)
+            o = (w @ v64) / wsum
+            a = (w @ va) / wsum
+            h = ((w < 2.0 ** -13).double() @ va) / wsum
+            del sc, w
+            x = c * q64.norm(dim=1, keepdim=True) * kmax
+            phi = torch.exp2(x * (gd + 7 * U)) * (1.0 + 2.0 ** -20) ** nb - 1.0
+            if float(phi.max()) >= 0.01:
+                raise ValueError(f"attention tolerance: phi = {float(phi.max())} is not small")
+            bound = phi * (a + o.abs()) + (2.0 ** -11 + gn) * a + 2.0 ** -24 * h + (gl + U) * a
+            e = max(e, float(bound.max()))
+            ref[i, r0:r0 + chunk] = o
+    return ref, 1.01 * e + 2.0 ** -25
+
+
+def attention(b, ctx, ss, name):
+    """O = softmax(Q K^T / sqrt(D)) V per (batch * head): PyTorch's SDPA on its flash and cuDNN
+    backends (each forced with sdpa_kernel; impls sdpa_flash, sdpa_cudnn, selected with
+    --impls pytorch) and torch.compile of the math (upcast to f32, see the note)."""
+    torch, F = b.torch, b.F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    bh, s = SIZES[name][ss]
+    d = ATTN_D[name]
+    g = _generator(b, ctx, name, ss)
+    q = b._uniform(g, (bh, s, d), -ATTN_QK, ATTN_QK, torch.float16)
+    k = b._uniform(g, (bh, s, d), -ATTN_QK, ATTN_QK, torch.float16)
+    v = b._uniform(g, (bh, s, d), -1.0, 1.0, torch.float16)
+    scale = 1.0 / math.sqrt(d)
+    ref, atol = _attention_reference(torch, q, k, v, scale)
+    tol = dict(atol=atol, rtol=2.0 ** -11)
+    mk = lambda impl: b._base(CHAPTER, name, impl, ss, f"[{bh},{s},{d}]",
+                              "f16, f32 accumulate and softmax", flops=4 * bh * s * s * d)
+    # SDPA takes [batch, heads, S, D]: one batch of BH heads, the same memory.
+    q4, k4, v4 = (x.view(1, bh, s, d) for x in (q, k, v))
+    for impl, backend, label in (("sdpa_flash", SDPBackend.FLASH_ATTENTION, "FLASH_ATTENTION"),
+                                 ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION, "CUDNN_ATTENTION")):
+        with sdpa_kernel(backend):
+            b.measure(ctx, {**mk(impl),
+                            "note": f"F.scaled_dot_product_attention(q, k, v, scale=1/sqrt({d})) "
+                                    f"under sdpa_kernel(SDPBackend.{label}), q, k, v viewed as "
+                                    f"[1, {bh}, {s}, {d}]"},
+                      lambda: F.scaled_dot_product_attention(q4, k4, v4, scale=scale)
+                      .view(bh, s, d), ref, tol)
+
+    def math_f32(q, k, v):
+        qf, kf, vf = q.float(), k.float(), v.float()
+        return (torch.softmax(qf @ kf.transpose(-1, -2) * scale, dim=-1) @ vf).half()
+
+    b.measure_compiled(ctx, {**mk("torch_compile"),
+                             "note": "torch.compile((softmax(q.float() @ k.float().transpose(-1, "
+                                     "-2) * scale, -1) @ v.float()).half()): upcast, because "
+                                     "the f16 spelling (as eager runs it) rounds the raw scores "
+                                     "(up to ~150 here) to f16 and fails the tolerance at D 128 "
+                                     "(simulated at S 4096: errors up to 3.2e-3 beyond the "
+                                     "output's rounding, against an atol of 2.4e-3)"},
+                       math_f32, (q, k, v), ref, tol)
+
+
 FNS = {"rmsnorm": rmsnorm, "layernorm": layernorm, "silu_mul": silu_mul,
        "transpose": transpose, "cross_entropy": cross_entropy, "batched_gemm": batched_gemm,
-       "gemm_bias_gelu": gemm_bias_gelu}
+       "gemm_bias_gelu": gemm_bias_gelu,
+       "attention_d128": lambda b, ctx, ss: attention(b, ctx, ss, "attention_d128"),
+       "attention_d64": lambda b, ctx, ss: attention(b, ctx, ss, "attention_d64")}
 
 
 def run(b, ctx, name, ss):
