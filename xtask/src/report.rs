@@ -12,7 +12,8 @@
 //! several records of one peer for the same variant, the fastest counts.
 //!
 //! A row can have several vendor baselines (cuBLAS and cuBLASLt for the GEMMs, cuDNN, the
-//! driver's copy; rocBLAS / MIOpen on AMD): the table's vendor column is the fastest of them
+//! driver's copy; rocBLAS / MIOpen on AMD; the peers' SDPA backends for attention, `sdpa_flash`
+//! and `sdpa_cudnn`): the table's vendor column is the fastest of them
 //! (by name), "vs vendor" compares with it, and under each table every vendor time is listed
 //! where a row had more than one. The GEMM ceiling is the fastest vendor GEMM.
 
@@ -424,5 +425,36 @@ mod tests {
         let large = md.find("## Large sizes").unwrap();
         assert!(md.find("| ex | rmsnorm |").unwrap() > large);
         assert!(md.find("| ex | rmsnorm |").unwrap() > md.find("| 08 | gemm pipelined |").unwrap());
+    }
+
+    /// Attention's peers: the two SDPA backends are vendor baselines by name (the faster one
+    /// passed is the row's vendor, both are listed), each head size meets only its own records.
+    #[test]
+    fn attention_rows_meet_the_sdpa_backends() {
+        let ours = OURS.replace(
+            "\n]",
+            r#",
+{"record":"result","chapter":"ex","title":"examples","variant":"attention_d128","impl":"tilelang","size_set":"large","shape":[32,16384,128],"config":"d128","config_role":"default","median_ms":40.0,"flops":4.5e12,"passed":true},
+{"record":"result","chapter":"ex","title":"examples","variant":"attention_d64","impl":"tilelang","size_set":"large","shape":[32,16384,64],"config":"d64","config_role":"default","median_ms":30.0,"flops":2.25e12,"passed":true}
+]"#,
+        );
+        let peers = r#"[
+{"record":"kernel","chapter":"ex","variant":"attention_d128","impl":"sdpa_flash","size_set":"large","median_ms":12.0,"flops":4.5e12,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"attention_d128","impl":"sdpa_cudnn","size_set":"large","median_ms":8.0,"flops":4.5e12,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"attention_d64","impl":"sdpa_flash","size_set":"large","median_ms":7.0,"flops":2.25e12,"passed":true},
+{"record":"kernel","chapter":"ex","variant":"attention_d64","impl":"sdpa_cudnn","size_set":"large","median_ms":5.0,"flops":2.25e12,"passed":false},
+{"record":"kernel","chapter":"ex","variant":"attention_d128","impl":"torch_compile","size_set":"large","median_ms":20.0,"flops":4.5e12,"passed":true}
+]"#;
+        let t = merge(&parse(&ours).unwrap(), &parse(peers).unwrap());
+        let d128 = row(&t, "ex", "attention_d128", "large");
+        assert_eq!(d128.vendor().unwrap().imp, "sdpa_cudnn");
+        assert_eq!(d128.vendors.len(), 2);
+        assert_eq!(d128.torch_compile.as_ref().unwrap().median_ms, Some(20.0));
+        let d64 = row(&t, "ex", "attention_d64", "large");
+        // cuDNN's check failed: the flash backend is the vendor.
+        assert_eq!(d64.vendor().unwrap().imp, "sdpa_flash");
+        assert!(d64.torch_compile.is_none());
+        let md = t.markdown();
+        assert!(md.contains("sdpa_cudnn"), "{md}");
     }
 }

@@ -150,8 +150,10 @@ pub struct Table {
     pub compile_modes: BTreeMap<String, usize>,
 }
 
-/// The implementations that are vendor baselines.
-pub const VENDORS: [&str; 9] = [
+/// The implementations that are vendor baselines: the libraries our benches call, and the
+/// library kernels the peers reach through PyTorch under names of their own (attention's
+/// SDPA on its FlashAttention-2 and cuDNN backends, `peers/examples.py`).
+pub const VENDORS: [&str; 11] = [
     "cublas",
     "cublaslt",
     "cudnn",
@@ -161,6 +163,8 @@ pub const VENDORS: [&str; 9] = [
     "miopen",
     "hip",
     "rocm",
+    "sdpa_flash",
+    "sdpa_cudnn",
 ];
 
 /// Merges our records with the peers'.
