@@ -46,7 +46,7 @@
 //! NVIDIA target, and is a compile error on the config for the AMD ones
 //! (`tests/lowering.rs`).
 //!
-//! The float64 reference is [`reference`] (every row), [`reference_rows`] (chosen rows: the
+//! The float64 reference is [`reference()`] (every row), [`reference_rows`] (chosen rows: the
 //! benches' sizes, where every row would take minutes on the host) and [`check_rows`] (chosen
 //! rows with their tolerance). The tolerance is derived there from the arithmetic: the
 //! exponents' errors (the `Q·Kᵀ` sum, the roundings around `c` and `m`, `exp2` to `2^-20` on
