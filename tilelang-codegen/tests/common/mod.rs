@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod diagnose;
+pub mod host;
 
 use tilelang_codegen::ir::Kernel;
 use tilelang_codegen::lower::{emit, HipKernel};
