@@ -21,22 +21,6 @@ fn suite() -> Suite {
     )
 }
 
-/// The kernels whose every config lowers for the AMD targets: all but attention, whose `d128`
-/// config needs more shared memory than an AMD block has (`tests/lowering.rs` pins that
-/// error). The harness emulates every config of a kernel or none, so attention's `d64`, which
-/// fits, is not emulated on AMD either until a config can be left out per target (its `d64`
-/// alone agrees with the CPU backend on gfx1030 and gfx942, checked by hand with `d128`
-/// removed).
-fn amd_suite() -> Suite {
-    let fits = |name: &str| name != "attention";
-    Suite::new(
-        "examples",
-        examples::KERNELS.iter().copied().filter(|k| fits(k.name)),
-        cases().into_iter().filter(|c| fits(c.kernel)).collect(),
-        MATRIX_GEMM_TOL,
-    )
-}
-
 /// Outputs rounded to f16 after a reduction in another order: the f32 values differ by a few
 /// units of 2^-24 relative, so the rounding to f16 moves by at most one ulp (2^-10 relative).
 const ROUNDED_F16: Tol = Tol::Close {
@@ -154,10 +138,11 @@ fn cases() -> Vec<Case> {
             kernel: "attention",
             sizes: &[
                 &[("BH", 1), ("S", 1)],
-                // Keys past the last block's end (77 = 64 + 13), one query-row block
-                // (d128) or two (d64), two heads.
+                // Keys past the last block's end (77 = 64 + 13 = 2·32 + 13), two
+                // query-row blocks, two heads.
                 &[("BH", 2), ("S", 77)],
-                // Three key blocks (150 = 2·64 + 22): the online rescale by `alpha` runs.
+                // Three or five key blocks (150 = 2·64 + 22 = 4·32 + 22): the online rescale by
+                // `alpha` runs.
                 &[("BH", 2), ("S", 150)],
             ],
             fill: Fill::Uniform(-2.0, 2.0),
@@ -170,12 +155,12 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn examples_for_wave32_gfx1030_agree_with_the_cpu_backend() {
-    check_target(&amd_suite(), "gfx1030", 32, false);
+    check_target(&suite(), "gfx1030", 32, false);
 }
 
 #[test]
 fn examples_for_wave64_gfx942_agree_with_the_cpu_backend() {
-    check_target(&amd_suite(), "gfx942", 64, false);
+    check_target(&suite(), "gfx942", 64, false);
 }
 
 #[test]
