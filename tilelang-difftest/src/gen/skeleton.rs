@@ -827,10 +827,12 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
 /// reduce_<op>(&acc, &mut rw, 1);
 /// [for i in parallel(BM) { rw[i] = rw[i] * 0.5; }]
 /// for (i, j) in parallel(BM, BN) { acc[(i, j)] = acc[(i, j)] - rw[i]; }
-/// copy(&rw, r.at_mut((r0,)));
 /// ```
 ///
-/// Exact in any order: every element of `acc` is a multiple of 1/16 below 2^13 + 8 in
+/// The rows reach the output through `acc` only: each block reduces its own columns, so a
+/// copy of `rw` into an `(M,)` tensor would be written by every block of a row of blocks, in
+/// whatever order they run (the first run on an H100 reported it as 1,104 findings on that
+/// output, none on `c`). Exact in any order: every element of `acc` is a multiple of 1/16 below 2^13 + 8 in
 /// magnitude (K <= 128 products of at most 64, and the bias), so a sum of at most 64 of them
 /// (BN <= 64) is a multiple of 1/16 below 2^20: 24 bits; halving and the differences stay so.
 fn acc_rows(rng: &mut Rng, op: &'static str) -> Vec<Stmt> {
@@ -874,10 +876,6 @@ fn acc_rows(rng: &mut Rng, op: &'static str) -> Vec<Stmt> {
             op: Some(BinOp::Sub),
             value: Expr::Load("rw".into(), vec![Expr::name("i")]),
         }],
-    });
-    out.push(Stmt::Copy {
-        src: buf("rw"),
-        dst: region("r", &[Expr::name("r0")]),
     });
     out
 }
@@ -1027,14 +1025,13 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     }
     let tc = rng.pick(&[Ty::F32, Ty::F16, Ty::Bf16, Ty::F64]);
     params.push(tensor("c", tc, &["M", "N"], true));
-    // The accumulator's rows: reduced, the result rescaled in a loop of its own, broadcast
-    // back into the accumulator and stored (a sum only with configs of BN <= 64, where it is
-    // exact: see below).
+    // The accumulator's rows: reduced, the result rescaled in a loop of its own and broadcast
+    // back into the accumulator (a sum only with configs of BN <= 64, where it is exact: see
+    // below).
     let rows = rng
         .chance(1, 3)
         .then(|| if rng.chance(1, 2) { "max" } else { "sum" });
     if let Some(op) = rows {
-        params.push(tensor("r", Ty::F32, &["M"], true));
         body.extend(acc_rows(rng, op));
     }
     body.push(Stmt::Copy {

@@ -380,7 +380,7 @@ pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize>(x: &Tensor<f64, (M, N
 }
 
 #[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 24, BK = 16, THREADS = 64, S = 1), f1(BM = 128, BN = 64, BK = 32, THREADS = 128, S = 3)])]
-pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (N, K)>, bias: &Tensor<bf16, (N,)>, c: &mut Tensor<bf16, (M, N)>, r: &mut Tensor<f32, (M,)>) {
+pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (N, K)>, bias: &Tensor<bf16, (N,)>, c: &mut Tensor<bf16, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
     let mut a_s = alloc_shared::<bf16>((BM, BK));
     let mut b_s = alloc_shared::<bf16, (BN, BK)>();
@@ -404,7 +404,6 @@ pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, cons
     for (i, j) in parallel(BM, BN) {
         acc[(i, j)] -= rw[i];
     }
-    copy(&rw, r.at_mut((r0,)));
     copy(&acc, c.at_mut((r0, c0)));
 }
 
