@@ -9,8 +9,8 @@
 #include "tl_amd_mma.h"
 
 namespace tl {
-// The index math is pure so that tests/hip.rs compiles the section below for the host with the
-// matrix layouts and checks it against their `c` for every instruction.
+// The index math is pure so that tests/layouts.rs compiles the section below for the host
+// with the matrix layouts and checks it against their `c` for every instruction.
 // BEGIN accumulator rows
 namespace mx {
 // NVIDIA mma.sync m16n8k16's accumulator in the form of the AMD instructions (tl_amd_mma.h):
@@ -27,7 +27,7 @@ struct MmaSync {
 // elements a tile are its accumulator elements q = s·EPR .. s·EPR + EPR − 1 (EPR =
 // I::ROW_ELEMS); LANES = I::ROW_LANES lanes of a wave (an aligned group) and the WN waves of a
 // row of waves hold the same rows. For a tile of N columns a thread holds PER = NT·EPR
-// elements of each row. (tests/hip.rs checks these facts against `c` for every instruction.)
+// elements of each row. (tests/layouts.rs checks these facts against `c` for every instruction.)
 template <class I, int M, int WM, int WN_>
 struct rows {
   static constexpr int WAVE = I::WAVE, WN = WN_, TM = M / WM, MT = TM / I::IM;

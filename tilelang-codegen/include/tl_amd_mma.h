@@ -48,14 +48,14 @@ namespace tl {
 // (github.com/ROCm/amd_matrix_instruction_calculator,
 // `matrix_calculator.py -a RDNA3|RDNA4|CDNA2|CDNA3 -i INSTRUCTION -A|-B|-D --matrix-layout`), which
 // tabulates the register layouts of AMD's ISA guides; every lane and element of the four
-// instructions (f16 and bf16) was compared with it, and tests/hip.rs keeps spot checks. The C/D
+// instructions (f16 and bf16) was compared with it, and tests/layouts.rs keeps spot checks. The C/D
 // mappings also match what others observed on hardware: RDNA3's interleaved rows on gfx1151
 // (github.com/ROCm/FlyDSL/pull/485), RDNA4's 8-row halves on gfx1201
 // (github.com/ROCm/legacy-rocm-build/issues/6025, github.com/warpfront/hipfire/pull/140).
 // Only the m, n and C/D mappings are observable in the product: a permutation of k applied alike to
 // A and B leaves A·B unchanged; the k mappings are nonetheless those documented.
 //
-// The index math is pure (no device state) so that tests/hip.rs can compile the section between the
+// The index math is pure (no device state) so that tests/layouts.rs can compile the section between the
 // BEGIN/END lines below for the host and check it: each accumulator element is held by exactly one
 // (thread, register), and the operand addressing computes A·B under these layouts.
 // BEGIN matrix layouts

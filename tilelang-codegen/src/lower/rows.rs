@@ -281,7 +281,15 @@ pub(super) fn plan_reduces(
             ..
         } = storage[*dst]
         {
-            let r = acc_reduce(inst, *src, storage, storage[*dst], shared_bytes);
+            let per = rows_of(
+                storage[*src].layout(),
+                &inst.buffer_shape(*src),
+                threads,
+                wave,
+            )
+            .map(|(_, per)| per)
+            .expect("the layout pass gave the result its source's accumulator rows");
+            let r = acc_reduce(inst, *src, storage, storage[*dst], per, shared_bytes);
             out.insert(inst.ids.stmt(s), r);
             return;
         }
@@ -330,17 +338,18 @@ pub(super) fn plan_reduces(
 }
 
 /// The reduction of a matrix-unit accumulator `src` along its rows into `dst` (laid out in
-/// its rows: tl.h's `reduce_acc_rows`), with its exchange area, `m · wn` values, placed after
-/// `*shared_bytes` when a row spans several waves.
+/// its rows: tl.h's `reduce_acc_rows`; `per` of them a thread, [`rows_of`]), with its
+/// exchange area, `m · wn` values, placed after `*shared_bytes` when a row spans several waves.
 fn acc_reduce(
     inst: &Instance,
     src: BufId,
     storage: &[Storage],
     dst: Storage,
+    per: usize,
     shared_bytes: &mut usize,
 ) -> ReducePlan {
     let Storage::Reg {
-        layout: acc @ Layout::Matrix { n, .. },
+        layout: acc @ Layout::Matrix { .. },
         ..
     } = storage[src]
     else {
@@ -359,7 +368,7 @@ fn acc_reduce(
         at
     });
     ReducePlan {
-        per: n / wn / i.shape().1 * i.row_elems(),
+        per,
         width: i.wave() * i.row_regs() / i.shape().0 * wn,
         nreg,
         scratch,

@@ -26,8 +26,8 @@ pub(super) struct Emitter<'a> {
     /// Inside a loop over row fragments, whose iterations every thread of a group runs: the
     /// condition that picks one thread per group for stores outside registers.
     pub(super) lead: Option<String>,
-    /// Inside a loop over a strided or chunked tile: its rank and the divisor from its
-    /// register index to that of the row fragments it reads ([`super::rows::rows_of`]).
+    /// Inside a loop whose layout has row fragments (a strided, chunked or matrix-unit tile):
+    /// its rank and how its register index reads theirs (`LoopPlan::row_read`).
     pub(super) bcast: Option<(usize, RowRead)>,
     /// Printing the statements that finish a loop's deferred reductions after it
     /// ([`super::defer`]): their combine statements print here, not in the loop.
