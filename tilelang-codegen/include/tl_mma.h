@@ -72,6 +72,18 @@ template <class T> TL_DEVICE uint32_t pack2(T lo, T hi) {
   return p.u;
 }
 
+// BEGIN register operand
+// mma.sync's accumulator as the A operand of the next product (gemm_mma_rs): the accumulator
+// register, in a tile laid out over KT = K / 8 column tiles, of the first of the pair that A
+// operand register i (0..3) of m-tile mt and k-step kk packs. m16n8k16's A registers hold row
+// g, k 2t and 2t + 1; row g + 8, the same k; row g, k 2t + 8 and 2t + 9; row g + 8, those (PTX
+// ISA, "Matrix Fragments for mma.m16n8k16"): the accumulator pairs of column tiles 2·kk and
+// 2·kk + 1, rows g and g + 8. (Pure: tests/layouts.rs checks it on the host.)
+TL_DEVICE constexpr int mma_a_reg(int KT, int mt, int kk, int i) {
+  return (mt * KT + 2 * kk + i / 2) * 4 + 2 * (i % 2);
+}
+// END register operand
+
 #if defined(TL_NVIDIA)
 // Tensor cores: mma.sync.m16n8k16, f16/bf16 inputs, f32 accumulators. The block's warps form a
 // WM × WN grid; warp (wm, wn) owns rows [wm·M/WM, +M/WM) and columns [wn·N/WN, +N/WN) of the
@@ -233,6 +245,73 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
   }
 }
 
+
+// acc += A·B with A in registers (issue 39: a softmax's P feeding P·V): A (M×K, 16-bit) is
+// laid out as an mma.sync accumulator of this block's WM × 1 warps over K columns, register
+// (mt·KT + j)·4 + q holding row 16·mt + g + 8·(q / 2), column 8·j + 2·t + q % 2 of its warp's
+// rows (KT = K / 8); B is in shared memory as for gemm_mma. For m16n8k16 the accumulator
+// elements of column tiles 2·kk and 2·kk + 1 are, packed two by two, exactly the A operand
+// of k-step kk (`mma_a_reg`): no shuffle, no shared memory. B by ldmatrix where its rows
+// allow (as gemm_mma), else element by element.
+template <class T, int M, int N, int K, int WM, int WN, bool SWB = false, bool TB = false>
+TL_DEVICE void gemm_mma_rs(const T* __restrict__ p, const T* __restrict__ b, float* acc) {
+  static_assert(WN == 1, "a register A needs warps that own whole rows");
+  static_assert(K % 16 == 0 && sizeof(T) == 2, "a register A: 16-bit, K a multiple of 16");
+  constexpr int TM = M / WM, MT = TM / 16, NT = N / 8, KT = K / 8;
+  constexpr int RB = TB ? K : N;
+  const int lane = TL_TID % 32;
+  const int g = lane / 4, t = lane % 4, mi = lane % 8, mj = lane / 8;
+  bool ldm = RB % 8 == 0;
+  if constexpr (!SWB && RB % 8 == 0)
+    ldm = __isShared(b) && (reinterpret_cast<uintptr_t>(b) & 15) == 0;
+  const auto B = [&](int r, int c) { return b[sidx_b<SWB, TB, K, N>(r, c)]; };
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const int k0 = 16 * kk;
+    uint32_t af[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = mma_a_reg(KT, mt, kk, i);
+        af[mt][i] = pack2(p[r], p[r + 1]);
+      }
+    uint32_t bf[NT][2];
+    if (ldm) {
+#pragma unroll
+      for (int nt = 0; nt + 1 < NT; nt += 2) {
+        uint32_t r[4];
+        const int kr = k0 + 8 * (mj % 2), n0 = (nt + mj / 2) * 8;
+        if constexpr (TB)
+          ldmatrix_x4(r, b + sidx<SWB, K>(n0 + mi, kr));
+        else
+          ldmatrix_x4_trans(r, b + sidx<SWB, N>(kr + mi, n0));
+        bf[nt][0] = r[0];
+        bf[nt][1] = r[1];
+        bf[nt + 1][0] = r[2];
+        bf[nt + 1][1] = r[3];
+      }
+      if constexpr (NT % 2 == 1) {
+        const int kr = k0 + 8 * (mj % 2), n0 = (NT - 1) * 8;
+        if constexpr (TB)
+          ldmatrix_x2(bf[NT - 1], b + sidx<SWB, K>(n0 + mi, kr));
+        else
+          ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(kr + mi, n0));
+      }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int r0 = k0 + 2 * t, c0 = nt * 8 + g;
+        bf[nt][0] = pack2(B(r0, c0), B(r0 + 1, c0));
+        bf[nt][1] = pack2(B(r0 + 8, c0), B(r0 + 9, c0));
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_op<T>::run(acc + (mt * NT + nt) * 4, af[mt], bf[nt]);
+  }
+}
 #endif
 
 #if defined(TL_NVIDIA) || defined(TL_HOST)
@@ -262,6 +341,29 @@ TL_DEVICE void gemm_mma(const T* __restrict__ a, const T* __restrict__ b, float*
     float d = acc[r];
     for (int k = 0; k < K; ++k)
       d += to_float(a[sidx_a<SWA, TA, M, K>(row, k)]) * to_float(b[sidx_b<SWB, TB, K, N>(k, col)]);
+    acc[r] = d;
+  }
+}
+// Host emulation of gemm_mma_rs: each thread computes its accumulator elements from A(row, k),
+// fetched from the quad lane whose register holds it (tl::shfl_xor), and B where `sidx`
+// stores it. (It checks the layout A is held in; the packing into mma operands, `mma_a_reg`,
+// tests/layouts.rs checks against the PTX ISA's fragment.)
+template <class T, int M, int N, int K, int WM, int WN, bool SWB = false, bool TB = false>
+TL_DEVICE void gemm_mma_rs(const T* __restrict__ p, const T* __restrict__ b, float* acc) {
+  static_assert(TL_WAVE == 32, "mma.sync: emulate NVIDIA sources with TL_WAVE=32");
+  static_assert(WN == 1, "a register A needs warps that own whole rows");
+  constexpr int REGS = (M / WM) * N / 32, NT = N / 8, KT = K / 8;
+  const int lane = TL_TID % 32, g = lane / 4;
+  for (int r = 0; r < REGS; ++r) {
+    int row, col;
+    mma_coord<M, N, WM, WN>(r, row, col);
+    const int mt = r / 4 / NT, h = r % 4 / 2;
+    float d = acc[r];
+    for (int k = 0; k < K; ++k) {
+      const int src = 4 * g + k % 8 / 2;
+      const T a = shfl_xor(p[(mt * KT + k / 8) * 4 + 2 * h + k % 2], lane ^ src);
+      d += to_float(a) * to_float(b[sidx_b<SWB, TB, K, N>(k, col)]);
+    }
     acc[r] = d;
   }
 }

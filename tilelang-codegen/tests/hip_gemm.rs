@@ -818,7 +818,8 @@ fn transposed_operands_are_read_where_they_are_stored() {
 
 /// The natural attention kernel (`common::ATTENTION`) lowers for every target, `S = Q·Kᵀ` read
 /// through `.t()`; its notes are issue 39's checklist: each later stage removes the ones it
-/// fixes, and this test says which remain (today: P in shared memory, so P·V off wgmma).
+/// fixes, and this test says which remain (today: P·V off wgmma on sm_90a; P through LDS on
+/// AMD, whose accumulator layout is not its A operand's).
 #[test]
 fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
     // D 128 on AMD: with P in shared memory the block needs 81,920 bytes, more than the 64 KiB
@@ -839,27 +840,39 @@ fn natural_attention_lowers_everywhere_and_its_notes_are_the_checklist() {
         .chain(["gfx90a", "gfx942", "gfx1100", "gfx1201"].map(|a| (a, 1)));
     for (arch, config) in runs {
         let h = hip(common::ATTENTION, config, arch);
-        // The scores, their row statistics and the output stay in registers, in the
-        // accumulators' rows (stage 3); P, a gemm operand, is kept in shared memory.
-        assert_eq!(h.demoted, ["p"], "{arch} {config}");
+        // The scores, their row statistics, P and the output stay in registers on NVIDIA (P as
+        // the A operand of P·V, stage 5); on AMD P goes through shared memory.
+        let want: &[&str] = if arch.starts_with("gfx") { &["p"] } else { &[] };
+        assert_eq!(h.demoted, want, "{arch} {config}");
         assert!(
             h.source.contains("tl::reduce_acc_rows<tl::Max")
                 && h.source.contains("tl::reduce_acc_rows<tl::Sum")
                 && !h.source.contains("gemm_fma"),
             "{arch} {config}"
         );
+        assert_eq!(
+            h.source.contains("tl::gemm_mma_rs<"),
+            !arch.starts_with("gfx"),
+            "{arch} {config}"
+        );
     }
     // The checklist, on sm_90a at D 128 (lines counted in `ATTENTION`).
     let h = hip(common::ATTENTION, 0, "sm_90a");
     let want = [
-        "line 42: fragment `p` is kept in shared memory: an A or B operand of `gemm`",
-        "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: `p` has a use wgmma's operand layout cannot serve (only copies into it from global memory, `gemm` and element accesses with a row and a column can)",
+        "line 42: `gemm(&p, &v_s, &mut acc)` runs on mma.sync, not wgmma: A `p` is a fragment, which the wgmma lowering does not read from registers yet",
     ];
     assert_eq!(h.notes, want);
     // And the gemms' paths, as `manifest.tsv`'s `gemms` column has them.
-    assert_eq!(h.gemms, ["wgmma.tB", "mma.sync"]);
+    assert_eq!(h.gemms, ["wgmma.tB", "mma.sync.rA"]);
     assert_eq!(
         hip(common::ATTENTION, 0, "sm_90").gemms,
-        ["mma.sync.tB", "mma.sync"]
+        ["mma.sync.tB", "mma.sync.rA"]
+    );
+    let amd = hip(common::ATTENTION, 1, "gfx942");
+    assert_eq!(amd.gemms, ["MFMA.tB", "MFMA"]);
+    assert!(
+        amd.notes[0].starts_with("line 42: fragment `p` is kept in shared memory: the A operand of a `gemm` that its registers cannot feed"),
+        "{:?}",
+        amd.notes
     );
 }

@@ -34,6 +34,43 @@ fn accumulator_rows_are_the_rows_each_thread_holds() {
     assert!(report.starts_with("14 configs"), "{report}");
 }
 
+/// mma.sync's accumulator as the A operand of the next product (`tl_mma.h`'s `mma_a_reg`,
+/// which `gemm_mma_rs` packs from): for every lane, m-tile, k-step and operand register, the
+/// two accumulator registers it packs hold, by the accumulator layout (`mx::MmaSync::c`), the
+/// row and the two columns the PTX ISA's m16n8k16 A fragment puts there.
+#[test]
+fn a_register_operand_packs_the_accumulator_pairs_the_fragment_needs() {
+    let text = format!(
+        "#include <cstdio>\n#include <initializer_list>\n#define TL_LAYOUT constexpr\n#define TL_DEVICE inline\nnamespace tl {{\n{}{}{}}}\nusing namespace tl;\nusing namespace tl::mx;\n{}",
+        tl_section("matrix layouts"),
+        tl_section("accumulator rows"),
+        tl_section("register operand"),
+        r#"
+int main() {
+  int checks = 0, failures = 0;
+  for (int KT : {2, 4, 8})
+    for (int lane = 0; lane < 32; ++lane)
+      for (int mt = 0; mt < 2; ++mt)
+        for (int kk = 0; kk < KT / 2; ++kk)
+          for (int i = 0; i < 4; ++i)
+            for (int e = 0; e < 2; ++e) {
+              const int r = mma_a_reg(KT, mt, kk, i) + e, q = r % 4, tile = r / 4;
+              const rc p = MmaSync::c(lane, q);
+              const int g = lane / 4, t = lane % 4;
+              const bool ok = tile / KT == mt && p.row == g + 8 * (i % 2) &&
+                              (tile % KT) * 8 + p.col == 16 * kk + 2 * t + 8 * (i / 2) + e;
+              ++checks;
+              if (!ok && failures++ < 10) std::printf("FAIL KT %d lane %d mt %d kk %d i %d e %d\n", KT, lane, mt, kk, i, e);
+            }
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
+"#
+    );
+    let report = run_host_program("register_a", &text);
+    assert!(report.contains("3584 checks, 0 failures"), "{report}");
+}
+
 const ACC_ROWS_CHECK: &str = r#"
 int failures = 0, checks = 0, configs = 0;
 void check(bool ok, const char* what, const char* name, int a, int b, int c) {

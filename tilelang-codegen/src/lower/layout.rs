@@ -211,6 +211,8 @@ fn storage_with(
     }
     // Owner-only access analysis; row-fragment uses are gathered for `rows::assign`.
     let mut uses = rows::Uses::default();
+    // The fragments read as a `gemm`'s A operand.
+    let mut register_a: Vec<BufId> = Vec::new();
     let k = inst.k;
     walk_parallel(
         &k.body,
@@ -247,9 +249,14 @@ fn storage_with(
             for_each_load(s, &mut |a| check_access(a, true));
             match &s.kind {
                 StmtKind::Gemm { a, b, c, ta, tb } => {
+                    // A fragment as A may stay in registers in its accumulator's layout
+                    // (`served` decides); everything else is read from shared memory.
                     for x in [a, b] {
-                        demoted.set(*x, Why::GemmOperand, Some(s.span));
+                        if x != a || k.buffers[*a].scope != Scope::Fragment {
+                            demoted.set(*x, Why::GemmOperand, Some(s.span));
+                        }
                     }
+                    register_a.push(*a);
                     let l = matrix_layout(inst, [*a, *b, *c], [*ta, *tb], threads, target);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
@@ -334,7 +341,7 @@ fn storage_with(
             &mut layouts,
             &mut demoted,
         );
-        changed |= agree(inst, regs, &layouts, &mut demoted);
+        changed |= agree(inst, regs, &acc, &mut layouts, &mut demoted);
         changed |= cols::assign(inst.k, threads, &uses, &mut layouts, &mut demoted);
         // Every access of what is left in registers must be served by its layout: a buffer
         // the passes above laid out for one kind of use may have another (`served`).
@@ -348,8 +355,13 @@ fn storage_with(
             _ => Layout::Strided,
         };
         let unserved = served::unserved(inst, threads, wave, &layout_of, &loop_layout);
-        for (b, _) in unserved {
-            changed |= demoted.set(b, Why::Unserved, None);
+        for (b, at) in unserved {
+            let why = if register_a.contains(&b) {
+                Why::RegisterA
+            } else {
+                Why::Unserved
+            };
+            changed |= demoted.set(b, why, Some(at).filter(|_| why == Why::RegisterA));
         }
         if !changed {
             break;
@@ -379,15 +391,23 @@ fn storage_with(
 }
 
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
-/// iterates in its layout; any other register fragment it touches in the loop's own shape must
-/// share that layout, or is demoted. Returns whether it demoted anything.
-fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut Demoted) -> bool {
-    let layout_of = |b: BufId, demoted: &Demoted| -> Option<Layout> {
-        (regs[b] && !demoted[b]).then_some(layouts[b])
-    };
+/// iterates in its layout; any other register fragment it touches in the loop's own shape
+/// takes that layout when it is a fragment (not a shared tile held in registers), no
+/// accumulator, and has not taken another matrix layout (a
+/// softmax's `P`, converted from the scores, is then laid out as the scores are, and can feed
+/// the next `gemm` as its A from registers), else must share it or is demoted. Returns
+/// whether it demoted anything.
+fn agree(
+    inst: &Instance,
+    regs: &[bool],
+    acc: &[bool],
+    layouts: &mut [Layout],
+    demoted: &mut Demoted,
+) -> bool {
+    let in_regs = |b: BufId, demoted: &Demoted| regs[b] && !demoted[b];
     let mut changed = false;
     walk(&inst.k.body, &mut |s| {
-        let regs: Vec<BufId> = match &s.kind {
+        let touched: Vec<BufId> = match &s.kind {
             StmtKind::For {
                 kind: LoopKind::Parallel { extents },
                 body,
@@ -399,9 +419,10 @@ fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut Demot
             } => vec![*a, *b],
             _ => Vec::new(),
         };
-        let regs: Vec<(BufId, Layout)> = regs
+        let regs: Vec<(BufId, Layout)> = touched
             .into_iter()
-            .filter_map(|b| layout_of(b, demoted).map(|l| (b, l)))
+            .filter(|&b| in_regs(b, demoted))
+            .map(|b| (b, layouts[b]))
             .collect();
         if let Some(&(_, first)) = regs
             .iter()
@@ -409,7 +430,13 @@ fn agree(inst: &Instance, regs: &[bool], layouts: &[Layout], demoted: &mut Demot
             .or(regs.first())
         {
             for &(b, l) in &regs {
-                if l != first && !demoted[b] {
+                let adopts = matches!(first, Layout::Matrix { .. })
+                    && !acc[b]
+                    && inst.k.buffers[b].scope == Scope::Fragment
+                    && matches!(l, Layout::Strided | Layout::Chunked { .. });
+                if adopts {
+                    layouts[b] = first;
+                } else if l != first && !demoted[b] {
                     changed |= demoted.set(b, Why::Agree, Some(s.span));
                 }
             }
@@ -647,6 +674,12 @@ pub(super) fn matrix_miss(
         if t[0] {
             return Some(format!(
                 "A `{}` is read transposed (`.t()`), which the wgmma lowering does not take yet",
+                k.buffers[a].name
+            ));
+        }
+        if k.buffers[a].scope == Scope::Fragment {
+            return Some(format!(
+                "A `{}` is a fragment, which the wgmma lowering does not read from registers yet",
                 k.buffers[a].name
             ));
         }

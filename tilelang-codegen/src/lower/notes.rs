@@ -87,11 +87,12 @@ fn gemm_notes(p: &Plan, target: &Gpu) -> Vec<String> {
 
 /// The path each `gemm` takes, in program order, for `manifest.tsv`'s `gemms` column:
 /// `wgmma`, `mma.sync`, `WMMA`, `MFMA`, `FMA` (registers) or `FMA-shared` (an accumulator in
-/// shared memory), with `.tA` / `.tB` where an operand is read transposed.
+/// shared memory), with `.tA` / `.tB` where an operand is read transposed and `.rA` where A
+/// comes from registers.
 pub(super) fn gemm_paths(p: &Plan) -> Vec<String> {
     let mut out = Vec::new();
     walk(&p.inst.k.body, &mut |s| {
-        let StmtKind::Gemm { c, ta, tb, .. } = &s.kind else {
+        let StmtKind::Gemm { a, c, ta, tb, .. } = &s.kind else {
             return;
         };
         let path = match p.storage[*c] {
@@ -103,7 +104,13 @@ pub(super) fn gemm_paths(p: &Plan) -> Vec<String> {
             _ => "FMA-shared",
         };
         let t = |on: &bool, m: &str| if *on { m.to_string() } else { String::new() };
-        out.push(format!("{path}{}{}", t(ta, ".tA"), t(tb, ".tB")));
+        let ra = matches!(p.storage[*a], Storage::Reg { .. });
+        out.push(format!(
+            "{path}{}{}{}",
+            t(ta, ".tA"),
+            t(tb, ".tB"),
+            t(&ra, ".rA")
+        ));
     });
     out
 }

@@ -625,6 +625,8 @@ pub(crate) enum Why {
     Index,
     /// An A or B operand of `gemm`.
     GemmOperand,
+    /// A `gemm`'s A operand that its accumulator's registers cannot feed.
+    RegisterA,
     /// A reduction the registers do not serve (only along the last dimension, into a
     /// fragment of the leading ones).
     Reduce,
@@ -648,6 +650,11 @@ impl Why {
             Why::Outside => "accessed outside a `parallel` loop",
             Why::Index => "indexed other than by its loop's variables",
             Why::GemmOperand => "an A or B operand of `gemm`",
+            Why::RegisterA => {
+                "the A operand of a `gemm` that its registers cannot feed (A stays in registers \
+                 when it is laid out as a 16-bit mma.sync or wgmma accumulator whose warps own \
+                 whole rows, as the product's own accumulator is, and is not read `.t()`)"
+            }
             Why::Reduce => {
                 "a reduction the registers do not serve (they reduce along the last dimension \
                  into a fragment of the leading ones)"

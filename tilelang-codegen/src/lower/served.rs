@@ -27,12 +27,14 @@
 //!   in shared memory can be read in any of [`Layout::READ_ORDERS`]); a source in registers
 //!   needs its result in registers;
 //! * a `gemm` accumulator in registers needs a matrix unit's layout or the strided one of the
-//!   FMA path.
+//!   FMA path; an A operand in registers needs the layout of an mma.sync accumulator the
+//!   product's own matches ([`Check::register_a`]); B is never in registers.
 //!
 //! The layout pass demotes what this finds until nothing is left; the planner runs the same
 //! check on the finished plan with each loop's chosen mapping, and reports anything it finds as
 //! an internal error on the statement instead of printing code that reads the wrong element.
 
+use super::plan::Inst::{MmaSync, Wgmma};
 use super::plan::*;
 use super::{cols, rows};
 use crate::ctxt::Range;
@@ -161,13 +163,56 @@ impl Check<'_> {
                     (None, None) => {}
                 }
             }
-            StmtKind::Gemm { c, .. } => {
-                if let Some(l) = (self.layout_of)(*c) {
+            StmtKind::Gemm { a, b, c, ta, .. } => {
+                let lc = (self.layout_of)(*c);
+                if let Some(l) = lc {
                     need(*c, matches!(l, Layout::Matrix { .. } | Layout::Strided));
+                }
+                if let Some(la) = (self.layout_of)(*a) {
+                    need(*a, self.register_a(la, lc, [*a, *b], *ta));
+                }
+                if (self.layout_of)(*b).is_some() {
+                    need(*b, false);
                 }
             }
             _ => {}
         }
+    }
+
+    /// Whether a `gemm`'s A operand held in registers in layout `la` feeds an mma.sync product
+    /// into an accumulator in `lc`: for m16n8k16 the accumulator elements of n-tiles `2k` and
+    /// `2k + 1`, packed two by two, are the A operand of k-step `k` (tl.h's `gemm_mma_rs`), so
+    /// A must be a 16-bit tile in the layout of an mma.sync or wgmma accumulator (the same a
+    /// warp) whose warps own whole rows, the accumulator's rows and warps the same, `K` (A's
+    /// columns) a multiple of 16, B of A's dtype, and A read as stored.
+    fn register_a(&self, la: Layout, lc: Option<Layout>, [a, b]: [BufId; 2], ta: bool) -> bool {
+        let k = self.inst.k;
+        let Layout::Matrix {
+            inst: MmaSync | Wgmma,
+            m,
+            n: kk,
+            wm,
+            wn: 1,
+        } = la
+        else {
+            return false;
+        };
+        let Some(Layout::Matrix {
+            inst: MmaSync,
+            m: mc,
+            wm: wmc,
+            wn: 1,
+            ..
+        }) = lc
+        else {
+            return false;
+        };
+        let dt = k.buffers[a].dtype;
+        !ta && m == mc
+            && wm == wmc
+            && kk % 16 == 0
+            && matches!(dt, Dtype::F16 | Dtype::Bf16)
+            && k.buffers[b].dtype == dt
     }
 
     /// Whether the element access `a` to buffer `b` reaches, in every thread, an element that

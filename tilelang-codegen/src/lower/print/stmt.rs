@@ -200,6 +200,21 @@ impl Emitter<'_> {
                     ctype(self.k.buffers[*c].dtype),
                 );
                 let (na, nb, nc) = (self.buf(*a), self.buf(*b), self.buf(*c));
+                if let (
+                    Storage::Reg { .. },
+                    Storage::Reg {
+                        layout: Layout::Matrix { wm, wn, .. },
+                        ..
+                    },
+                ) = (self.storage[*a], self.storage[*c])
+                {
+                    // A from registers, laid out as an mma.sync accumulator (`served`).
+                    let tb = if *tb { ", true" } else { "" };
+                    return one(format!(
+                        "tl::gemm_mma_rs<{ty}, {m}, {n}, {kk}, {wm}, {wn}, {}{tb}>({na}, {nb}, {nc});",
+                        self.swizzled[*b] != 0
+                    ));
+                }
                 match self.storage[*c] {
                     Storage::Reg {
                         layout:
