@@ -46,6 +46,10 @@ pub enum Construct {
     /// `gemm` with the A operand in shared memory / in registers (a fragment).
     GemmShared,
     GemmFragmentA,
+    /// A `gemm` whose A operand is a fragment written from another `gemm`'s accumulator (a
+    /// `parallel` store reading the accumulator, or a buffer copy out of it): a chained
+    /// product, as FlashAttention's P·V.
+    GemmAccumulatorA,
     /// `gemm` with the A / the B operand stored transposed (`&a_s.t()`, `&b_s.t()`).
     GemmTransA,
     GemmTransB,
@@ -120,6 +124,7 @@ pub fn stage1() -> Vec<Construct> {
         Fill,
         GemmShared,
         GemmFragmentA,
+        GemmAccumulatorA,
         GemmTransA,
         GemmTransB,
         ReduceSum(0),
@@ -240,6 +245,36 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
             accumulators.insert(*c);
         }
     });
+    // Buffers written from an accumulator: stored to with a value that reads one, or copied
+    // into from one.
+    let mut from_accumulator = BTreeSet::new();
+    visit::walk(&k.body, &mut |s| match &s.kind {
+        StmtKind::Store {
+            access:
+                ir::Access {
+                    target: ir::Target::Buffer(b),
+                    ..
+                },
+            value,
+        } => {
+            let mut reads = false;
+            visit::each_expr(value, &mut |e| {
+                if let ExprKind::Load(a) = &e.kind {
+                    reads |= matches!(a.target, ir::Target::Buffer(x) if accumulators.contains(&x));
+                }
+            });
+            if reads {
+                from_accumulator.insert(*b);
+            }
+        }
+        StmtKind::Copy {
+            src: Tile::Buffer(x),
+            dst: Tile::Buffer(b),
+        } if accumulators.contains(x) => {
+            from_accumulator.insert(*b);
+        }
+        _ => {}
+    });
     visit::walk(&k.body, &mut |s| {
         match &s.kind {
             StmtKind::Let { .. } => {
@@ -303,6 +338,9 @@ pub fn of(k: &ir::Kernel) -> BTreeSet<Construct> {
                     Scope::Shared => C::GemmShared,
                     Scope::Fragment | Scope::Local => C::GemmFragmentA,
                 });
+                if matches!(k.buffers[*a].scope, Scope::Fragment) && from_accumulator.contains(a) {
+                    out.insert(C::GemmAccumulatorA);
+                }
                 if *ta {
                     out.insert(C::GemmTransA);
                 }

@@ -14,7 +14,7 @@
 //!   before it is read.
 
 use super::ast::{
-    BinOp, Expr, Kernel, LitForm, Param, ParamKind, Scope, Stmt, Threads, Tile, Tol, Ty,
+    BinOp, Expr, Func, Kernel, LitForm, Param, ParamKind, Scope, Stmt, Threads, Tile, Tol, Ty,
 };
 use super::config::{self, ConstPool};
 use super::expr::{Env, ExprGen};
@@ -812,13 +812,17 @@ pub fn tiles(rng: &mut Rng, name: String) -> Kernel {
 // }
 // (or with an operand stored transposed, read by `.t()`: `a (K, M)`, `a_s (BK, BM)`,
 // `copy(a.at((k * BK, r0)), &mut a_s)`, `gemm(&a_s.t(), ..)`; `b (N, K)`, `b_s (BN, BK)`.)
+// (or, A not transposed, a chained product whose A is computed from a first gemm's
+// accumulator, as FlashAttention's P·V (`chained_a`).)
 // [copy(bias.at((c0,)), &mut bv); for (i, j) in parallel(BM, BN) { acc[(i, j)] += bv[j] }]
 // copy(&acc, c.at_mut((r0, c0)));
 // ```
 //
 // Exact on every backend in any summation order: inputs are multiples of 1/4 in [-8, 8], so
 // every product is a multiple of 1/16 of magnitude at most 64 and every partial sum over K up
-// to 2^13 terms fits f32's 24 bits.
+// to 2^13 terms fits f32's 24 bits. (A chained A is a multiple of 1/16 in [-2, 2]: products
+// are multiples of 1/64 of magnitude at most 16, sums over K up to 2^13 terms again within
+// 24 bits; see `chained_a`.)
 
 /// The GEMM skeleton's row epilogue, on the accumulator:
 ///
@@ -892,6 +896,125 @@ fn swap2(t: bool, [x0, x1]: [Expr; 2]) -> [Expr; 2] {
 /// Floating-point element types a `gemm` operand or its tensor may have.
 const GEMM_TYPES: [Ty; 3] = [Ty::F16, Ty::Bf16, Ty::F32];
 
+/// A chained product, the GEMM skeleton's A computed from a first gemm's accumulator (as P
+/// from the scores in FlashAttention): the allocations before the k-loop, and the k-loop's
+/// statements before `copy(b..)`; the main `gemm(&a_s, ..)` then reads the register `a_s`.
+///
+/// ```text
+/// let mut x_s = alloc_shared::<T, (BM, BK)>();     let mut w_s = alloc_shared::<T, (BK, BK)>();
+/// let mut pa = alloc_fragment::<f32, (BM, BK)>();  let mut a_s = alloc_fragment::<T, (BM, BK)>();
+/// [let mut pm = alloc_fragment::<f32, (BM,)>();]
+/// // in the loop, before copy(b..) and gemm(&a_s, &b_s, &mut acc):
+/// copy(a.at((r0, k * BK)), &mut x_s);  copy(w.at((k * BK, k * BK)), &mut w_s);
+/// clear(&mut pa);  gemm(&x_s, &w_s, &mut pa);
+/// [reduce_max(&pa, &mut pm, 1);]  // then `v` below is `pa[(i, j)] - pm[i]`, else `pa[(i, j)]`
+/// for (i, j) in parallel(BM, BK) {
+///     a_s[(i, j)] = (min(max(floor(v * 0.0625f32) * 0.0625f32, -2.0f32), 2.0f32) as T);
+/// }
+/// // or the same value stored into `pa` in place, and a converting copy:
+/// copy(&pa, &mut a_s);
+/// ```
+///
+/// `w (K, K)` is a new input: each step multiplies the A tile by a diagonal block of it. The
+/// row max is FlashAttention's (the scores' rows reduced), and comes with the row epilogue
+/// on the main accumulator (`acc_rows`; FlashAttention rescales its rows): the compiler then
+/// gives both products' warps whole rows where the tiles allow, which `mma.sync` from a
+/// register A needs. Where they do not, the register A is kept in shared memory (and, with the
+/// row max, `pm` and `pa` too): `gemm`'s config filter counts them there as well.
+///
+/// Exact on every backend in any order: `x_s` and `w_s` hold multiples of 1/4 in [-8, 8], so
+/// `pa`'s sums of BK <= 64 products are multiples of 1/16 of magnitude at most 2^12 (16 bits
+/// of 1/16ths: exact in f32), and `v` at most 2^13; scaled by 2^-4, floored (exact: an integer
+/// below 2^9) and scaled back, then clamped, A is a multiple of 1/16 in [-2, 2] (6 bits: exact
+/// in f16 and bf16; the scale keeps most of it off the clamp). The main products are then
+/// multiples of 1/64 of magnitude at most 16: a sum over K <= 128 (the runners' sizes; 2^13
+/// would still fit) is below 2^11, 2^17 sixty-fourths, and with the bias (a multiple of 1/4 of
+/// at most 8) `acc` stays a multiple of 1/64 below 2^11 + 8. The row epilogue (`acc_rows`)
+/// stays exact: a sum of BN <= 64 of them is below 2^17 + 2^9, below 2^24 sixty-fourths;
+/// halved, below 2^16 + 2^8 in 128ths, again below 2^24; the differences with `acc` below
+/// 2^16 + 2^12 in 128ths. (A clamp to [-4, 4] would not do: the row sum could reach
+/// 2^18 + 2^9, past 2^24 sixty-fourths.)
+fn chained_a(rng: &mut Rng, t: Ty, row_max: bool, pre: &mut Vec<Stmt>, step: &mut Vec<Stmt>) {
+    let in_place = rng.chance(1, 2);
+    let mut alloc = |name: &str, scope: Scope, dtype: Ty, shape: &[&str]| {
+        pre.push(Stmt::Alloc {
+            name: name.into(),
+            scope,
+            dtype,
+            shape: names(shape),
+            arg_form: rng.chance(1, 4),
+        })
+    };
+    alloc("x_s", Scope::Shared, t, &["BM", "BK"]);
+    alloc("w_s", Scope::Shared, t, &["BK", "BK"]);
+    alloc("pa", Scope::Fragment, Ty::F32, &["BM", "BK"]);
+    alloc("a_s", Scope::Fragment, t, &["BM", "BK"]);
+    if row_max {
+        alloc("pm", Scope::Fragment, Ty::F32, &["BM"]);
+    }
+    let k_bk = Expr::bin(BinOp::Mul, Expr::name("k"), Expr::name("BK"));
+    step.push(Stmt::Copy {
+        src: region("a", &[Expr::name("r0"), k_bk.clone()]),
+        dst: buf("x_s"),
+    });
+    step.push(Stmt::Copy {
+        src: region("w", &[k_bk.clone(), k_bk]),
+        dst: buf("w_s"),
+    });
+    step.push(Stmt::Clear("pa".into()));
+    step.push(Stmt::Gemm {
+        a: "x_s".into(),
+        b: "w_s".into(),
+        c: "pa".into(),
+        ta: false,
+        tb: false,
+    });
+    let ij = || vec![Expr::name("i"), Expr::name("j")];
+    let f32 = |v: f64| Expr::Float(v, Ty::F32, LitForm::Typed);
+    let mut v = Expr::Load("pa".into(), ij());
+    if row_max {
+        step.push(Stmt::Reduce {
+            op: "max",
+            src: "pa".into(),
+            dst: "pm".into(),
+            dim: 1,
+        });
+        v = Expr::bin(BinOp::Sub, v, Expr::load("pm", &["i"]));
+    }
+    let q = Expr::Call(Func::Floor, vec![Expr::bin(BinOp::Mul, v, f32(0.0625))]);
+    let clamped = Expr::Call(
+        Func::Min,
+        vec![
+            Expr::Call(
+                Func::Max,
+                vec![Expr::bin(BinOp::Mul, q, f32(0.0625)), f32(-2.0)],
+            ),
+            f32(2.0),
+        ],
+    );
+    let (target, value) = if in_place {
+        ("pa", clamped)
+    } else {
+        ("a_s", Expr::Cast(Box::new(clamped), t))
+    };
+    step.push(Stmt::Parallel {
+        vars: names(&["i", "j"]),
+        extents: names(&["BM", "BK"]),
+        body: vec![Stmt::Store {
+            target: target.into(),
+            index: ij(),
+            op: None,
+            value,
+        }],
+    });
+    if in_place {
+        step.push(Stmt::Copy {
+            src: buf("pa"),
+            dst: buf("a_s"),
+        });
+    }
+}
+
 /// A GEMM kernel.
 pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     let mut pools = vec![
@@ -933,12 +1056,18 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     let a_fragment = rng.chance(1, 4);
     // Operands stored transposed: `a (K, M)` read by `&a_s.t()`, `b (N, K)` by `&b_s.t()`.
     let (trans_a, trans_b) = (rng.chance(1, 4), rng.chance(1, 3));
+    // A computed from a first gemm's accumulator (`chained_a`), its rows reduced or not.
+    let chain = !trans_a && rng.chance(1, 5);
+    let row_max = chain && rng.chance(2, 3);
     let swap = |t: bool, x: [&'static str; 2]| if t { [x[1], x[0]] } else { x };
     let (a_dims, b_dims) = (swap(trans_a, ["M", "K"]), swap(trans_b, ["K", "N"]));
     let mut params = vec![
         tensor("a", ta, &a_dims, false),
         tensor("b", tb, &b_dims, false),
     ];
+    if chain {
+        params.push(tensor("w", ta, &["K", "K"], false));
+    }
     let mut body = vec![Stmt::LetTuple(vec![
         (
             "r0".to_string(),
@@ -961,7 +1090,13 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     } else {
         Scope::Shared
     };
-    body.push(alloc(rng, "a_s", a_scope, t, &swap(trans_a, ["BM", "BK"])));
+    // The k-loop's statements before `copy(b..)`.
+    let mut step = Vec::new();
+    if chain {
+        chained_a(rng, t, row_max, &mut body, &mut step);
+    } else {
+        body.push(alloc(rng, "a_s", a_scope, t, &swap(trans_a, ["BM", "BK"])));
+    }
     body.push(alloc(
         rng,
         "b_s",
@@ -979,29 +1114,30 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
         }
     });
     let k_bk = Expr::bin(BinOp::Mul, Expr::name("k"), Expr::name("BK"));
+    if !chain {
+        step.push(Stmt::Copy {
+            src: region("a", &swap2(trans_a, [Expr::name("r0"), k_bk.clone()])),
+            dst: buf("a_s"),
+        });
+    }
+    step.push(Stmt::Copy {
+        src: region("b", &swap2(trans_b, [k_bk, Expr::name("c0")])),
+        dst: buf("b_s"),
+    });
+    step.push(Stmt::Gemm {
+        a: "a_s".into(),
+        b: "b_s".into(),
+        c: "acc".into(),
+        ta: trans_a,
+        tb: trans_b,
+    });
     let steps = Expr::DivCeil(Box::new(Expr::name("K")), Box::new(Expr::name("BK")));
     body.push(Stmt::Loop {
         var: "k".into(),
         start: Expr::idx(0),
         end: steps,
         stages: pipelined.then(|| "S".to_string()),
-        body: vec![
-            Stmt::Copy {
-                src: region("a", &swap2(trans_a, [Expr::name("r0"), k_bk.clone()])),
-                dst: buf("a_s"),
-            },
-            Stmt::Copy {
-                src: region("b", &swap2(trans_b, [k_bk, Expr::name("c0")])),
-                dst: buf("b_s"),
-            },
-            Stmt::Gemm {
-                a: "a_s".into(),
-                b: "b_s".into(),
-                c: "acc".into(),
-                ta: trans_a,
-                tb: trans_b,
-            },
-        ],
+        body: step,
     });
     let bias = rng.chance(1, 3);
     if bias {
@@ -1027,10 +1163,8 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     params.push(tensor("c", tc, &["M", "N"], true));
     // The accumulator's rows: reduced, the result rescaled in a loop of its own and broadcast
     // back into the accumulator (a sum only with configs of BN <= 64, where it is exact: see
-    // below).
-    let rows = rng
-        .chance(1, 3)
-        .then(|| if rng.chance(1, 2) { "max" } else { "sum" });
+    // below). Always with a chain's row max (`chained_a`).
+    let rows = (row_max || rng.chance(1, 3)).then(|| if rng.chance(1, 2) { "max" } else { "sum" });
     if let Some(op) = rows {
         body.extend(acc_rows(rng, op));
     }
@@ -1042,14 +1176,32 @@ pub fn gemm(rng: &mut Rng, name: String) -> Kernel {
     let configs = config::draw(rng, &pools, |v| {
         let (bm, bn, bk, threads) = (v[0], v[1], v[2], v[3]);
         let stages = if pipelined { v[4] } else { 1 };
-        let a_shared = if a_fragment { 0 } else { bm * bk };
+        // A chain stages `x_s` and `w_s` in place of `a_s`, and holds `pa` (f32) and the
+        // register `a_s`.
+        let a_shared = match (chain, a_fragment) {
+            (true, _) => bm * bk + bk * bk,
+            (false, true) => 0,
+            (false, false) => bm * bk,
+        };
         let shared = (a_shared + bk * bn) * tbytes * stages + if bias { bn * 4 } else { 0 };
-        let a_regs = if a_fragment {
+        let a_regs = if chain || a_fragment {
             (bm * bk).div_ceil(threads) * tbytes.div_ceil(4)
+        } else {
+            0
+        } + if chain {
+            (bm * bk).div_ceil(threads)
+        } else {
+            0
+        };
+        // And with room under AMD's 64 KiB of LDS should `pa`, `a_s` and the row fragments be
+        // kept in shared memory (`chained_a`).
+        let demoted = if chain {
+            bm * bk * (4 + tbytes) + 2 * bm * 4
         } else {
             0
         };
         shared <= 48 * 1024
+            && shared + demoted <= 60 * 1024
             && (bm * bn).div_ceil(threads) + a_regs <= 128
             && (rows != Some("sum") || bn <= 64)
     });

@@ -379,24 +379,19 @@ pub fn ga6dae0d16a409ec4<const BM: usize, const BN: usize>(x: &Tensor<f64, (M, N
     }
 }
 
-#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 24, BK = 16, THREADS = 64, S = 1), f1(BM = 128, BN = 64, BK = 32, THREADS = 128, S = 3)])]
-pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (N, K)>, bias: &Tensor<bf16, (N,)>, c: &mut Tensor<bf16, (M, N)>) {
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = THREADS, configs = [o0(BM = 32, BN = 24, BK = 8, THREADS = 96, S = 1), o1(BM = 8, BN = 40, BK = 16, THREADS = 32, S = 1)])]
+pub fn gbb7348a43d695b0c<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize, const S: usize>(a: &Tensor<bf16, (M, K)>, b: &Tensor<f16, (N, K)>, c: &mut Tensor<f32, (M, N)>) {
     let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
-    let mut a_s = alloc_shared::<bf16>((BM, BK));
+    let mut a_s = alloc_shared::<bf16, (BM, BK)>();
     let mut b_s = alloc_shared::<bf16, (BN, BK)>();
     let mut acc = alloc_fragment::<f32, (BM, BN)>();
-    fill(&mut acc, 0.0f32);
+    clear(&mut acc);
     for k in pipelined(K.div_ceil(BK), S) {
         copy(a.at((r0, k * BK)), &mut a_s);
         copy(b.at((c0, k * BK)), &mut b_s);
         gemm(&a_s, &b_s.t(), &mut acc);
     }
-    let mut bv = alloc_fragment::<f32>((BN,));
-    copy(bias.at((c0,)), &mut bv);
-    for (i, j) in parallel(BM, BN) {
-        acc[(i, j)] += bv[j];
-    }
-    let mut rw = alloc_fragment::<f32, (BM,)>();
+    let mut rw = alloc_fragment::<f32>((BM,));
     reduce_max(&acc, &mut rw, 1);
     for i in parallel(BM) {
         rw[i] = rw[i] * 0.5f32;
