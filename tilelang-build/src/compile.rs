@@ -63,26 +63,43 @@ pub fn run_all(jobs: &[Job<'_>], dir: &Path, manifest_dir: &Path) -> Result<(), 
     // Emitting is cheap and works on the IR (which holds spans, not thread-safe): do it here.
     let mut prepared = Vec::new();
     let mut errors = Vec::new();
+    let mut over_limits = Vec::new();
     for job in jobs {
         let k = &job.kernel.ir;
         // A config over a target's limits gives no object. The macro lowers the same kernel
-        // for the same targets and reports it as a compile error on the config's name (with
+        // for the same targets: when another config fits that target it leaves this one out
+        // there (warned below), else it reports a compile error on the config's name (with
         // rustc's rendering of the user's line), so nothing is dropped silently and nothing is
         // said twice.
-        if let Ok(hip) = lower::emit(
+        match lower::emit(
             k,
             job.config,
             &job.target,
             Some(&job.kernel.file.display().to_string()),
         ) {
-            prepared.push(Prepared {
+            Ok(hip) => prepared.push(Prepared {
                 kernel: k.name.to_string(),
                 config: k.configs[job.config].name.to_string(),
                 target: job.target,
                 tool: job.tool.clone(),
                 file: job.kernel.file.clone(),
                 hip,
-            });
+            }),
+            Err(d) if d.over_limits => over_limits.push((job, d.message)),
+            Err(_) => {}
+        }
+    }
+    for (job, message) in over_limits {
+        let fits = prepared.iter().any(|p| {
+            job.kernel.ir.name == p.kernel
+                && p.file == job.kernel.file
+                && p.target.arch == job.target.arch
+        });
+        if fits {
+            println!(
+                "cargo:warning=tilelang: {message}; it is left out for {} (its other configs are compiled there, and a launch of this one there is an error)",
+                job.target.arch
+            );
         }
     }
     let jobs = prepared;

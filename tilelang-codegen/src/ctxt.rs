@@ -57,6 +57,10 @@ pub struct Diagnostic {
     pub span: Range,
     pub message: String,
     pub hint: Option<String>,
+    /// A config over one target's limits (shared memory, registers, an occupancy request):
+    /// the kernel may still have a config that fits there, and then this one is only left out
+    /// for that target (`launcher::lower`).
+    pub over_limits: bool,
 }
 
 impl Diagnostic {
@@ -95,6 +99,7 @@ impl Ctxt {
             span: span.into(),
             message: message.to_string(),
             hint: None,
+            over_limits: false,
         });
     }
 
@@ -108,6 +113,7 @@ impl Ctxt {
             span: span.into(),
             message: message.to_string(),
             hint: Some(hint.to_string()),
+            over_limits: false,
         });
     }
 
@@ -117,6 +123,7 @@ impl Ctxt {
                 span: e.span().into(),
                 message: e.to_string(),
                 hint: None,
+                over_limits: false,
             });
         }
     }

@@ -78,12 +78,18 @@ pub struct Lowered {
 }
 
 /// Lowers every config for every target, as the build script did: the same (pure) emitter,
-/// so the same entry, threads and shared memory. A config that does not fit a target's limits
-/// is an error here, on the config's name; no object is ever left out silently.
+/// so the same entry, threads and shared memory. A config over a target's limits (shared
+/// memory, registers) is left out for that target when another config of the kernel fits it
+/// (the build script warns, and a launch of it there is `Error::UnknownConfig`, naming the
+/// configs that target has); an error when no config fits a target, when `defaults` names a
+/// config left out for its arch, or for anything else the lowering refuses. Nothing is left
+/// out silently.
 pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::ctxt::Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for t in targets {
+        let mut over = Vec::new();
+        let before = out.len();
         for c in 0..k.configs.len() {
             match crate::lower::launch(k, c, t) {
                 Ok(launch) => out.push(Lowered {
@@ -91,7 +97,28 @@ pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::
                     config: c,
                     launch,
                 }),
+                Err(d) if d.over_limits => over.push((c, d)),
                 Err(d) => errors.push(d),
+            }
+        }
+        if out.len() == before {
+            // No config fits this target: each one's reason is an error.
+            errors.extend(over.into_iter().map(|(_, d)| d));
+            continue;
+        }
+        for (arch, c) in &k.defaults {
+            if let Some((_, d)) = over.iter().find(|(o, _)| o == c && arch == t.arch) {
+                errors.push(crate::ctxt::Diagnostic {
+                    message: format!(
+                        "`defaults` names `{}` for {arch}, which is left out there: {}",
+                        k.configs[*c].name, d.message
+                    ),
+                    hint: Some(format!(
+                        "name a config that fits {arch} (compiled there: {}), or remove the entry",
+                        compiled_on(k, &out[before..])
+                    )),
+                    ..d.clone()
+                });
             }
         }
     }
@@ -100,6 +127,15 @@ pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::
     } else {
         Err(errors)
     }
+}
+
+/// The configs lowered for one target, as `a, b`.
+fn compiled_on(k: &Kernel, lowered: &[Lowered]) -> String {
+    let names: Vec<String> = lowered
+        .iter()
+        .map(|l| format!("`{}`", k.configs[l.config].name))
+        .collect();
+    names.join(", ")
 }
 
 /// The objects the build script compiled for this kernel: one per (target, config), embedded

@@ -376,7 +376,9 @@ fn constant_overflow_is_an_error_not_a_wrap() {
 #[test]
 fn shared_memory_over_a_target_limit_is_an_error_on_the_config() {
     let src = "#[tile_kernel(grid = [1], threads = 128, configs = [small(B = 64), big(B = 224)])]\nfn k<const B: usize>(a: &Tensor<f32, (N, N)>, c: &mut Tensor<f32, (N, N)>) { let mut s = alloc_shared::<f32>((B, B)); copy(a.at((0, 0)), &mut s); copy(&s, c.at_mut((0, 0))); }";
-    let d = lowering_diagnostics(src, "gfx1100");
+    // With `big` alone nothing fits gfx1100: an error on the config.
+    let only_big = src.replace("small(B = 64), ", "");
+    let d = lowering_diagnostics(&only_big, "gfx1100");
     assert_eq!(d.len(), 1, "{}", render(&d));
     let m = &d[0];
     assert!(
@@ -392,14 +394,28 @@ fn shared_memory_over_a_target_limit_is_an_error_on_the_config() {
         "{}",
         render(&d)
     );
-    // On the config's name in `configs = [..]` (line 1, after `small(B = 64), `).
+    // On the config's name in `configs = [..]` (line 1).
     let s = m.span.start.start();
-    assert_eq!((s.line, s.column), (1, 67), "{}", render(&d));
-    // sm_90 has room for it: no error.
+    assert_eq!((s.line, s.column), (1, 52), "{}", render(&d));
+    // Beside `small`, which fits, `big` is only left out for gfx1100 (the build warns); sm_90
+    // has room for both.
     let (attr, item) = split(src);
     let k = tilelang_codegen::compile(attr, item).unwrap();
-    let t = tilelang_codegen::target::Target::by_arch("sm_90").unwrap();
-    assert!(tilelang_codegen::launcher::lower(&k, &[t]).is_ok());
+    let t = |a| tilelang_codegen::target::Target::by_arch(a).unwrap();
+    let lowered = tilelang_codegen::launcher::lower(&k, &[t("sm_90"), t("gfx1100")]).unwrap();
+    let built: Vec<(&str, usize)> = lowered.iter().map(|l| (l.target.arch, l.config)).collect();
+    assert_eq!(built, [("sm_90", 0), ("sm_90", 1), ("gfx1100", 0)]);
+    // A default that names it there is an error, which says what is compiled there.
+    let with_default = src.replace("])]", "], defaults = [gfx1100 = big])]");
+    let d = lowering_diagnostics(&with_default, "gfx1100");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(
+        d[0].message.contains("`defaults` names `big` for gfx1100")
+            && d[0].message.contains("200704 bytes")
+            && d[0].hint.as_deref().unwrap().contains("compiled there: `small`"),
+        "{}",
+        render(&d)
+    );
 }
 
 #[test]

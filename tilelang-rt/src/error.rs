@@ -97,6 +97,16 @@ pub enum Error {
         kernel: &'static str,
         grid: Vec<i64>,
     },
+    /// The config exists, but the build left it out for this arch: it is over that target's
+    /// limits (shared memory, registers), and the build said so in a warning.
+    ConfigNotCompiled {
+        kernel: &'static str,
+        config: String,
+        /// The arch whose objects were chosen for the device.
+        arch: String,
+        /// The configs compiled for that arch, in order.
+        compiled: Vec<&'static str>,
+    },
     /// No device of the requested kind can be opened: its driver or runtime library is missing
     /// or too old, it fails to initialise, or there is no device of that ordinal. The message
     /// says which, and the fix.
@@ -246,10 +256,13 @@ impl Error {
 
     /// Whether the error is about the config launched, not the arguments as such: a failed
     /// `requires`, a tensor dimension the config's const generics fix, a per-block limit the
-    /// config's object exceeds. Another config may hold (`launch_auto` tries the next).
+    /// config's object exceeds, a config the build left out for this arch. Another config may
+    /// hold (`launch_auto` tries the next).
     pub fn is_config_specific(&self) -> bool {
         match self {
-            Error::Requirement { .. } | Error::ResourceLimit { .. } => true,
+            Error::Requirement { .. }
+            | Error::ResourceLimit { .. }
+            | Error::ConfigNotCompiled { .. } => true,
             Error::ShapeMismatch { bound_by, .. } => bound_by == BOUND_BY_CONFIG,
             _ => false,
         }
@@ -314,6 +327,11 @@ impl fmt::Display for Error {
                 }
                 write!(f, " The configs are {}", available.join(", "))
             }
+            Error::ConfigNotCompiled { kernel, config, arch, compiled } => write!(
+                f,
+                "{kernel}: config `{config}` was not compiled for `{arch}`: it is over that target's limits (the build's warning says which); compiled for it: {}. Launch one of those, or the default launcher, which picks among them",
+                compiled.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
             Error::View(m) => write!(f, "{m}"),
             Error::NoConfigFits { kernel, reasons } => {
                 write!(f, "{kernel}: no config holds for these arguments")?;

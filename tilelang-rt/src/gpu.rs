@@ -22,8 +22,9 @@ pub use crate::object::{KernelArg, Object};
 /// falls back: `sm_90` does not take `sm_80` or `sm_90a` objects, nor `gfx1101` `gfx1100`'s.
 ///
 /// No usable object at all is [`Error::ArchNotCompiled`], naming the archs that were compiled;
-/// objects for the chosen arch but none for `config` is [`Error::UnknownConfig`], listing the
-/// configs compiled for that arch.
+/// objects for the chosen arch but none for `config` is [`Error::ConfigNotCompiled`] when other
+/// archs have it (the build left it out here: over this target's limits), else
+/// [`Error::UnknownConfig`]; both list the configs compiled for that arch.
 pub fn select_object<'a>(
     kernel: &'static str,
     objects: &'a [Object],
@@ -56,18 +57,28 @@ pub fn select_object<'a>(
             compiled,
         });
     };
-    objects
-        .iter()
-        .find(|o| o.arch == chosen && o.config == config)
-        .ok_or_else(|| Error::UnknownConfig {
+    let available = || {
+        objects
+            .iter()
+            .filter(|o| o.arch == chosen)
+            .map(|o| o.config)
+            .collect()
+    };
+    match objects.iter().find(|o| o.arch == chosen && o.config == config) {
+        Some(o) => Ok(o),
+        // Compiled for other archs: the build left it out for this one (over its limits).
+        None if objects.iter().any(|o| o.config == config) => Err(Error::ConfigNotCompiled {
             kernel,
             config: config.to_string(),
-            available: objects
-                .iter()
-                .filter(|o| o.arch == chosen)
-                .map(|o| o.config)
-                .collect(),
-        })
+            arch: chosen.to_string(),
+            compiled: available(),
+        }),
+        None => Err(Error::UnknownConfig {
+            kernel,
+            config: config.to_string(),
+            available: available(),
+        }),
+    }
 }
 
 /// The launch grid as the driver takes it; `None` for an empty grid (nothing to launch).
@@ -302,12 +313,51 @@ mod tests {
         let e = select_object("gemm", &objects, "sm_90", "big").unwrap_err();
         assert_eq!(
             e,
-            Error::UnknownConfig {
+            Error::ConfigNotCompiled {
                 kernel: "gemm",
                 config: "big".into(),
-                available: vec!["small"],
+                arch: "sm_90".into(),
+                compiled: vec!["small"],
             }
         );
+        let msg = e.to_string();
+        assert!(msg.contains("not compiled for `sm_90`"), "{msg}");
+        assert!(msg.contains("limits") && msg.contains("`small`"), "{msg}");
+        // A name no arch has is unknown.
+        let e = select_object("gemm", &objects, "sm_90", "huge").unwrap_err();
+        assert!(matches!(&e, Error::UnknownConfig { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_default_is_the_first_config_compiled_for_the_arch() {
+        // `big` is over gfx1100's limits: the build left it out there.
+        static OBJ: [Object; 3] = [
+            obj("sm_90", "big"),
+            obj("sm_90", "small"),
+            obj("gfx1100", "small"),
+        ];
+        fn no_launch(_: &Device, _: &str, _: Vec<crate::dynamic::Arg<'_>>) -> Result<()> {
+            unreachable!()
+        }
+        let mut k = crate::kernel_info::KernelInfo {
+            name: "k",
+            configs: &[],
+            config_names: &["big", "small"],
+            defaults: &[],
+            symbols: &[],
+            objects: &OBJ,
+            launch_dyn: no_launch,
+        };
+        assert_eq!(k.default_config("sm_90"), "big");
+        assert_eq!(k.default_config("gfx1100"), "small");
+        // No object serves the CPU, nor an arch not compiled: the first config.
+        assert_eq!(k.default_config("cpu"), "big");
+        assert_eq!(k.default_config("gfx942"), "big");
+        assert!(k.compiled_for("sm_90", "big") && !k.compiled_for("gfx1100", "big"));
+        assert!(k.compiled_for("gfx1100", "small") && k.compiled_for("cpu", "big"));
+        // `defaults` wins (the macro refuses an entry naming a config left out there).
+        k.defaults = &[("sm_90", "small")];
+        assert_eq!(k.default_config("sm_90"), "small");
     }
 
     #[test]
@@ -387,7 +437,7 @@ mod tests {
         assert!(msg.contains("hipcc") && !msg.contains("nvcc"), "{msg}");
         let e = select_object("gemm", &AMD, "gfx90a", "big").unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownConfig { available, .. } if available == &["small"]),
+            matches!(&e, Error::ConfigNotCompiled { compiled, .. } if compiled == &["small"]),
             "{e}"
         );
     }

@@ -88,9 +88,27 @@ impl KernelInfo {
         self.configs.iter().find(|c| c.name == name)
     }
 
+    /// Whether a launch of `config` on a device of `arch` has code to run: the CPU backend runs
+    /// every config; on a GPU the build leaves out a config over its target's limits (a launch
+    /// of it there is [`Error::ConfigNotCompiled`]).
+    pub fn compiled_for(&self, arch: &str, config: &str) -> bool {
+        arch == "cpu" || crate::gpu::select_object(self.name, self.objects, arch, config).is_ok()
+    }
+
     /// The config a launch on `arch` uses by default.
+    ///
+    /// `defaults`' entry for `arch`, else the first config with an object for `arch`: a
+    /// config over a target's limits is left out there by the build. The first config where
+    /// no object serves `arch` (the CPU, a build without GPU objects).
     pub fn default_config(&self, arch: &str) -> &'static str {
-        default_config(self.defaults, self.config_names, arch)
+        if self.defaults.iter().any(|(a, _)| *a == arch) {
+            return default_config(self.defaults, self.config_names, arch);
+        }
+        self.config_names
+            .iter()
+            .copied()
+            .find(|c| crate::gpu::select_object(self.name, self.objects, arch, c).is_ok())
+            .unwrap_or(self.config_names[0])
     }
 }
 

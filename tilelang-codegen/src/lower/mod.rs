@@ -168,13 +168,17 @@ pub(crate) fn plan<'a>(
             cfg.name, k.name, target.arch
         ),
         hint: Some(hint),
+        over_limits: true,
     };
     let Some(threads) = eval_const(&k.threads, &cfg.values).filter(|t| (1..=1024).contains(t))
     else {
-        return Err(limit(
-            "`threads` does not evaluate to 1..=1024".into(),
-            "validation should have said so: please report this".into(),
-        ));
+        return Err(Diagnostic {
+            over_limits: false,
+            ..limit(
+                "`threads` does not evaluate to 1..=1024".into(),
+                "validation should have said so: please report this".into(),
+            )
+        });
     };
     let threads = threads as usize;
     let inst = Instance::new(k, config);
@@ -187,6 +191,7 @@ pub(crate) fn plan<'a>(
                 cfg.name, k.name, target.arch
             ),
             hint: Some("validation should have rejected this: please report it; meanwhile write the statement another way".into()),
+            over_limits: false,
         });
     }
     let regs = layout::thread_registers(&inst, &storage);
@@ -294,6 +299,7 @@ pub(crate) fn plan<'a>(
                 cfg.name, k.name, target.arch, k.buffers[b].name
             ),
             hint: Some("please report this; meanwhile `alloc_shared` keeps the buffer in shared memory".into()),
+            over_limits: false,
         });
     }
     plan.splits = interior::plan_splits(&plan);
