@@ -523,14 +523,9 @@ fn attention(r: &mut Runner, size: SizeSet) -> Result<()> {
         );
         let c = att::c_of(scale);
         let check = |got: &[f16]| gc.verdict(got, (atol, att::RTOL));
-        r.kernel_configs(
-            &sp,
-            &names,
-            cfg.name(),
-            &mut o,
-            &check,
-            &mut |cfg, o| att::attention::launch(&dev, cfg, &q, &k, &v, o, c),
-        );
+        r.kernel_configs(&sp, &names, cfg.name(), &mut o, &check, &mut |cfg, o| {
+            att::attention::launch(&dev, cfg, &q, &k, &v, o, c)
+        });
     }
     Ok(())
 }

@@ -412,7 +412,11 @@ fn shared_memory_over_a_target_limit_is_an_error_on_the_config() {
     assert!(
         d[0].message.contains("`defaults` names `big` for gfx1100")
             && d[0].message.contains("200704 bytes")
-            && d[0].hint.as_deref().unwrap().contains("compiled there: `small`"),
+            && d[0]
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("compiled there: `small`"),
         "{}",
         render(&d)
     );

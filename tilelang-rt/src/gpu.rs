@@ -64,7 +64,10 @@ pub fn select_object<'a>(
             .map(|o| o.config)
             .collect()
     };
-    match objects.iter().find(|o| o.arch == chosen && o.config == config) {
+    match objects
+        .iter()
+        .find(|o| o.arch == chosen && o.config == config)
+    {
         Some(o) => Ok(o),
         // Compiled for other archs: the build left it out for this one (over its limits).
         None if objects.iter().any(|o| o.config == config) => Err(Error::ConfigNotCompiled {
