@@ -286,11 +286,15 @@ fn storage_with(
     // An accumulator whose rows are reduced or read as broadcasts gives each wave whole rows
     // where its tile allows (as FlashAttention's warps own rows): its row fragments then need
     // no exchange between waves.
-    let row_used = (uses.reduces.iter().map(|r| r.0)).chain(
-        uses.broadcasts
-            .iter()
-            .flat_map(|(_, _, full)| full.iter().copied()),
-    );
+    // So does one a register A operand comes from or goes into (`register_a_rows`): A stays
+    // in registers only where both accumulators give each warp whole rows.
+    let row_used = (uses.reduces.iter().map(|r| r.0))
+        .chain(
+            uses.broadcasts
+                .iter()
+                .flat_map(|(_, _, full)| full.iter().copied()),
+        )
+        .chain(register_a_rows(k));
     for c in row_used.collect::<BTreeSet<_>>() {
         if let Some(Some(Layout::Matrix { inst, m, n, wm, wn })) = mma[c] {
             if wn > 1 && m % (inst.shape().0 * wm * wn) == 0 {
@@ -332,6 +336,7 @@ fn storage_with(
     let mut layouts = base.clone();
     loop {
         layouts.clone_from(&base);
+        agree(inst, regs, &acc, &mut layouts, &mut demoted, false);
         let mut changed = rows::assign(
             inst,
             threads,
@@ -341,7 +346,7 @@ fn storage_with(
             &mut layouts,
             &mut demoted,
         );
-        changed |= agree(inst, regs, &acc, &mut layouts, &mut demoted);
+        changed |= agree(inst, regs, &acc, &mut layouts, &mut demoted, true);
         changed |= cols::assign(inst.k, threads, &uses, &mut layouts, &mut demoted);
         // Every access of what is left in registers must be served by its layout: a buffer
         // the passes above laid out for one kind of use may have another (`served`).
@@ -390,12 +395,72 @@ fn storage_with(
     (storage, demoted)
 }
 
+/// The accumulators tied to a `gemm`'s fragment A operand written from another `gemm`'s
+/// accumulator (by a `copy` into it, or a `parallel` loop storing into it that reads the
+/// accumulator: `p[(i, j)] = s[(i, j)] - m[i]`): that accumulator and the product's own. They
+/// take whole rows per warp, which A in registers needs ([`served`]'s `register_a`); a
+/// fragment A filled from memory never qualifies and changes nothing.
+fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
+    let mut accs = BTreeSet::new();
+    let mut products = Vec::new();
+    walk(&k.body, &mut |s| {
+        if let StmtKind::Gemm { a, c, .. } = &s.kind {
+            accs.insert(*c);
+            if k.buffers[*a].scope == Scope::Fragment {
+                products.push((*a, *c));
+            }
+        }
+    });
+    // (fragment A, accumulator it is written from)
+    let mut fed = Vec::new();
+    walk(&k.body, &mut |s| match &s.kind {
+        StmtKind::Copy {
+            src: Tile::Buffer(x),
+            dst: Tile::Buffer(a),
+        } => fed.push((*a, *x)),
+        StmtKind::For {
+            kind: LoopKind::Parallel { .. },
+            body,
+            ..
+        } => {
+            let (mut writes, mut reads) = (Vec::new(), Vec::new());
+            walk(body, &mut |t| {
+                if let Some(Access {
+                    target: Target::Buffer(b),
+                    ..
+                }) = stored_access(t)
+                {
+                    writes.push(*b);
+                }
+                for_each_load(t, &mut |x| {
+                    if let Target::Buffer(b) = x.target {
+                        reads.push(b);
+                    }
+                });
+            });
+            for &a in &writes {
+                fed.extend(reads.iter().map(|&x| (a, x)));
+            }
+        }
+        _ => {}
+    });
+    let mut out = BTreeSet::new();
+    for (a, c) in products {
+        for &(_, x) in fed.iter().filter(|(f, x)| *f == a && accs.contains(x)) {
+            out.extend([x, c]);
+        }
+    }
+    out
+}
+
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
 /// iterates in its layout; any other register fragment it touches in the loop's own shape
 /// takes that layout when it is a fragment (not a shared tile held in registers), no
 /// accumulator, and has not taken another matrix layout (a
 /// softmax's `P`, converted from the scores, is then laid out as the scores are, and can feed
-/// the next `gemm` as its A from registers), else must share it or is demoted. Returns
+/// the next `gemm` as its A from registers), else must share it or is demoted (only when
+/// `demote`: the sweep before the row layouts adopts only, so that the rows read in a loop
+/// that fills such a fragment, `p[(i, j)] = s[(i, j)] - m[i]`, see one layout). Returns
 /// whether it demoted anything.
 fn agree(
     inst: &Instance,
@@ -403,6 +468,7 @@ fn agree(
     acc: &[bool],
     layouts: &mut [Layout],
     demoted: &mut Demoted,
+    demote: bool,
 ) -> bool {
     let in_regs = |b: BufId, demoted: &Demoted| regs[b] && !demoted[b];
     let mut changed = false;
@@ -436,7 +502,7 @@ fn agree(
                     && matches!(l, Layout::Strided | Layout::Chunked { .. });
                 if adopts {
                     layouts[b] = first;
-                } else if l != first && !demoted[b] {
+                } else if demote && l != first && !demoted[b] {
                     changed |= demoted.set(b, Why::Agree, Some(s.span));
                 }
             }
