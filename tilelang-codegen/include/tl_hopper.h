@@ -67,211 +67,84 @@ TL_WGMMA_LAYOUT bool fits() {
 
 #if defined(TL_NVIDIA)
 template <class T, int N, bool KB = false> struct wgmma_op;
+template <class T, int N, bool KB = false> struct wgmma_rs_op;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// m64nNk16 with both operands from shared memory, f32 accumulators, D += A·B (scale-d 1), A
-// K-major, B MN-major (imm-trans-b 1), or K-major when KB (a B marked `.t()`: imm-trans-b 0).
-template <bool KB> struct wgmma_op<half, 64, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, %35;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
-template <bool KB> struct wgmma_op<bfloat, 64, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, %35;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
-template <bool KB> struct wgmma_op<half, 128, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, "
-        "%40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, "
-        "%56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, %67;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
-template <bool KB> struct wgmma_op<bfloat, 128, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, "
-        "%40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, "
-        "%56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, %67;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
-template <bool KB> struct wgmma_op<half, 256, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, "
-        "%40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, "
-        "%56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, "
-        "%72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, "
-        "%88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, "
-        "%104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, "
-        "%120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, %131;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
-template <bool KB> struct wgmma_op<bfloat, 256, KB> {
-  TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, "
-        "%8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, "
-        "%24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, "
-        "%40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, "
-        "%56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, "
-        "%72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, "
-        "%88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, "
-        "%104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, "
-        "%120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, %131;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)
-        : "memory");
-  }
-};
+// m64nNk16, f32 accumulators, D += A·B (scale-d 1), B MN-major (imm-trans-b 1) or K-major
+// when KB (a B marked `.t()`: imm-trans-b 0). `wgmma_op`: A and B from shared memory, A
+// K-major (imm-trans-a 0). `wgmma_rs_op`: A from registers (the "RS" form), each thread's four
+// 32-bit registers the m16n8k16 A fragment of its warp's 16 rows (a warpgroup's four warps
+// hold its 64 rows; PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" of wgmma
+// .m64nNk16). TL_WG_<form>_<N>(TY) is the instruction with its operand numbers (the N / 2
+// accumulators first), TL_WG_D32 the accumulators' constraints.
+#define TL_WG_D_64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define TL_WG_SS_64(TY) \
+  "setp.ne.b32 p, %34, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" TL_WG_D_64 \
+  "}, %32, %33, p, 1, 1, 0, %35;\n"
+#define TL_WG_RS_64(TY) \
+  "setp.ne.b32 p, %37, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" TL_WG_D_64 \
+  "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n"
+#define TL_WG_D_128 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define TL_WG_SS_128(TY) \
+  "setp.ne.b32 p, %66, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" TL_WG_D_128 \
+  "}, %64, %65, p, 1, 1, 0, %67;\n"
+#define TL_WG_RS_128(TY) \
+  "setp.ne.b32 p, %69, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" TL_WG_D_128 \
+  "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n"
+#define TL_WG_D_256 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define TL_WG_SS_256(TY) \
+  "setp.ne.b32 p, %130, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" TL_WG_D_256 \
+  "}, %128, %129, p, 1, 1, 0, %131;\n"
+#define TL_WG_RS_256(TY) \
+  "setp.ne.b32 p, %133, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" TL_WG_D_256 \
+  "}, {%128, %129, %130, %131}, %132, p, 1, 1, %134;\n"
+#define TL_WG_D8(i)                                                                           \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define TL_WG_D32(i) TL_WG_D8(i), TL_WG_D8(i + 8), TL_WG_D8(i + 16), TL_WG_D8(i + 24)
+#define TL_WG_OPS(T, TY, N, ...)                                                      \
+  template <bool KB> struct wgmma_op<T, N, KB> {                                     \
+    TL_DEVICE static void run(float* d, uint64_t a, uint64_t b) {                    \
+      asm volatile("{\n.reg .pred p;\n" TL_WG_SS_##N(TY) "}\n"                        \
+                   : __VA_ARGS__                                                     \
+                   : "l"(a), "l"(b), "r"(1), "n"(KB ? 0 : 1)                         \
+                   : "memory");                                                      \
+    }                                                                                \
+  };                                                                                 \
+  template <bool KB> struct wgmma_rs_op<T, N, KB> {                                  \
+    TL_DEVICE static void run(float* d, const uint32_t* a, uint64_t b) {             \
+      asm volatile("{\n.reg .pred p;\n" TL_WG_RS_##N(TY) "}\n"                        \
+                   : __VA_ARGS__                                                     \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1),     \
+                     "n"(KB ? 0 : 1)                                                 \
+                   : "memory");                                                      \
+    }                                                                                \
+  };
+TL_WG_OPS(half, "f16", 64, TL_WG_D32(0))
+TL_WG_OPS(bfloat, "bf16", 64, TL_WG_D32(0))
+TL_WG_OPS(half, "f16", 128, TL_WG_D32(0), TL_WG_D32(32))
+TL_WG_OPS(bfloat, "bf16", 128, TL_WG_D32(0), TL_WG_D32(32))
+TL_WG_OPS(half, "f16", 256, TL_WG_D32(0), TL_WG_D32(32), TL_WG_D32(64), TL_WG_D32(96))
+TL_WG_OPS(bfloat, "bf16", 256, TL_WG_D32(0), TL_WG_D32(32), TL_WG_D32(64), TL_WG_D32(96))
 TL_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 TL_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -489,6 +362,34 @@ TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, floa
   static_assert(sizeof(T) == 0, "gemm_wgmma needs sm_90a (compute_90a)");
 #endif
 }
+
+// acc += P·B with P (M×K) in registers: P laid out as a wgmma (or mma.sync, one m-tile a
+// warp) accumulator of K columns, each warp 16 rows, so that its pairs of column tiles 2·kk
+// and 2·kk + 1 are the A fragment of k-step kk (`mma_a_reg`, as gemm_mma_rs packs them).
+// The registers are the tensor cores' until the wait: nothing writes them before it returns.
+template <class T, int M, int N, int K, int WG, bool KB = false>
+TL_DEVICE void gemm_wgmma_rs(const T* __restrict__ p, const T* __restrict__ b, float* acc) {
+  static_assert(M == 64 * WG && (N == 64 || N == 128 || N == 256) && K % 16 == 0,
+                "gemm_wgmma_rs: tile shapes the lowering does not pick");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const uint32_t sb = smem_addr(b);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    uint32_t a[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = mma_a_reg(K / 8, 0, kk, i);
+      a[i] = pack2(p[r], p[r + 1]);
+    }
+    wgmma_rs_op<T, N, KB>::run(acc, a, wg::desc_b<K, N, KB>(sb, 16 * kk));
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+#else
+  static_assert(sizeof(T) == 0, "gemm_wgmma_rs needs sm_90a (compute_90a)");
+#endif
+}
 #elif defined(TL_HOST)
 // Host emulation of the sm_90a primitives above (tl_host.h): wgmma reads its operands through
 // the descriptors `wg::desc_a` and `desc_b` compute, at the addresses a model of the hardware
@@ -579,6 +480,38 @@ template <class T, int M, int N, int K, int WG, bool KB = false>
 TL_DEVICE void gemm_wgmma(const T* __restrict__ a, const T* __restrict__ b, float* acc) {
   gemm_wgmma_async<T, M, N, K, WG, KB>(a, b, acc);
   wgmma_wait<0>();
+}
+// Host emulation of gemm_wgmma_rs: each thread's D elements from P(row, k), fetched from the
+// lane of its warp whose register holds it (P in the D layout: row 16·warp + lane / 4 +
+// 8·(q / 2), column 8j + 2·(lane % 4) + q % 2 in register 4j + q), and B through the
+// descriptors `wg::desc_b` computes, as gemm_wgmma's emulation reads it.
+template <class T, int M, int N, int K, int WG, bool KB = false>
+TL_DEVICE void gemm_wgmma_rs(const T* __restrict__ p, const T* __restrict__ b, float* acc) {
+  static_assert(M == 64 * WG && (N == 64 || N == 128 || N == 256) && K % 16 == 0,
+                "gemm_wgmma_rs: tile shapes the lowering does not pick");
+  static_assert(TL_WAVE == 32, "wgmma: emulate NVIDIA sources with TL_WAVE=32");
+  if (TL_TID / 128 >= WG) tl_host::detail::fail("gemm_wgmma_rs: a thread outside the warpgroups");
+  const uint32_t sb = smem_addr(b);
+  const int lane = TL_TID % 32, g = lane / 4;
+  // Every lane takes part in every shuffle, in the same order.
+  T a[2][K];
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < K; ++k)
+      a[h][k] = shfl_xor(p[(k / 8) * 4 + 2 * h + k % 2], lane ^ (4 * g + k % 8 / 2));
+  for (int j = 0; j < N / 8; ++j)
+    for (int q = 0; q < 4; ++q) {
+      const int n = 8 * j + 2 * (lane % 4) + q % 2;
+      float x = acc[4 * j + q];
+      for (int k = 0; k < K; ++k) {
+        const tl_host::Desc d = tl_host::decode(wg::desc_b<K, N, KB>(sb, k / 16 * 16));
+        T bv;
+        __builtin_memcpy(&bv,
+                         tl_smem + (KB ? tl_host::a_addr(d, n, k % 16) : tl_host::b_addr(d, k % 16, n)),
+                         sizeof(T));
+        x += to_float(a[q / 2][k]) * to_float(bv);
+      }
+      acc[4 * j + q] = x;
+    }
 }
 typedef tl_host::TensorMap TensorMap;
 TL_DEVICE void mbar_init(uint64_t* bar, int count) { tl_host::mbar::init(bar, count); }

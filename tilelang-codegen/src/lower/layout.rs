@@ -395,12 +395,11 @@ fn storage_with(
     (storage, demoted)
 }
 
-/// The accumulators tied to a `gemm`'s fragment A operand written from another `gemm`'s
-/// accumulator (by a `copy` into it, or a `parallel` loop storing into it that reads the
-/// accumulator: `p[(i, j)] = s[(i, j)] - m[i]`): that accumulator and the product's own. They
-/// take whole rows per warp, which A in registers needs ([`served`]'s `register_a`); a
-/// fragment A filled from memory never qualifies and changes nothing.
-fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
+/// The `gemm`s whose A operand is a fragment written from another `gemm`'s accumulator (by a
+/// `copy` into it, or a `parallel` loop storing into it that reads the accumulator:
+/// `p[(i, j)] = s[(i, j)] - m[i]`): (A, the product's accumulator, the accumulator A is
+/// written from). A fragment A filled from memory is in none of them.
+pub(super) fn a_sources(k: &Kernel) -> Vec<(BufId, BufId, BufId)> {
     let mut accs = BTreeSet::new();
     let mut products = Vec::new();
     walk(&k.body, &mut |s| {
@@ -411,7 +410,7 @@ fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
             }
         }
     });
-    // (fragment A, accumulator it is written from)
+    // (buffer written, buffer read where it is written)
     let mut fed = Vec::new();
     walk(&k.body, &mut |s| match &s.kind {
         StmtKind::Copy {
@@ -444,13 +443,24 @@ fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
         }
         _ => {}
     });
-    let mut out = BTreeSet::new();
+    let mut out = Vec::new();
     for (a, c) in products {
         for &(_, x) in fed.iter().filter(|(f, x)| *f == a && accs.contains(x)) {
-            out.extend([x, c]);
+            if !out.contains(&(a, c, x)) {
+                out.push((a, c, x));
+            }
         }
     }
     out
+}
+
+/// The accumulators of [`a_sources`], both sides: they take whole rows per warp, which A in
+/// registers needs ([`served`]'s `register_a`).
+fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
+    a_sources(k)
+        .into_iter()
+        .flat_map(|(_, c, x)| [c, x])
+        .collect()
 }
 
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
@@ -743,13 +753,22 @@ pub(super) fn matrix_miss(
                 k.buffers[a].name
             ));
         }
-        if k.buffers[a].scope == Scope::Fragment {
+        // A fragment A is read from registers (wgmma's RS form) when it is written from an
+        // accumulator of the same rows (each warp then holds 16 of them, as A's fragment
+        // needs; `served` checks the layouts it gets).
+        let a_regs = k.buffers[a].scope == Scope::Fragment;
+        if a_regs
+            && !a_sources(k)
+                .iter()
+                .any(|&(fa, fc, x)| fa == a && fc == c && inst.buffer_shape(x)[0] == m)
+        {
             return Some(format!(
-                "A `{}` is a fragment, which the wgmma lowering does not read from registers yet",
+                "A `{}` is a fragment not written from another `gemm`'s accumulator of the same \
+                 rows, which is what the wgmma lowering reads from registers",
                 k.buffers[a].name
             ));
         }
-        return wgmma_miss(k, m, n, kk, threads, a, b);
+        return wgmma_miss(k, m, n, kk, threads, a, b, a_regs);
     }
     let (im, in_, ik) = i.shape();
     // The instruction is defined over a whole wave of the target.
@@ -794,6 +813,7 @@ fn wave_grid(m: usize, n: usize, im: usize, in_: usize, waves: usize) -> Option<
 /// known): warpgroups of 128 threads stacked along M, 64 rows each; N of 64, 128 or 256 (one
 /// instruction, 128-byte atoms of B); K of 32 (64-byte atoms of A) or whole 64-wide atoms.
 /// Both operands must be free to take the `ATOMS` layout ([`atoms_ok`]).
+#[allow(clippy::too_many_arguments)]
 fn wgmma_miss(
     k: &Kernel,
     m: usize,
@@ -802,6 +822,7 @@ fn wgmma_miss(
     threads: usize,
     a: BufId,
     b: BufId,
+    a_regs: bool,
 ) -> Option<String> {
     let wg = threads / 128;
     if threads % 128 != 0 {
@@ -815,12 +836,17 @@ fn wgmma_miss(
         ))
     } else if !matches!(n, 64 | 128 | 256) {
         Some(format!("N is {n}; wgmma takes 64, 128 or 256"))
-    } else if !(kk == 32 || kk % 64 == 0) {
+    } else if a_regs && kk % 16 != 0 {
+        Some(format!(
+            "K is {kk}; wgmma from registers takes a multiple of 16"
+        ))
+    } else if !(a_regs || kk == 32 || kk % 64 == 0) {
         Some(format!("K is {kk}; wgmma takes 32 or a multiple of 64"))
     } else if a == b {
         Some("A and B are the same tile".into())
     } else {
-        [a, b].into_iter().find(|&x| !atoms_ok(k, x)).map(|x| {
+        let shared = if a_regs { vec![b] } else { vec![a, b] };
+        shared.into_iter().find(|&x| !atoms_ok(k, x)).map(|x| {
             format!(
                 "`{}` has a use wgmma's operand layout cannot serve (only copies into it from \
                  global memory, `gemm` and element accesses with a row and a column can)",

@@ -197,15 +197,23 @@ impl Check<'_> {
         else {
             return false;
         };
-        let Some(Layout::Matrix {
-            inst: MmaSync,
-            m: mc,
-            wm: wmc,
-            wn: 1,
-            ..
-        }) = lc
-        else {
-            return false;
+        // wgmma's RS form takes one 16-row m-tile a warp.
+        let (mc, wmc) = match lc {
+            Some(Layout::Matrix {
+                inst: MmaSync,
+                m,
+                wm,
+                wn: 1,
+                ..
+            }) => (m, wm),
+            Some(Layout::Matrix {
+                inst: Wgmma,
+                m,
+                wm,
+                wn: 1,
+                ..
+            }) if m == 16 * wm => (m, wm),
+            _ => return false,
         };
         let dt = k.buffers[a].dtype;
         !ta && m == mc

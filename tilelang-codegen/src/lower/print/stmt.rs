@@ -203,17 +203,24 @@ impl Emitter<'_> {
                 if let (
                     Storage::Reg { .. },
                     Storage::Reg {
-                        layout: Layout::Matrix { wm, wn, .. },
+                        layout: Layout::Matrix { inst, wm, wn, .. },
                         ..
                     },
                 ) = (self.storage[*a], self.storage[*c])
                 {
-                    // A from registers, laid out as an mma.sync accumulator (`served`).
+                    // A from registers, laid out as an mma.sync or wgmma accumulator (`served`).
                     let tb = if *tb { ", true" } else { "" };
-                    return one(format!(
-                        "tl::gemm_mma_rs<{ty}, {m}, {n}, {kk}, {wm}, {wn}, {}{tb}>({na}, {nb}, {nc});",
-                        self.swizzled[*b] != 0
-                    ));
+                    return one(if inst == Inst::Wgmma {
+                        format!(
+                            "tl::gemm_wgmma_rs<{ty}, {m}, {n}, {kk}, {}{tb}>({na}, {nb}, {nc});",
+                            wm * wn / 4
+                        )
+                    } else {
+                        format!(
+                            "tl::gemm_mma_rs<{ty}, {m}, {n}, {kk}, {wm}, {wn}, {}{tb}>({na}, {nb}, {nc});",
+                            self.swizzled[*b] != 0
+                        )
+                    });
                 }
                 match self.storage[*c] {
                     Storage::Reg {
