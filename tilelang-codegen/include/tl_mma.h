@@ -140,6 +140,36 @@ TL_DEVICE void ldmatrix_x2_trans(uint32_t* r, const void* p) {
                : "r"(s));
 }
 
+// B's k16n8 fragments of NT column tiles from column n0, k-step k0, by ldmatrix: matrix mj
+// of an .x4 is (k 0-7 | 8-15) of tile nt + mj / 2, so that a lane holds the k-pairs of its
+// column (the lane addresses row mi of matrix mj); read as stored when B is stored (N, K)
+// (TB), else with `.trans`.
+template <class T, int N, int K, int NT, bool SWB, bool TB>
+TL_DEVICE void ldmatrix_b(uint32_t (*bf)[2], const T* __restrict__ b, int k0, int n0, int mi,
+                          int mj) {
+  const int kk = k0 + 8 * (mj % 2);
+#pragma unroll
+  for (int nt = 0; nt + 1 < NT; nt += 2) {
+    uint32_t r[4];
+    const int n = n0 + (nt + mj / 2) * 8;
+    if constexpr (TB)
+      ldmatrix_x4(r, b + sidx<SWB, K>(n + mi, kk));
+    else
+      ldmatrix_x4_trans(r, b + sidx<SWB, N>(kk + mi, n));
+    bf[nt][0] = r[0];
+    bf[nt][1] = r[1];
+    bf[nt + 1][0] = r[2];
+    bf[nt + 1][1] = r[3];
+  }
+  if constexpr (NT % 2 == 1) {
+    const int n = n0 + (NT - 1) * 8;
+    if constexpr (TB)
+      ldmatrix_x2(bf[NT - 1], b + sidx<SWB, K>(n + mi, kk));
+    else
+      ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(kk + mi, n));
+  }
+}
+
 // One k-step of 16 of gemm_mma with operands fetched by ldmatrix: A's m16k16 fragment is the
 // four 8×8 matrices (rows 0-7 | 8-15) × (k 0-7 | 8-15) of the tile, in the order of the mma
 // operand registers; B's k16n8 fragment is (k 0-7 | 8-15) of 8 columns, so that a lane holds the
@@ -164,27 +194,7 @@ TL_DEVICE void gemm_mma_ldmatrix(const T* __restrict__ a, const T* __restrict__ 
       else
         ldmatrix_x4(af[mt], a + sidx<SWA, K>(m0 + mi, kk));
     }
-#pragma unroll
-    for (int nt = 0; nt + 1 < NT; nt += 2) {
-      // matrix mj: k + 8·(mj % 2), columns of tile nt + mj / 2
-      uint32_t r[4];
-      const int kk = k0 + 8 * (mj % 2), n0 = wn * TN + (nt + mj / 2) * 8;
-      if constexpr (TB)
-        ldmatrix_x4(r, b + sidx<SWB, K>(n0 + mi, kk));
-      else
-        ldmatrix_x4_trans(r, b + sidx<SWB, N>(kk + mi, n0));
-      bf[nt][0] = r[0];
-      bf[nt][1] = r[1];
-      bf[nt + 1][0] = r[2];
-      bf[nt + 1][1] = r[3];
-    }
-    if constexpr (NT % 2 == 1) {
-      const int kk = k0 + 8 * (mj % 2), n0 = wn * TN + (NT - 1) * 8;
-      if constexpr (TB)
-        ldmatrix_x2(bf[NT - 1], b + sidx<SWB, K>(n0 + mi, kk));
-      else
-        ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(kk + mi, n0));
-    }
+    ldmatrix_b<T, N, K, NT, SWB, TB>(bf, b, k0, wn * TN, mi, mj);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -260,7 +270,7 @@ TL_DEVICE void gemm_mma_rs(const T* __restrict__ p, const T* __restrict__ b, flo
   constexpr int TM = M / WM, MT = TM / 16, NT = N / 8, KT = K / 8;
   constexpr int RB = TB ? K : N;
   const int lane = TL_TID % 32;
-  const int g = lane / 4, t = lane % 4, mi = lane % 8, mj = lane / 8;
+  const int g = lane / 4, t = lane % 4;
   bool ldm = RB % 8 == 0;
   if constexpr (!SWB && RB % 8 == 0)
     ldm = __isShared(b) && (reinterpret_cast<uintptr_t>(b) & 15) == 0;
@@ -278,26 +288,7 @@ TL_DEVICE void gemm_mma_rs(const T* __restrict__ p, const T* __restrict__ b, flo
       }
     uint32_t bf[NT][2];
     if (ldm) {
-#pragma unroll
-      for (int nt = 0; nt + 1 < NT; nt += 2) {
-        uint32_t r[4];
-        const int kr = k0 + 8 * (mj % 2), n0 = (nt + mj / 2) * 8;
-        if constexpr (TB)
-          ldmatrix_x4(r, b + sidx<SWB, K>(n0 + mi, kr));
-        else
-          ldmatrix_x4_trans(r, b + sidx<SWB, N>(kr + mi, n0));
-        bf[nt][0] = r[0];
-        bf[nt][1] = r[1];
-        bf[nt + 1][0] = r[2];
-        bf[nt + 1][1] = r[3];
-      }
-      if constexpr (NT % 2 == 1) {
-        const int kr = k0 + 8 * (mj % 2), n0 = (NT - 1) * 8;
-        if constexpr (TB)
-          ldmatrix_x2(bf[NT - 1], b + sidx<SWB, K>(n0 + mi, kr));
-        else
-          ldmatrix_x2_trans(bf[NT - 1], b + sidx<SWB, N>(kr + mi, n0));
-      }
+      ldmatrix_b<T, N, K, NT, SWB, TB>(bf, b, k0, 0, lane % 8, lane / 8);
     } else {
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
