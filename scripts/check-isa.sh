@@ -6,7 +6,8 @@
 #   lowering takes wgmma for all of the tutorials' configs of 128 threads or more), HMMA in the
 #   others; UTMALDG (TMA loads) in the pipelined tiled and W4A16 GEMMs';
 #   gfx11/gfx12: v_wmma; gfx9: v_mfma (llvm-objdump-19); gfx1030 has no matrix unit: none.
-# And that the memory-bound objects move memory the way the lowering intends (NVIDIA):
+# And the examples' attention: wgmma with a register A on sm_90a, HMMA elsewhere, no local
+# memory. And that the memory-bound objects move memory the way the lowering intends (NVIDIA):
 #   the element-wise kernels (ch02-04) issue 128-bit global loads and stores;
 #   no memory-bound kernel (ch01-07, ch09) touches local memory (LDL/STL: spills, or register
 #   arrays indexed at run time).
@@ -78,6 +79,20 @@ for dir in $(ls -dt target/*/build/kernels-*/out/tilelang 2>/dev/null | awk -F/ 
     done
   done
   for f in "$dir"/tl_gemm_*.gfx1030.bin; do check "$f" "llvm-objdump-19 -d" 'v_wmma_|v_mfma_' no; done
+done
+# The examples' attention (issue 39): P·V from registers, on wgmma's RS form on sm_90a (an
+# HGMMA whose A is a register) and on mma.sync elsewhere, with no local memory anywhere.
+for dir in $(ls -dt target/*/build/examples-*/out/tilelang 2>/dev/null | awk -F/ '!seen[$2]++'); do
+  for f in "$dir"/tl_attention__*.sm_90a.bin; do
+    check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHGMMA\.[^ ]+ R[0-9]+, R[0-9]+, gdesc' yes
+    check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\b(LDL|STL)\b' no
+  done
+  for arch in sm_80 sm_86 sm_89 sm_90; do
+    for f in "$dir"/tl_attention__*."$arch".bin; do
+      check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\bHMMA\b' yes
+      check "$f" "${CUOBJDUMP:-cuobjdump} --dump-sass" '\b(LDL|STL)\b' no
+    done
+  done
 done
 [ "$checked" -gt 0 ] || { echo "check-isa: no objects found (build with TILELANG_TARGETS)"; exit 1; }
 echo "check-isa: $checked objects checked"

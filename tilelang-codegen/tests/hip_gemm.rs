@@ -947,3 +947,77 @@ pub fn k<const BM: usize, const BN: usize, const BK: usize, const THREADS: usize
         }
     }
 }
+
+/// A fragment A that no accumulator writes (copied from memory) is read from shared memory as
+/// before register operands existed: wgmma's shared form on sm_90a. And one written from an
+/// accumulator whose registers then cannot feed wgmma (a loop over it in another order
+/// demotes it) is planned again: the product leaves wgmma's register form for a path that
+/// reads it from shared memory, and the build says why.
+#[test]
+fn a_fragment_a_takes_registers_only_where_they_feed_the_product() {
+    let from_memory = "
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [t(BM = 64, BN = 64, BK = 64)])]
+pub fn k<const BM: usize, const BN: usize, const BK: usize>(a: &Tensor<f16, (M, K)>, b: &Tensor<f16, (K, N)>, c: &mut Tensor<f32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut a_f = alloc_fragment::<f16, (BM, BK)>();
+    let mut b_s = alloc_shared::<f16, (BK, BN)>();
+    let mut acc = alloc_fragment::<f32, (BM, BN)>();
+    clear(&mut acc);
+    for kk in serial(0, K.div_ceil(BK)) {
+        copy(a.at((r0, kk * BK)), &mut a_f);
+        copy(b.at((kk * BK, c0)), &mut b_s);
+        gemm(&a_f, &b_s, &mut acc);
+    }
+    copy(&acc, c.at_mut((r0, c0)));
+}
+";
+    let h = hip(from_memory, 0, "sm_90a");
+    assert_eq!(h.gemms, ["wgmma"], "{:?}", h.notes);
+    assert!(h.source.contains("tl::gemm_wgmma<"));
+    let unfed = "
+#[tile_kernel(grid = [N.div_ceil(BN), M.div_ceil(BM)], threads = 128, configs = [t(BM = 64, BN = 64, BK = 64)])]
+pub fn k<const BM: usize, const BN: usize, const BK: usize>(a: &Tensor<f16, (M, K)>, b: &Tensor<f16, (K, N)>, c: &mut Tensor<f32, (M, N)>) {
+    let (r0, c0) = (block_idx(1) * BM, block_idx(0) * BN);
+    let mut x_s = alloc_shared::<f16, (BM, BK)>();
+    let mut w_s = alloc_shared::<f16, (BK, BK)>();
+    let mut b_s = alloc_shared::<f16, (BK, BN)>();
+    let mut pa = alloc_fragment::<f32, (BM, BK)>();
+    let mut p = alloc_fragment::<f16, (BM, BK)>();
+    let mut acc = alloc_fragment::<f32, (BM, BN)>();
+    clear(&mut acc);
+    for kk in serial(0, K.div_ceil(BK)) {
+        copy(a.at((r0, kk * BK)), &mut x_s);
+        copy(a.at((r0, kk * BK)), &mut w_s);
+        copy(b.at((kk * BK, c0)), &mut b_s);
+        clear(&mut pa);
+        gemm(&x_s, &w_s, &mut pa);
+        copy(&pa, &mut p);
+        for (j, i) in parallel(BK, BM) { p[(i, j)] = p[(i, j)] * 2.0; }
+        gemm(&p, &b_s, &mut acc);
+    }
+    copy(&acc, c.at_mut((r0, c0)));
+}
+";
+    for arch in ["sm_90", "sm_90a"] {
+        let h = hip(unfed, 0, arch);
+        assert!(
+            h.demoted.contains(&"p".to_string()),
+            "{arch}: {:?}",
+            h.notes
+        );
+        assert!(
+            !h.source.contains("gemm_wgmma_rs") && !h.source.contains("gemm_mma_rs"),
+            "{arch}"
+        );
+        assert_eq!(h.gemms.len(), 2, "{arch}");
+        assert!(h.gemms[1].starts_with("mma.sync"), "{arch}: {:?}", h.gemms);
+    }
+    let h = hip(unfed, 0, "sm_90a");
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("not held in registers in a layout wgmma reads")),
+        "{:?}",
+        h.notes
+    );
+}

@@ -199,6 +199,37 @@ fn storage_with(
     target: &Gpu,
     regs: &[bool],
 ) -> (Vec<Storage>, Demoted) {
+    // A product predicted to read A from registers on wgmma whose A then could not stay there
+    // (its layout is not its accumulator's) would read a shared tile wgmma cannot: plan it
+    // again with that A in shared memory (and the product where that leaves it).
+    let mut no_rs = BTreeSet::new();
+    loop {
+        let (storage, demoted) = storage_once(inst, threads, target, regs, &no_rs);
+        let mut missed = Vec::new();
+        walk(&inst.k.body, &mut |s| {
+            if let StmtKind::Gemm { a, c, .. } = &s.kind {
+                if storage[*c].matrix() == Some(Inst::Wgmma)
+                    && inst.k.buffers[*a].scope == Scope::Fragment
+                    && demoted[*a]
+                {
+                    missed.push(*a);
+                }
+            }
+        });
+        if missed.is_empty() || missed.iter().all(|a| no_rs.contains(a)) {
+            return (storage, demoted);
+        }
+        no_rs.extend(missed);
+    }
+}
+
+fn storage_once(
+    inst: &Instance,
+    threads: usize,
+    target: &Gpu,
+    regs: &[bool],
+    no_rs: &BTreeSet<BufId>,
+) -> (Vec<Storage>, Demoted) {
     let nbuf = inst.k.buffers.len();
     let mut demoted = Demoted::new(nbuf);
     // Per gemm accumulator: the matrix layout all its gemms agree on, or `Some(None)` when one
@@ -214,6 +245,12 @@ fn storage_with(
     // The fragments read as a `gemm`'s A operand.
     let mut register_a: Vec<BufId> = Vec::new();
     let k = inst.k;
+    // Those written from another gemm's accumulator, which may stay in registers.
+    let fed: BTreeSet<BufId> = a_sources(k)
+        .into_iter()
+        .map(|(a, _, _)| a)
+        .filter(|a| !no_rs.contains(a))
+        .collect();
     walk_parallel(
         &k.body,
         // The enclosing parallel loop: its variables, extents and fragments of its own shape.
@@ -252,12 +289,13 @@ fn storage_with(
                     // A fragment as A may stay in registers in its accumulator's layout
                     // (`served` decides); everything else is read from shared memory.
                     for x in [a, b] {
-                        if x != a || k.buffers[*a].scope != Scope::Fragment {
+                        if x != a || !fed.contains(a) {
                             demoted.set(*x, Why::GemmOperand, Some(s.span));
                         }
                     }
                     register_a.push(*a);
-                    let l = matrix_layout(inst, [*a, *b, *c], [*ta, *tb], threads, target);
+                    let a_regs = !no_rs.contains(a);
+                    let l = matrix_layout(inst, [*a, *b, *c], [*ta, *tb], threads, target, a_regs);
                     mma[*c] = match mma[*c] {
                         Some(prev) if prev != l => Some(None),
                         _ => Some(l),
@@ -698,12 +736,13 @@ fn matrix_layout(
     t: [bool; 2],
     threads: usize,
     target: &Gpu,
+    a_regs: bool,
 ) -> Option<Layout> {
     let (m, n, _) = inst.gemm_mnk(abc, t);
     let wave = target.wave as usize;
     let i = *Inst::of(target.matrix)
         .iter()
-        .find(|&&i| matrix_miss(inst, abc, t, i, threads, wave).is_none())?;
+        .find(|&&i| matrix_miss(inst, abc, t, i, threads, wave, a_regs).is_none())?;
     let (wm, wn) = if i == Inst::Wgmma {
         (threads / wave, 1)
     } else {
@@ -724,6 +763,7 @@ fn matrix_layout(
 /// block tile split over the waves into whole instruction tiles; for wgmma, tl.h's
 /// `wg::fits`): the first condition it fails, in the user's terms, or `None`. The layout pass
 /// decides by it, and the build's notes (`notes.rs`) say it.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn matrix_miss(
     inst: &Instance,
     [a, b, c]: [BufId; 3],
@@ -731,6 +771,7 @@ pub(super) fn matrix_miss(
     i: Inst,
     threads: usize,
     wave: usize,
+    a_regs: bool,
 ) -> Option<String> {
     let k = inst.k;
     let (da, db, dc) = (k.buffers[a].dtype, k.buffers[b].dtype, k.buffers[c].dtype);
@@ -753,22 +794,21 @@ pub(super) fn matrix_miss(
                 k.buffers[a].name
             ));
         }
-        // A fragment A is read from registers (wgmma's RS form) when it is written from an
-        // accumulator of the same rows (each warp then holds 16 of them, as A's fragment
-        // needs; `served` checks the layouts it gets).
-        let a_regs = k.buffers[a].scope == Scope::Fragment;
-        if a_regs
-            && !a_sources(k)
+        // A fragment A written from an accumulator of the same rows is read from registers
+        // (wgmma's RS form: each warp then holds 16 of them, as A's fragment needs; `served`
+        // checks the layouts it gets) unless `a_regs` says its registers could not feed it;
+        // any other A is read from shared memory.
+        let fed = k.buffers[a].scope == Scope::Fragment
+            && a_sources(k)
                 .iter()
-                .any(|&(fa, fc, x)| fa == a && fc == c && inst.buffer_shape(x)[0] == m)
-        {
+                .any(|&(fa, fc, x)| fa == a && fc == c && inst.buffer_shape(x)[0] == m);
+        if fed && !a_regs {
             return Some(format!(
-                "A `{}` is a fragment not written from another `gemm`'s accumulator of the same \
-                 rows, which is what the wgmma lowering reads from registers",
+                "A `{}` is not held in registers in a layout wgmma reads (see its warning)",
                 k.buffers[a].name
             ));
         }
-        return wgmma_miss(k, m, n, kk, threads, a, b, a_regs);
+        return wgmma_miss(k, m, n, kk, threads, a, b, fed);
     }
     let (im, in_, ik) = i.shape();
     // The instruction is defined over a whole wave of the target.

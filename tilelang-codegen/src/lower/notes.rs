@@ -147,6 +147,15 @@ fn name(i: Inst) -> &'static str {
 /// Why `a·b` (into `c`) does not run on `inst` ([`matrix_miss`], what the layout pass decided
 /// by); when nothing in it fails, the accumulator's gemms disagree on a layout.
 fn fits(p: &Plan, abc: [BufId; 3], t: [bool; 2], inst: Inst, target: &Gpu) -> String {
-    matrix_miss(&p.inst, abc, t, inst, p.threads, target.wave as usize)
-        .unwrap_or_else(|| "its accumulator is shared with a gemm of another shape".into())
+    let a_regs = matches!(p.storage[abc[0]], Storage::Reg { .. });
+    matrix_miss(
+        &p.inst,
+        abc,
+        t,
+        inst,
+        p.threads,
+        target.wave as usize,
+        a_regs,
+    )
+    .unwrap_or_else(|| "its accumulator is shared with a gemm of another shape".into())
 }
