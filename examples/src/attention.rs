@@ -39,7 +39,8 @@
 //! `docs/design/attention.md` tracks it): the scores `s`, the row statistics and the output
 //! stay in registers, in the matrix unit's accumulator layout and its rows; on NVIDIA `p`
 //! takes the scores' layout and feeds `P·V` from registers (mma.sync's A operand is two
-//! accumulator pairs packed to f16: the manifest's `mma.sync.rA`); on AMD it goes through
+//! accumulator pairs packed to f16: the manifest's `mma.sync.rA`; on sm_90a wgmma's register
+//! form, `wgmma.rA`, with `Q·Kᵀ` on wgmma too where `BN` is 64); on AMD it goes through
 //! shared memory. The configs, two per head size (`D` is a const generic, so a config
 //! launches only on tensors of its head size): `d128` and `d64` (`BM` 128, `BN` 64, 256
 //! threads: eight warps of 16 query rows), NVIDIA's tiles, and `d128s` and `d64s` (`BM` 64,
