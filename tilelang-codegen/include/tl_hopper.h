@@ -498,12 +498,14 @@ TL_DEVICE void gemm_wgmma_rs(const T* __restrict__ p, const T* __restrict__ b, f
   for (int h = 0; h < 2; ++h)
     for (int k = 0; k < K; ++k)
       a[h][k] = shfl_xor(p[(k / 8) * 4 + 2 * h + k % 2], lane ^ (4 * g + k % 8 / 2));
+  tl_host::Desc db[K / 16];
+  for (int s = 0; s < K / 16; ++s) db[s] = tl_host::decode(wg::desc_b<K, N, KB>(sb, 16 * s));
   for (int j = 0; j < N / 8; ++j)
     for (int q = 0; q < 4; ++q) {
       const int n = 8 * j + 2 * (lane % 4) + q % 2;
       float x = acc[4 * j + q];
       for (int k = 0; k < K; ++k) {
-        const tl_host::Desc d = tl_host::decode(wg::desc_b<K, N, KB>(sb, k / 16 * 16));
+        const tl_host::Desc& d = db[k / 16];
         T bv;
         __builtin_memcpy(&bv,
                          tl_smem + (KB ? tl_host::a_addr(d, n, k % 16) : tl_host::b_addr(d, k % 16, n)),

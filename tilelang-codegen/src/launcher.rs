@@ -80,8 +80,8 @@ pub struct Lowered {
 /// Lowers every config for every target, as the build script did: the same (pure) emitter,
 /// so the same entry, threads and shared memory. A config over a target's limits (shared
 /// memory, registers) is left out for that target when another config of the kernel fits it
-/// (the build script warns, and a launch of it there is `Error::UnknownConfig`, naming the
-/// configs that target has); an error when no config fits a target, when `defaults` names a
+/// (the build script warns, and a launch of it there is `Error::ConfigNotCompiled`, naming
+/// the configs that target has); an error when no config fits a target, when `defaults` names a
 /// config left out for its arch, or for anything else the lowering refuses. Nothing is left
 /// out silently.
 pub fn lower(k: &Kernel, targets: &[Target]) -> Result<Vec<Lowered>, Vec<crate::ctxt::Diagnostic>> {

@@ -180,11 +180,12 @@ pub fn check_target(suite: &Suite, arch: &str, wave: u32, gemm_only: bool) {
             let text: Vec<String> = d.iter().map(|d| d.text()).collect();
             panic!("{} for {arch}: {}", case.kernel, text.join("\n"))
         });
-        for c in built.iter().map(|l| l.config) {
+        for l in built {
+            let c = l.config;
             let config = k.configs[c].name.to_string();
             let hip = lower::emit(k, c, &target, None)
                 .unwrap_or_else(|e| panic!("{}[{config}] for {arch}: {}", case.kernel, e.text()));
-            let tma = lower::launch(k, c, &target).unwrap().tma;
+            let tma = l.launch.tma;
             // The generated source and a call of its entry with the tensors' pointers and the
             // shape symbols.
             std::fs::write(dir.join(format!("{}.cu", hip.entry)), &hip.source).unwrap();

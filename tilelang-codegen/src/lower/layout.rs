@@ -245,10 +245,13 @@ fn storage_once(
     // The fragments read as a `gemm`'s A operand.
     let mut register_a: Vec<BufId> = Vec::new();
     let k = inst.k;
-    // Those written from another gemm's accumulator, which may stay in registers.
-    let fed: BTreeSet<BufId> = a_sources(k)
-        .into_iter()
-        .map(|(a, _, _)| a)
+    // Fragment A operands written from another gemm's accumulator, which may stay in
+    // registers; their accumulators, both sides, take whole rows per warp (below), which A in
+    // registers needs ([`served`]'s `register_a`).
+    let sources = a_sources(k);
+    let fed: BTreeSet<BufId> = sources
+        .iter()
+        .map(|&(a, _, _)| a)
         .filter(|a| !no_rs.contains(a))
         .collect();
     walk_parallel(
@@ -324,15 +327,15 @@ fn storage_once(
     // An accumulator whose rows are reduced or read as broadcasts gives each wave whole rows
     // where its tile allows (as FlashAttention's warps own rows): its row fragments then need
     // no exchange between waves.
-    // So does one a register A operand comes from or goes into (`register_a_rows`): A stays
-    // in registers only where both accumulators give each warp whole rows.
+    // So does one a register A operand comes from or goes into (`sources`): A stays in
+    // registers only where both accumulators give each warp whole rows.
     let row_used = (uses.reduces.iter().map(|r| r.0))
         .chain(
             uses.broadcasts
                 .iter()
                 .flat_map(|(_, _, full)| full.iter().copied()),
         )
-        .chain(register_a_rows(k));
+        .chain(sources.iter().flat_map(|&(_, c, x)| [c, x]));
     for c in row_used.collect::<BTreeSet<_>>() {
         if let Some(Some(Layout::Matrix { inst, m, n, wm, wn })) = mma[c] {
             if wn > 1 && m % (inst.shape().0 * wm * wn) == 0 {
@@ -490,15 +493,6 @@ pub(super) fn a_sources(k: &Kernel) -> Vec<(BufId, BufId, BufId)> {
         }
     }
     out
-}
-
-/// The accumulators of [`a_sources`], both sides: they take whole rows per warp, which A in
-/// registers needs ([`served`]'s `register_a`).
-fn register_a_rows(k: &Kernel) -> BTreeSet<BufId> {
-    a_sources(k)
-        .into_iter()
-        .flat_map(|(_, c, x)| [c, x])
-        .collect()
 }
 
 /// Layout agreement, one sweep: a parallel loop or copy touching a matrix-unit fragment
